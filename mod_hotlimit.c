@@ -1,0 +1,357 @@
+/*
+ * mod_hotlimit.c - the module record, its directives and configuration
+ * merging, and hook registration.
+ *
+ * Merge rules (per directory): a scope's HotLimitQuota replaces its
+ * parent's; HotLimitEngine, HotLimitDryRun, HotLimitHeaders and
+ * HotLimitRouteFrom are inherited unless set again. Per server: every field
+ * is inherited from the main server unless the virtual host sets it;
+ * HotLimitSlots, HotLimitPersist, HotLimitStore and the quota table
+ * directives are read from the main server only.
+ */
+#include <string.h>
+
+#include "httpd.h"
+#include "http_config.h"
+#include "http_core.h"
+#include "http_log.h"
+#include "http_request.h"
+#include "http_protocol.h"
+#include "apr_lib.h"
+#include "apr_strings.h"
+#include "apr_file_io.h"
+
+#include "src/mod_hotlimit.h"
+
+/* ---- configuration records ------------------------------------------- */
+
+/* Returns a fresh per-directory record, all fields unset; owned by p. */
+static void *create_dir_conf(apr_pool_t *p, char *dir)
+{
+    hl_dir_conf_t *c = apr_pcalloc(p, sizeof(*c));
+    (void)dir;
+    c->engine = HL_UNSET;
+    c->dry_run = HL_UNSET;
+    c->headers = HL_UNSET;
+    c->route_from = HL_ROUTE_FROM_UNSET;
+    return c;
+}
+
+#define MERGE_INT(field) (add->field != HL_UNSET ? add->field : base->field)
+
+/* Returns the merge of parent `basev` and child `addv`, owned by p. */
+static void *merge_dir_conf(apr_pool_t *p, void *basev, void *addv)
+{
+    const hl_dir_conf_t *base = basev, *add = addv;
+    hl_dir_conf_t *c = apr_pcalloc(p, sizeof(*c));
+
+    c->engine = MERGE_INT(engine);
+    c->dry_run = MERGE_INT(dry_run);
+    c->headers = MERGE_INT(headers);
+    if (add->route_from != HL_ROUTE_FROM_UNSET) {
+        c->route_from = add->route_from;
+        c->route_arg = add->route_arg;
+    }
+    else {
+        c->route_from = base->route_from;
+        c->route_arg = base->route_arg;
+    }
+    c->quota = add->quota ? add->quota : base->quota;
+    return c;
+}
+
+/* Returns a fresh per-server record, all fields unset; owned by p. */
+static void *create_server_conf(apr_pool_t *p, server_rec *s)
+{
+    hl_server_conf_t *c = apr_pcalloc(p, sizeof(*c));
+    (void)s;
+    c->slots = HL_UNSET;
+    c->persist = HL_UNSET;
+    c->ipv6_prefix = HL_UNSET;
+    c->reload_interval = HL_UNSET;
+    c->fetch_timeout = HL_UNSET;
+    c->table_failure = HL_FAIL_UNSET;
+    return c;
+}
+
+/* Returns the merge of the main server `basev` and a virtual host `addv`. */
+static void *merge_server_conf(apr_pool_t *p, void *basev, void *addv)
+{
+    const hl_server_conf_t *base = basev, *add = addv;
+    hl_server_conf_t *c = apr_pcalloc(p, sizeof(*c));
+
+    c->slots = base->slots;            /* main server only */
+    c->persist = base->persist;
+    c->store = base->store;
+    c->table_source = base->table_source;
+    c->reload_interval = base->reload_interval;
+    c->fetch_timeout = base->fetch_timeout;
+    c->table_failure = base->table_failure;
+    c->ipv6_prefix = MERGE_INT(ipv6_prefix);
+    c->exempt = add->exempt ? add->exempt : base->exempt;
+    c->error_template = add->error_template ? add->error_template
+                                            : base->error_template;
+    return c;
+}
+
+/* ---- directive handlers: each returns NULL, or an error message naming
+ *      the directive and the bad token (allocated from cmd->pool) ------- */
+
+/* Returns the record of the main server or vhost being configured. */
+static hl_server_conf_t *server_conf(cmd_parms *cmd)
+{
+    return ap_get_module_config(cmd->server->module_config, &hotlimit_module);
+}
+
+/* Parses a positive integer in [min, max]; returns NULL or an error. */
+static const char *parse_int(cmd_parms *cmd, const char *arg, long min,
+                             long max, int *out)
+{
+    char *end;
+    long v;
+
+    if (!arg[0] || !apr_isdigit(arg[0]))
+        goto bad;
+    v = strtol(arg, &end, 10);
+    if (*end || v < min || v > max)
+        goto bad;
+    *out = (int)v;
+    return NULL;
+bad:
+    return apr_psprintf(cmd->pool, "%s: bad value '%s' (a whole number from "
+                        "%ld to %ld)", cmd->cmd->name, arg, min, max);
+}
+
+static const char *set_quota(cmd_parms *cmd, void *dconf, int argc,
+                             char *const argv[])
+{
+    hl_dir_conf_t *d = dconf;
+    hl_dir_quota_t *dq = apr_pcalloc(cmd->pool, sizeof(*dq));
+    char err[HL_ERR_MAX];
+    int i;
+
+    if (argc < 1)
+        return apr_psprintf(cmd->pool, "%s: needs at least one COUNT/WINDOW, "
+                            "e.g. 5/1m", cmd->cmd->name);
+    if (hl_quota_parse_args(&dq->quota, argc, (const char *const *)argv,
+                            err, sizeof(err)) != 0)
+        return apr_psprintf(cmd->pool, "%s: %s", cmd->cmd->name, err);
+    dq->scope = cmd->path ? apr_pstrdup(cmd->pool, cmd->path) : "/";
+    dq->spec = "";
+    for (i = 0; i < argc; ++i)
+        dq->spec = apr_pstrcat(cmd->pool, dq->spec, i ? " " : "", argv[i], NULL);
+    d->quota = dq;
+    return NULL;
+}
+
+static const char *set_engine(cmd_parms *cmd, void *dconf, int on)
+{
+    (void)cmd;
+    ((hl_dir_conf_t *)dconf)->engine = on;
+    return NULL;
+}
+
+static const char *set_dry_run(cmd_parms *cmd, void *dconf, int on)
+{
+    (void)cmd;
+    ((hl_dir_conf_t *)dconf)->dry_run = on;
+    return NULL;
+}
+
+static const char *set_headers(cmd_parms *cmd, void *dconf, int on)
+{
+    (void)cmd;
+    ((hl_dir_conf_t *)dconf)->headers = on;
+    return NULL;
+}
+
+static const char *set_route_from(cmd_parms *cmd, void *dconf, const char *arg)
+{
+    hl_dir_conf_t *d = dconf;
+
+    if (!strcmp(arg, "path"))
+        d->route_from = HL_ROUTE_FROM_PATH;
+    else if (!strcmp(arg, "path-info"))
+        d->route_from = HL_ROUTE_FROM_PATH_INFO;
+    else if (!strncmp(arg, "query:", 6) && arg[6]) {
+        d->route_from = HL_ROUTE_FROM_QUERY;
+        d->route_arg = apr_pstrdup(cmd->pool, arg + 6);
+    }
+    else
+        return apr_psprintf(cmd->pool, "%s: bad value '%s' (use path, "
+                            "query:NAME or path-info)", cmd->cmd->name, arg);
+    return NULL;
+}
+
+static const char *set_slots(cmd_parms *cmd, void *dconf, const char *arg)
+{
+    const char *err = ap_check_cmd_context(cmd, GLOBAL_ONLY);
+    (void)dconf;
+    if (err)
+        return err;
+    return parse_int(cmd, arg, 64, 16 * 1024 * 1024, &server_conf(cmd)->slots);
+}
+
+static const char *set_persist(cmd_parms *cmd, void *dconf, int on)
+{
+    const char *err = ap_check_cmd_context(cmd, GLOBAL_ONLY);
+    (void)dconf;
+    if (err)
+        return err;
+    server_conf(cmd)->persist = on;
+    return NULL;
+}
+
+static const char *set_ipv6_prefix(cmd_parms *cmd, void *dconf, const char *arg)
+{
+    (void)dconf;
+    return parse_int(cmd, arg, 1, 128, &server_conf(cmd)->ipv6_prefix);
+}
+
+static const char *add_exempt(cmd_parms *cmd, void *dconf, const char *arg)
+{
+    hl_server_conf_t *sc = server_conf(cmd);
+    hl_cidr_t *c;
+    (void)dconf;
+
+    if (!sc->exempt)
+        sc->exempt = apr_array_make(cmd->pool, 4, sizeof(hl_cidr_t));
+    c = apr_array_push(sc->exempt);
+    if (hl_cidr_parse(arg, c) != 0)
+        return apr_psprintf(cmd->pool, "%s: bad address or CIDR block '%s'",
+                            cmd->cmd->name, arg);
+    return NULL;
+}
+
+static const char *set_error_template(cmd_parms *cmd, void *dconf,
+                                      const char *arg)
+{
+    const char *path = ap_server_root_relative(cmd->pool, arg);
+    apr_file_t *f;
+    apr_finfo_t fi;
+    apr_size_t n;
+    char *buf;
+    apr_status_t rv;
+    (void)dconf;
+
+    if (!path)
+        return apr_psprintf(cmd->pool, "%s: bad path '%s'", cmd->cmd->name, arg);
+    rv = apr_file_open(&f, path, APR_FOPEN_READ, APR_OS_DEFAULT, cmd->temp_pool);
+    if (rv == APR_SUCCESS)
+        rv = apr_file_info_get(&fi, APR_FINFO_SIZE, f);
+    if (rv == APR_SUCCESS && fi.size > 1024 * 1024)
+        rv = APR_EGENERAL;
+    if (rv != APR_SUCCESS)
+        return apr_psprintf(cmd->pool, "%s: cannot read '%s' (missing, or "
+                            "larger than 1 MiB)", cmd->cmd->name, path);
+    n = (apr_size_t)fi.size;
+    buf = apr_palloc(cmd->pool, n + 1);
+    rv = apr_file_read_full(f, buf, n, &n);
+    apr_file_close(f);
+    if (rv != APR_SUCCESS && rv != APR_EOF)
+        return apr_psprintf(cmd->pool, "%s: cannot read '%s'",
+                            cmd->cmd->name, path);
+    buf[n] = '\0';
+    server_conf(cmd)->error_template = buf;
+    return NULL;
+}
+
+static const char *set_store(cmd_parms *cmd, void *dconf, const char *arg)
+{
+    const char *err = ap_check_cmd_context(cmd, GLOBAL_ONLY);
+    (void)dconf;
+    if (err)
+        return err;
+    if (strcmp(arg, "shm") != 0)
+        return apr_psprintf(cmd->pool, "%s: unsupported store '%s' (this "
+                            "build supports shm)", cmd->cmd->name, arg);
+    server_conf(cmd)->store = arg;
+    return NULL;
+}
+
+static const command_rec hotlimit_cmds[] = {
+    AP_INIT_FLAG("HotLimitEngine", set_engine, NULL, RSRC_CONF | ACCESS_CONF | OR_LIMIT,
+                 "On|Off: Off exempts this scope from every limit"),
+    AP_INIT_TAKE_ARGV("HotLimitQuota", set_quota, NULL, ACCESS_CONF | OR_LIMIT,
+                      "COUNT/WINDOW [COUNT/WINDOW...] [by=KEY] [algo=ALGO] "
+                      "[burst=N] [count=WHAT]"),
+    AP_INIT_FLAG("HotLimitDryRun", set_dry_run, NULL, RSRC_CONF | ACCESS_CONF | OR_LIMIT,
+                 "On|Off: count and log, but never reject"),
+    AP_INIT_FLAG("HotLimitHeaders", set_headers, NULL, RSRC_CONF | ACCESS_CONF | OR_LIMIT,
+                 "On|Off: send RateLimit-Policy and RateLimit headers"),
+    AP_INIT_TAKE1("HotLimitRouteFrom", set_route_from, NULL, RSRC_CONF | ACCESS_CONF | OR_LIMIT,
+                  "path|query:NAME|path-info: where the route comes from"),
+    AP_INIT_TAKE1("HotLimitSlots", set_slots, NULL, RSRC_CONF,
+                  "capacity of the shared counter table (default 65536)"),
+    AP_INIT_FLAG("HotLimitPersist", set_persist, NULL, RSRC_CONF,
+                 "On|Off: keep counters across a full stop/start"),
+    AP_INIT_TAKE1("HotLimitIPv6Prefix", set_ipv6_prefix, NULL, RSRC_CONF,
+                  "bits of an IPv6 address that identify one client (default 64)"),
+    AP_INIT_ITERATE("HotLimitExempt", add_exempt, NULL, RSRC_CONF,
+                    "client addresses or CIDR blocks never limited"),
+    AP_INIT_TAKE1("HotLimitErrorTemplate", set_error_template, NULL, RSRC_CONF,
+                  "HTML template file for the 429 page"),
+    AP_INIT_TAKE1("HotLimitStore", set_store, NULL, RSRC_CONF,
+                  "shm: where counters live"),
+    { NULL }
+};
+
+/* ---- hooks ------------------------------------------------------------ */
+
+int64_t hl_now_ms(void)
+{
+    return (int64_t)(apr_time_now() / 1000);
+}
+
+static int hl_pre_config(apr_pool_t *pconf, apr_pool_t *plog, apr_pool_t *ptemp)
+{
+    (void)plog;
+    (void)ptemp;
+    return hl_store_pre_config(pconf);
+}
+
+static int hl_post_config(apr_pool_t *pconf, apr_pool_t *plog,
+                          apr_pool_t *ptemp, server_rec *s)
+{
+    (void)plog;
+    (void)ptemp;
+    if (ap_state_query(AP_SQ_MAIN_STATE) == AP_SQ_MS_CREATE_PRE_CONFIG)
+        return OK;
+    return hl_store_post_config(pconf, s);
+}
+
+static void hl_child_init(apr_pool_t *pchild, server_rec *s)
+{
+    hl_store_child_init(pchild, s);
+}
+
+static void register_hooks(apr_pool_t *p)
+{
+    static const char *const after_remoteip[] = { "mod_remoteip.c", NULL };
+    (void)p;
+
+    ap_hook_pre_config(hl_pre_config, NULL, NULL, APR_HOOK_MIDDLE);
+    ap_hook_post_config(hl_post_config, NULL, NULL, APR_HOOK_MIDDLE);
+    ap_hook_child_init(hl_child_init, NULL, NULL, APR_HOOK_MIDDLE);
+    /* Before Require and authentication, so refused brute-force attempts
+     * are counted too; mod_remoteip has set the client address already
+     * (post_read_request). */
+    ap_hook_check_access(hl_access_checker, after_remoteip, NULL,
+                         APR_HOOK_MIDDLE, AP_AUTH_INTERNAL_PER_CONF);
+    ap_hook_fixups(hl_fixups, NULL, NULL, APR_HOOK_FIRST);
+    ap_hook_log_transaction(hl_log_transaction, NULL, NULL, APR_HOOK_MIDDLE);
+    ap_hook_handler(hl_status_handler, NULL, NULL, APR_HOOK_MIDDLE);
+}
+
+AP_DECLARE_MODULE(hotlimit) = {
+    STANDARD20_MODULE_STUFF,
+    create_dir_conf,
+    merge_dir_conf,
+    create_server_conf,
+    merge_server_conf,
+    hotlimit_cmds,
+    register_hooks
+#if defined(AP_MODULE_FLAG_ALWAYS_MERGE)
+    , AP_MODULE_FLAG_ALWAYS_MERGE
+#endif
+};

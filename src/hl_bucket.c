@@ -1,0 +1,342 @@
+/*
+ * hl_bucket.c - the arithmetic of one counter: fixed window, sliding window
+ * counter and GCRA.
+ *
+ * Integers only (buckets live in shared memory), no floats even in passing.
+ * Every product below is bounded so it fits in 64 bits: counts and windows
+ * are below 2^32, now_ms is clamped to [0, 2^50] (35,000 years) and a GCRA
+ * time is kept at or below 2^62 microseconds.
+ *
+ * A verdict describes the counter as it will be once this request is counted
+ * (admitted) or as it is (rejected): remaining and reset_ms of an admitted
+ * request already include it.
+ *
+ * Clock going backwards (now before the stored time):
+ *   fixed   - the window restarts at now with its count kept (no time passed);
+ *   sliding - elapsed is read as 0, so the previous window weighs fully;
+ *   gcra    - nothing special: the theoretical arrival time is simply further
+ *             ahead, which is stricter.
+ * In every case retry_ms stays exact in the clock's current frame.
+ *
+ * Memory: the caller owns the bucket, policy and verdict; nothing is
+ * allocated. Invalid input (limit 0, window 0, a corrupt stored time) is
+ * clamped, never a failure.
+ */
+#include "hl_bucket.h"
+
+#define HL_NOW_MAX_MS ((int64_t)1 << 50)
+#define HL_T_MAX      ((int64_t)1 << 62)
+
+/* Returns now_ms clamped to [0, HL_NOW_MAX_MS]. */
+static int64_t clamp_now(int64_t now_ms)
+{
+    if (now_ms < 0)
+        return 0;
+    if (now_ms > HL_NOW_MAX_MS)
+        return HL_NOW_MAX_MS;
+    return now_ms;
+}
+
+/* Returns a stored time clamped to [0, HL_T_MAX] (guards corrupt slots). */
+static int64_t clamp_t(int64_t t)
+{
+    if (t < 0)
+        return 0;
+    if (t > HL_T_MAX)
+        return HL_T_MAX;
+    return t;
+}
+
+/* Returns n + 1, or n when n is already UINT32_MAX. */
+static uint32_t inc_sat(uint32_t n)
+{
+    return n == UINT32_MAX ? n : n + 1;
+}
+
+/* Returns the policy's limit, reading an invalid 0 as 1. */
+static uint32_t limit_of(const hl_policy_t *p)
+{
+    return p->limit ? p->limit : 1;
+}
+
+/* Returns the policy's window in ms, reading an invalid 0 as 1. */
+static int64_t window_of(const hl_policy_t *p)
+{
+    return p->window_ms ? (int64_t)p->window_ms : 1;
+}
+
+/* Returns ceil(a / b) for a >= 0, b > 0. */
+static int64_t ceil_div(int64_t a, int64_t b)
+{
+    return (a + b - 1) / b;
+}
+
+/* Sets *v to "admitted". */
+static void admit(hl_verdict_t *v, uint32_t remaining, int64_t reset_ms)
+{
+    v->admit = 1;
+    v->remaining = remaining;
+    v->reset_ms = reset_ms;
+    v->retry_ms = 0;
+}
+
+/* Sets *v to "rejected". */
+static void reject(hl_verdict_t *v, int64_t retry_ms, int64_t reset_ms)
+{
+    v->admit = 0;
+    v->remaining = 0;
+    v->reset_ms = reset_ms;
+    v->retry_ms = retry_ms;
+}
+
+/* ---- fixed window: starts at a key's first hit ---- */
+
+/*
+ * Rolls a fixed-window bucket to now: an ended window empties; a clock that
+ * went back restarts the window at now, count kept. A bucket with count 0
+ * is left as is (its window starts at the next commit).
+ */
+static void fixed_roll(hl_bucket_t *b, int64_t window, int64_t now)
+{
+    if (b->count == 0)
+        return;
+    b->t = clamp_t(b->t);
+    if (now < b->t) {
+        b->t = now;
+    } else if (now - b->t >= window) {
+        b->count = 0;
+        b->t = now;
+    }
+}
+
+/* Decides one request for a fixed window (see hl_bucket_check). */
+static void fixed_check(hl_bucket_t *b, const hl_policy_t *p, int64_t now,
+                        hl_verdict_t *v)
+{
+    int64_t window = window_of(p), end;
+    uint32_t limit = limit_of(p);
+
+    fixed_roll(b, window, now);
+    end = (b->count == 0 ? now : b->t) + window;   /* > now */
+    if (b->count < limit)
+        admit(v, limit - b->count - 1, end - now);
+    else
+        reject(v, end - now, end - now);
+}
+
+/* Counts one request in a fixed window. */
+static void fixed_commit(hl_bucket_t *b, const hl_policy_t *p, int64_t now)
+{
+    fixed_roll(b, window_of(p), now);
+    if (b->count == 0)
+        b->t = now;
+    b->count = inc_sat(b->count);
+}
+
+/* ---- sliding window counter: epoch-aligned windows ---- */
+
+/*
+ * Rolls a sliding bucket to the aligned window holding now: one window on,
+ * the current count becomes the previous one; further on, both empty. A now
+ * in an earlier window (clock went back) leaves the bucket as it is.
+ */
+static void sliding_roll(hl_bucket_t *b, int64_t window, int64_t now)
+{
+    int64_t cur = now - now % window;
+
+    b->t = clamp_t(b->t);
+    if (cur <= b->t)
+        return;
+    /* "< 2 windows" is "exactly one" for an aligned t; for a t left by
+       another window length it keeps the old count, the stricter choice. */
+    if (cur - b->t < 2 * window)
+        b->prev_count = b->count;
+    else
+        b->prev_count = 0;
+    b->count = 0;
+    b->t = cur;
+}
+
+/*
+ * Returns the first time (ms since epoch) at which a rolled, rejected
+ * sliding bucket would admit a request if nothing is counted meanwhile.
+ * With R = (limit - count - 1) * window, a time t + e of the current window
+ * admits iff prev * (window - e) <= R; a time t + window + f of the next
+ * window (prev becomes count, count 0) admits iff
+ * count * (window - f) <= (limit - 1) * window.
+ */
+static int64_t sliding_admit_at(const hl_bucket_t *b, uint64_t limit,
+                                int64_t window)
+{
+    uint64_t w = (uint64_t)window, c = b->count, p = b->prev_count, q;
+
+    if (c + 1 <= limit && p > 0) {
+        q = (limit - c - 1) * w / p;        /* < window: it rejected */
+        if (q >= 1)
+            return b->t + window - (int64_t)q;
+    }
+    if (c == 0)
+        return b->t + window;
+    q = (limit - 1) * w / c;
+    if (q >= w)
+        return b->t + window;
+    return b->t + window + (window - (int64_t)q);
+}
+
+/* Decides one request for a sliding window (see hl_bucket_check). */
+static void sliding_check(hl_bucket_t *b, const hl_policy_t *p, int64_t now,
+                          hl_verdict_t *v)
+{
+    int64_t window = window_of(p), elapsed;
+    uint64_t limit = limit_of(p), w, c, decay, room;
+
+    sliding_roll(b, window, now);
+    elapsed = now > b->t ? now - b->t : 0;          /* 0 <= elapsed < window */
+    w = (uint64_t)window;
+    c = b->count;
+    decay = (uint64_t)b->prev_count * (w - (uint64_t)elapsed);
+    if (c + 1 <= limit && decay <= (limit - c - 1) * w) {
+        room = (limit - c - 1) * w - decay;
+        admit(v, (uint32_t)(room / w), b->t + 2 * window - now);
+        return;
+    }
+    reject(v, sliding_admit_at(b, limit, window) - now,
+           (c > 0 ? b->t + 2 * window : b->t + window) - now);
+}
+
+/* Counts one request in a sliding window. */
+static void sliding_commit(hl_bucket_t *b, const hl_policy_t *p, int64_t now)
+{
+    sliding_roll(b, window_of(p), now);
+    b->count = inc_sat(b->count);
+}
+
+/* ---- GCRA: t is the theoretical arrival time (TAT) in microseconds ---- */
+
+/* Returns the emission interval in us: ceil(window * 1000 / limit). */
+static int64_t gcra_interval_us(const hl_policy_t *p)
+{
+    return ceil_div(window_of(p) * 1000, (int64_t)limit_of(p));
+}
+
+/* Returns the tolerance in us: (burst - 1) * interval, capped at HL_T_MAX. */
+static int64_t gcra_tau_us(const hl_policy_t *p, int64_t interval)
+{
+    int64_t burst = p->burst ? (int64_t)p->burst : (int64_t)limit_of(p);
+
+    if (burst - 1 > HL_T_MAX / interval)
+        return HL_T_MAX;
+    return (burst - 1) * interval;
+}
+
+/* Decides one request for GCRA (see hl_bucket_check). */
+static void gcra_check(hl_bucket_t *b, const hl_policy_t *p, int64_t now,
+                       hl_verdict_t *v)
+{
+    int64_t interval = gcra_interval_us(p), tau = gcra_tau_us(p, interval);
+    int64_t now_us = now * 1000, tat;
+
+    b->t = clamp_t(b->t);
+    tat = b->t > now_us ? b->t : now_us;
+    if (tat - now_us <= tau) {
+        admit(v, (uint32_t)((tau - (tat - now_us)) / interval),
+              ceil_div(tat + interval - now_us, 1000));
+        return;
+    }
+    reject(v, ceil_div(tat - tau - now_us, 1000),
+           ceil_div(tat - now_us, 1000));
+}
+
+/* Counts one request for GCRA. */
+static void gcra_commit(hl_bucket_t *b, const hl_policy_t *p, int64_t now)
+{
+    int64_t now_us = now * 1000, tat = clamp_t(b->t);
+
+    if (tat < now_us)
+        tat = now_us;
+    b->t = clamp_t(tat + gcra_interval_us(p));
+}
+
+/* ---- public entry points ---- */
+
+/*
+ * Fills *v for one more request at now_ms without counting it (rolls *b
+ * forward). Never fails; an unknown algo is treated as fixed.
+ */
+void hl_bucket_check(hl_bucket_t *b, const hl_policy_t *p, int64_t now_ms,
+                     hl_verdict_t *v)
+{
+    int64_t now = clamp_now(now_ms);
+
+    switch (p->algo) {
+    case HL_ALGO_SLIDING:
+        sliding_check(b, p, now, v);
+        break;
+    case HL_ALGO_GCRA:
+        gcra_check(b, p, now, v);
+        break;
+    default:
+        fixed_check(b, p, now, v);
+        break;
+    }
+}
+
+/*
+ * Counts one request at now_ms (rolls *b forward first). Counts saturate at
+ * UINT32_MAX; never fails.
+ */
+void hl_bucket_commit(hl_bucket_t *b, const hl_policy_t *p, int64_t now_ms)
+{
+    int64_t now = clamp_now(now_ms);
+
+    switch (p->algo) {
+    case HL_ALGO_SLIDING:
+        sliding_commit(b, p, now);
+        break;
+    case HL_ALGO_GCRA:
+        gcra_commit(b, p, now);
+        break;
+    default:
+        fixed_commit(b, p, now);
+        break;
+    }
+}
+
+/*
+ * Returns the ms since epoch from which *b equals a fresh counter: fixed
+ * t + window, sliding t + 2 windows, gcra ceil(TAT / 1000); 0 for a bucket
+ * that holds nothing.
+ */
+int64_t hl_bucket_expires_ms(const hl_bucket_t *b, const hl_policy_t *p)
+{
+    int64_t t = clamp_t(b->t);
+
+    switch (p->algo) {
+    case HL_ALGO_SLIDING:
+        if (b->count == 0 && b->prev_count == 0)
+            return 0;
+        return t + 2 * window_of(p);
+    case HL_ALGO_GCRA:
+        return ceil_div(t, 1000);
+    default:
+        if (b->count == 0)
+            return 0;
+        return t + window_of(p);
+    }
+}
+
+/*
+ * Fills *p from window i of q (algo, count, window, burst). An i outside
+ * 0..nwindows-1 gives limit 0 and window 0, which buckets read as 1.
+ */
+void hl_policy_from_quota(const hl_quota_t *q, int i, hl_policy_t *p)
+{
+    p->algo = q->algo;
+    p->burst = q->burst;
+    p->limit = 0;
+    p->window_ms = 0;
+    if (i >= 0 && i < q->nwindows && i < HL_MAX_WINDOWS) {
+        p->limit = q->windows[i].count;
+        p->window_ms = q->windows[i].window_ms;
+    }
+}

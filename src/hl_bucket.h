@@ -1,0 +1,64 @@
+/*
+ * hl_bucket.h - the arithmetic of one counter: fixed window, sliding window
+ * counter and GCRA. Integers only (it lives in shared memory), time passed in
+ * as now_ms (milliseconds since the epoch). Pure: no locks, no I/O.
+ */
+#ifndef HL_BUCKET_H
+#define HL_BUCKET_H
+
+#include <stdint.h>
+#include "hl_quota.h"
+
+/* The state of one counter; all zero is a fresh counter. */
+typedef struct {
+    int64_t  t;          /* fixed: window start (ms); sliding: start of the
+                            current epoch-aligned window (ms); gcra: theoretical
+                            arrival time in MICROseconds */
+    uint32_t count;      /* fixed/sliding: admitted in the current window */
+    uint32_t prev_count; /* sliding: admitted in the previous window */
+} hl_bucket_t;
+
+/* What one counter needs to know about its limit. */
+typedef struct {
+    hl_algo_t algo;
+    uint32_t  limit;     /* COUNT of the window, >= 1 */
+    uint32_t  window_ms; /* WINDOW, >= 1 */
+    uint32_t  burst;     /* gcra only: 0 means limit */
+} hl_policy_t;
+
+typedef struct {
+    int      admit;      /* 1: this request fits; 0: reject */
+    uint32_t remaining;  /* requests left after this one if admitted,
+                            or left now if rejected (0) */
+    int64_t  reset_ms;   /* ms until the counter is back to its full quota
+                            (RateLimit "t"), >= 0 */
+    int64_t  retry_ms;   /* rejected: ms until a request would be admitted,
+                            >= 1; admitted: 0 */
+} hl_verdict_t;
+
+/*
+ * Decides whether one more request fits in *b at now_ms, without counting it.
+ * Rolls *b forward first (an expired window becomes fresh), which does not
+ * change its meaning. Never fails. A clock that went backwards is treated as
+ * no time having passed.
+ */
+void hl_bucket_check(hl_bucket_t *b, const hl_policy_t *p, int64_t now_ms,
+                     hl_verdict_t *v);
+
+/*
+ * Counts one admitted request in *b at now_ms (rolling it forward first).
+ * Call it only after hl_bucket_check said admit (count=all) or, for
+ * count=failures, when the request is over; it may then exceed the limit.
+ */
+void hl_bucket_commit(hl_bucket_t *b, const hl_policy_t *p, int64_t now_ms);
+
+/*
+ * Returns the time (ms since epoch) from which *b is equivalent to a fresh
+ * counter, so its slot may be reused first.
+ */
+int64_t hl_bucket_expires_ms(const hl_bucket_t *b, const hl_policy_t *p);
+
+/* Builds the policy of window i of q. */
+void hl_policy_from_quota(const hl_quota_t *q, int i, hl_policy_t *p);
+
+#endif

@@ -1,0 +1,127 @@
+/*
+ * hl_limiter.c - one decision over all windows of a quota.
+ *
+ * Each window of a quota has its own slot, keyed "<origin><index><key>".
+ * The decision is made in two passes under the caller's lock: first every
+ * window is checked (rolling expired windows forward), then, only if all
+ * admit, every window counts the request. Slots are tagged with the
+ * algorithm, so a quota whose algo changes starts fresh, while a changed
+ * count or window applies to the existing counter at once.
+ */
+#include <string.h>
+#include "hl_limiter.h"
+
+/* Returns the slot tag for q: the algorithm, offset so that 0 stays "free". */
+static uint32_t slot_tag(const hl_quota_t *q)
+{
+    return (uint32_t)q->algo + 1;
+}
+
+size_t hl_limiter_slot_key(char out[HL_KEY_MAX], hl_origin_t origin, int i,
+                           const char *key, size_t keylen)
+{
+    char full[HL_KEY_MAX + 512];
+    size_t n;
+
+    full[0] = (char)origin;
+    full[1] = (char)('0' + i);
+    if (keylen > sizeof(full) - HL_SLOT_KEY_PREFIX) {
+        /* Very long keys: compact the key itself first, then prefix it. */
+        char compact[HL_KEY_MAX];
+        size_t clen = hl_key_compact(compact, key, keylen);
+        memcpy(full + HL_SLOT_KEY_PREFIX, compact, clen);
+        n = HL_SLOT_KEY_PREFIX + clen;
+    }
+    else {
+        memcpy(full + HL_SLOT_KEY_PREFIX, key, keylen);
+        n = HL_SLOT_KEY_PREFIX + keylen;
+    }
+    return hl_key_compact(out, full, n);
+}
+
+/* Returns the slot of window i of key, created if needed. Never NULL. */
+static hl_slot_t *window_slot(hl_slots_t *t, const hl_quota_t *q,
+                              hl_origin_t origin, int i, const char *key,
+                              size_t keylen, int64_t now_ms)
+{
+    char skey[HL_KEY_MAX];
+    size_t slen = hl_limiter_slot_key(skey, origin, i, key, keylen);
+    return hl_slots_get(t, skey, slen, slot_tag(q), now_ms, NULL);
+}
+
+void hl_limiter_decide(hl_slots_t *t, const hl_quota_t *q, hl_origin_t origin,
+                       const char *key, size_t keylen, int64_t now_ms,
+                       int commit, hl_decision_t *d)
+{
+    hl_slot_t *slots[HL_MAX_WINDOWS];
+    hl_policy_t pol[HL_MAX_WINDOWS];
+    int64_t retry_ms = 0;
+    int i;
+
+    memset(d, 0, sizeof(*d));
+    d->admit = 1;
+    d->nwindows = q->nwindows;
+    d->remaining = UINT32_MAX;
+    for (i = 0; i < q->nwindows; ++i) {
+        hl_policy_from_quota(q, i, &pol[i]);
+        slots[i] = window_slot(t, q, origin, i, key, keylen, now_ms);
+        hl_bucket_check(&slots[i]->bucket, &pol[i], now_ms, &d->windows[i]);
+        slots[i]->expires_ms = hl_bucket_expires_ms(&slots[i]->bucket, &pol[i]);
+        if (!d->windows[i].admit) {
+            d->admit = 0;
+            if (d->windows[i].retry_ms > retry_ms)
+                retry_ms = d->windows[i].retry_ms;
+        }
+    }
+    if (d->admit && commit) {
+        for (i = 0; i < q->nwindows; ++i) {
+            hl_bucket_commit(&slots[i]->bucket, &pol[i], now_ms);
+            slots[i]->expires_ms = hl_bucket_expires_ms(&slots[i]->bucket, &pol[i]);
+        }
+    }
+    for (i = 0; i < q->nwindows; ++i) {
+        if (!d->admit)
+            d->windows[i].remaining = d->windows[i].admit ? d->windows[i].remaining : 0;
+        if (d->windows[i].remaining < d->remaining)
+            d->remaining = d->windows[i].remaining;
+    }
+    if (q->nwindows == 0)
+        d->remaining = 0;
+    /* Whole seconds, rounded up: never earlier than re-admission. */
+    d->retry_after_s = d->admit ? 0 : (long)((retry_ms + 999) / 1000);
+    if (!d->admit && d->retry_after_s < 1)
+        d->retry_after_s = 1;
+}
+
+void hl_limiter_count(hl_slots_t *t, const hl_quota_t *q, hl_origin_t origin,
+                      const char *key, size_t keylen, int64_t now_ms)
+{
+    int i;
+
+    for (i = 0; i < q->nwindows; ++i) {
+        hl_policy_t pol;
+        hl_slot_t *s;
+
+        hl_policy_from_quota(q, i, &pol);
+        s = window_slot(t, q, origin, i, key, keylen, now_ms);
+        hl_bucket_commit(&s->bucket, &pol, now_ms);
+        s->expires_ms = hl_bucket_expires_ms(&s->bucket, &pol);
+    }
+}
+
+int hl_limiter_reset(hl_slots_t *t, const char *key, size_t keylen)
+{
+    static const hl_origin_t origins[] = { HL_ORIGIN_DIRECTIVE, HL_ORIGIN_TABLE };
+    int removed = 0;
+    size_t o;
+    int i;
+
+    for (o = 0; o < sizeof(origins) / sizeof(origins[0]); ++o) {
+        for (i = 0; i < HL_MAX_WINDOWS; ++i) {
+            char skey[HL_KEY_MAX];
+            size_t slen = hl_limiter_slot_key(skey, origins[o], i, key, keylen);
+            removed += hl_slots_remove(t, skey, slen);
+        }
+    }
+    return removed;
+}

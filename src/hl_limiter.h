@@ -1,0 +1,68 @@
+/*
+ * hl_limiter.h - one rate-limit decision over every window of a quota,
+ * using the slot table. A request is admitted only if every window admits
+ * it, and then it is counted in every window; a rejected request is not
+ * counted anywhere.
+ *
+ * The caller holds the global mutex around each call (the slot table has
+ * no lock of its own). Pure: time is passed in as now_ms.
+ */
+#ifndef HL_LIMITER_H
+#define HL_LIMITER_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include "hl_quota.h"
+#include "hl_bucket.h"
+#include "hl_slots.h"
+
+/* Where a quota comes from; part of the counter key so that a directive
+ * quota and a table rule on the same route never share a counter. */
+typedef enum {
+    HL_ORIGIN_DIRECTIVE = 'd',
+    HL_ORIGIN_TABLE     = 't'
+} hl_origin_t;
+
+typedef struct {
+    int          admit;                     /* 1 if every window admits */
+    int          nwindows;
+    hl_verdict_t windows[HL_MAX_WINDOWS];   /* one verdict per window */
+    long         retry_after_s;             /* rejected: whole seconds, >= 1,
+                                               never before re-admission */
+    uint32_t     remaining;                 /* least remaining over windows */
+} hl_decision_t;
+
+/*
+ * Decides on one request of `key` ("route|client", any length: it is
+ * compacted to fit a slot) against every window of q at now_ms. When
+ * commit is nonzero and every window admits, counts the request in every
+ * window. Never fails: a full table evicts (see hl_slots_get).
+ */
+void hl_limiter_decide(hl_slots_t *t, const hl_quota_t *q, hl_origin_t origin,
+                       const char *key, size_t keylen, int64_t now_ms,
+                       int commit, hl_decision_t *d);
+
+/*
+ * Counts one finished request of `key` in every window of q (used by
+ * count=failures|status: the decision was made before the handler, the
+ * counting happens once the status is known). Never fails.
+ */
+void hl_limiter_count(hl_slots_t *t, const hl_quota_t *q, hl_origin_t origin,
+                      const char *key, size_t keylen, int64_t now_ms);
+
+/*
+ * Removes the counters of `key` ("route|client") for every window and
+ * origin. Returns the number of slots removed (0 if none existed).
+ */
+int hl_limiter_reset(hl_slots_t *t, const char *key, size_t keylen);
+
+/*
+ * Writes the slot key of window i of `key` into out (HL_KEY_MAX bytes):
+ * origin, window index, '|', then the key, compacted. Returns its length.
+ * The user-visible key starts at HL_SLOT_KEY_PREFIX bytes.
+ */
+#define HL_SLOT_KEY_PREFIX 2
+size_t hl_limiter_slot_key(char out[HL_KEY_MAX], hl_origin_t origin, int i,
+                           const char *key, size_t keylen);
+
+#endif

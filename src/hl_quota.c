@@ -1,0 +1,626 @@
+/*
+ * hl_quota.c - parsing and checking of quota specifications
+ * ("5/1m 30/1h by=ip algo=gcra burst=10 count=failures").
+ *
+ * Pure core: no httpd headers, no allocation, no locale. Numbers are read
+ * digit by digit so that signs, spaces, decimal points and overflow are all
+ * refused explicitly. Every error message names the offending text verbatim
+ * in single quotes and fits on one line.
+ *
+ * Functions that fill a struct write it only on success, so a failed token
+ * leaves the quota as it was. Memory: the caller owns every buffer (quota,
+ * strings, err); nothing is allocated or kept; the name functions return
+ * static strings.
+ */
+#include "hl_quota.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#define HL_COUNT_MAX   2147483647u  /* COUNT and burst must be below 2^31 */
+#define HL_UNITS_HINT  "(use ms, s, m, h or d)"
+
+/* Duration units, largest first (hl_window_name relies on that order). */
+static const struct {
+    const char *name;
+    uint32_t    ms;
+} hl_units[] = {
+    { "d",  86400000u },
+    { "h",  3600000u },
+    { "m",  60000u },
+    { "s",  1000u },
+    { "ms", 1u },
+};
+#define HL_NUNITS (sizeof(hl_units) / sizeof(hl_units[0]))
+
+/*
+ * Formats a message into err when err is non-NULL and errlen > 0 (truncated
+ * to fit, always NUL-terminated). Returns -1 so callers can "return set_err()".
+ */
+static int set_err(char *err, size_t errlen, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+static int set_err(char *err, size_t errlen, const char *fmt, ...)
+{
+    va_list ap;
+
+    if (err == NULL || errlen == 0)
+        return -1;
+    va_start(ap, fmt);
+    vsnprintf(err, errlen, fmt, ap);
+    va_end(ap);
+    return -1;
+}
+
+/* Returns 1 if c is an ASCII digit (no locale involved). */
+static int is_digit(char c)
+{
+    return c >= '0' && c <= '9';
+}
+
+/*
+ * Reads the len characters at s as an unsigned decimal number (digits only:
+ * no sign, no space). Returns 0 and sets *out; -1 if len is 0 or a
+ * character is not a digit; -2 if the value is above cap.
+ */
+static int parse_digits(const char *s, size_t len, uint64_t cap, uint64_t *out)
+{
+    uint64_t v = 0;
+    size_t i;
+    int over = 0;
+
+    if (len == 0)
+        return -1;
+    for (i = 0; i < len; i++) {
+        if (!is_digit(s[i]))
+            return -1;
+        if (!over) {
+            v = v * 10 + (uint64_t)(s[i] - '0');
+            if (v > cap)
+                over = 1;   /* keep scanning: a later non-digit wins */
+        }
+    }
+    if (over)
+        return -2;
+    *out = v;
+    return 0;
+}
+
+/* Returns the number of leading ASCII digits of the len characters at s. */
+static size_t count_digits(const char *s, size_t len)
+{
+    size_t n = 0;
+
+    while (n < len && is_digit(s[n]))
+        n++;
+    return n;
+}
+
+/*
+ * Returns 1 if the len characters at s equal the NUL-terminated word w.
+ */
+static int span_is(const char *s, size_t len, const char *w)
+{
+    return strlen(w) == len && memcmp(s, w, len) == 0;
+}
+
+/*
+ * Parses the len characters at s as a duration. `what` ("duration" or
+ * "window") and `tok` (the whole token, quoted in messages) only shape the
+ * error text. Returns 0 and sets *out_ms, or -1 with a message in err.
+ */
+static int parse_duration_span(const char *s, size_t len, uint32_t bare_unit_ms,
+                               uint32_t *out_ms, const char *what,
+                               const char *tok, char *err, size_t errlen)
+{
+    size_t ndig, ulen, i;
+    const char *unit;
+    uint64_t value, unit_ms = 0;
+    int rc;
+
+    if (len == 0)
+        return set_err(err, errlen, "bad %s '%s': missing duration "
+                       "(e.g. 30s or 1m)", what, tok);
+    ndig = count_digits(s, len);
+    if (ndig == 0)
+        return set_err(err, errlen, "bad %s '%s': duration must start with a "
+                       "positive integer (e.g. 30s or 1m)", what, tok);
+    unit = s + ndig;
+    ulen = len - ndig;
+    if (ulen == 0) {
+        if (bare_unit_ms == 0)
+            return set_err(err, errlen, "bad %s '%s': missing unit "
+                           HL_UNITS_HINT, what, tok);
+        unit_ms = bare_unit_ms;
+    } else if (unit[0] == '.' || unit[0] == ',') {
+        return set_err(err, errlen, "bad %s '%s': duration must be a whole "
+                       "number (e.g. 90s instead of 1.5m)", what, tok);
+    } else {
+        for (i = 0; i < HL_NUNITS; i++) {
+            if (span_is(unit, ulen, hl_units[i].name))
+                unit_ms = hl_units[i].ms;
+        }
+        if (unit_ms == 0)
+            return set_err(err, errlen, "unknown unit in '%s' " HL_UNITS_HINT,
+                           tok);
+    }
+    rc = parse_digits(s, ndig, HL_MAX_WINDOW_MS, &value);
+    if (rc == 0 && value == 0)
+        return set_err(err, errlen, "bad %s '%s': duration must be greater "
+                       "than zero", what, tok);
+    /* value <= 2^32 and unit_ms < 2^32: the product fits in 64 bits */
+    if (rc != 0 || value * unit_ms > HL_MAX_WINDOW_MS)
+        return set_err(err, errlen, "bad %s '%s': duration longer than "
+                       "30 days", what, tok);
+    *out_ms = (uint32_t)(value * unit_ms);
+    return 0;
+}
+
+/*
+ * Parses the len characters at s as a count below 2^31 and above 0.
+ * Returns 0 and sets *out; -1 if not a positive integer; -2 if too big.
+ */
+static int parse_count_span(const char *s, size_t len, uint32_t *out)
+{
+    uint64_t v;
+    int rc = parse_digits(s, len, HL_COUNT_MAX, &v);
+
+    if (rc != 0)
+        return rc;
+    if (v == 0)
+        return -1;
+    *out = (uint32_t)v;
+    return 0;
+}
+
+void hl_quota_init(hl_quota_t *q)
+{
+    memset(q, 0, sizeof(*q));
+    q->by = HL_BY_IP;
+    q->algo = HL_ALGO_FIXED;
+    q->count = HL_COUNT_ALL;
+    q->dry_run = -1;
+}
+
+/*
+ * Parses a duration string (see hl_quota.h). Returns 0, or -1 with a message
+ * in err; *out_ms is written only on success.
+ */
+int hl_parse_duration_ms(const char *s, uint32_t bare_unit_ms,
+                         uint32_t *out_ms, char *err, size_t errlen)
+{
+    if (s == NULL)
+        return set_err(err, errlen, "bad duration '': missing duration");
+    return parse_duration_span(s, strlen(s), bare_unit_ms, out_ms,
+                               "duration", s, err, errlen);
+}
+
+/*
+ * Parses "COUNT/WINDOW". Returns 0, or -1 with a message naming tok in err;
+ * *w is written only on success.
+ */
+int hl_parse_window(const char *tok, hl_window_t *w, char *err, size_t errlen)
+{
+    const char *slash;
+    uint32_t count, ms;
+    int rc;
+
+    if (tok == NULL)
+        return set_err(err, errlen, "bad window '': expected COUNT/WINDOW "
+                       "(e.g. 5/1m)");
+    slash = strchr(tok, '/');
+    if (slash == NULL)
+        return set_err(err, errlen, "bad window '%s': expected COUNT/WINDOW "
+                       "(e.g. 5/1m)", tok);
+    if (strchr(slash + 1, '/') != NULL)
+        return set_err(err, errlen, "bad window '%s': more than one '/'", tok);
+    rc = parse_count_span(tok, (size_t)(slash - tok), &count);
+    if (rc == -2)
+        return set_err(err, errlen, "bad window '%s': count must be below "
+                       "2147483648", tok);
+    if (rc != 0)
+        return set_err(err, errlen, "bad window '%s': count must be a "
+                       "positive integer", tok);
+    if (parse_duration_span(slash + 1, strlen(slash + 1), 0, &ms, "window",
+                            tok, err, errlen) != 0)
+        return -1;
+    w->count = count;
+    w->window_ms = ms;
+    return 0;
+}
+
+/* Returns 1 if c may appear in an HTTP token (RFC 9110 tchar). */
+static int is_tchar(char c)
+{
+    if (is_digit(c) || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'))
+        return 1;
+    return c != '\0' && strchr("!#$%&'*+-.^_`|~", c) != NULL;
+}
+
+/* Sets a by= that takes no name. Returns 0. */
+static int set_plain_by(hl_quota_t *q, hl_by_t by)
+{
+    q->by = by;
+    q->by_name[0] = '\0';
+    return 0;
+}
+
+/*
+ * Parses a "by" value. Returns 0, or -1 with a message naming value;
+ * q->by and q->by_name are written only on success.
+ */
+int hl_quota_set_by(hl_quota_t *q, const char *value, char *err, size_t errlen)
+{
+    static const struct {
+        const char *prefix;
+        hl_by_t     by;
+    } named[] = {
+        { "header:", HL_BY_HEADER },
+        { "cookie:", HL_BY_COOKIE },
+        { "env:",    HL_BY_ENV },
+    };
+    const char *name = NULL;
+    hl_by_t by = HL_BY_IP;
+    size_t i, len;
+
+    if (value == NULL)
+        value = "";
+    if (strcmp(value, "ip") == 0)
+        return set_plain_by(q, HL_BY_IP);
+    if (strcmp(value, "global") == 0)
+        return set_plain_by(q, HL_BY_GLOBAL);
+    if (strcmp(value, "user") == 0)
+        return set_plain_by(q, HL_BY_USER);
+    for (i = 0; i < sizeof(named) / sizeof(named[0]); i++) {
+        len = strlen(named[i].prefix);
+        if (strncmp(value, named[i].prefix, len) == 0) {
+            name = value + len;
+            by = named[i].by;
+        }
+    }
+    if (name == NULL)
+        return set_err(err, errlen, "unknown by '%s' (use ip, global, user, "
+                       "header:NAME, cookie:NAME or env:NAME)", value);
+    len = strlen(name);
+    if (len == 0)
+        return set_err(err, errlen, "bad by '%s': empty name after ':'", value);
+    if (len >= HL_BY_NAME_MAX)
+        return set_err(err, errlen, "bad by '%s': name longer than %d "
+                       "characters", value, HL_BY_NAME_MAX - 1);
+    for (i = 0; i < len; i++) {
+        if (!is_tchar(name[i]))
+            return set_err(err, errlen, "bad by '%s': a name may contain only "
+                           "letters, digits and !#$%%&'*+-.^_`|~", value);
+    }
+    q->by = by;
+    memcpy(q->by_name, name, len + 1);
+    return 0;
+}
+
+/*
+ * Parses an algo name. Returns 0, or -1 with a message naming value;
+ * q->algo is written only on success.
+ */
+int hl_quota_set_algo(hl_quota_t *q, const char *value, char *err, size_t errlen)
+{
+    if (value == NULL)
+        value = "";
+    if (strcmp(value, "fixed") == 0)
+        q->algo = HL_ALGO_FIXED;
+    else if (strcmp(value, "sliding") == 0)
+        q->algo = HL_ALGO_SLIDING;
+    else if (strcmp(value, "gcra") == 0)
+        q->algo = HL_ALGO_GCRA;
+    else
+        return set_err(err, errlen, "unknown algo '%s' (use fixed, sliding "
+                       "or gcra)", value);
+    return 0;
+}
+
+/*
+ * Parses a burst value. Returns 0, or -1 with a message naming value;
+ * q->burst is written only on success.
+ */
+static int set_burst(hl_quota_t *q, const char *value, char *err, size_t errlen)
+{
+    uint32_t n;
+    int rc = parse_count_span(value, strlen(value), &n);
+
+    if (rc == -2)
+        return set_err(err, errlen, "bad burst '%s': must be below "
+                       "2147483648", value);
+    if (rc != 0)
+        return set_err(err, errlen, "bad burst '%s': must be a positive "
+                       "integer", value);
+    q->burst = n;
+    return 0;
+}
+
+/*
+ * Parses "401,403,422" (the text after "status:"; value is the whole count
+ * value, quoted in messages). Returns 0 and fills statuses and *n, or -1
+ * with a message in err.
+ */
+static int parse_status_list(const char *list, const char *value,
+                             uint16_t *statuses, int *n,
+                             char *err, size_t errlen)
+{
+    const char *p = list, *end;
+    uint64_t code = 0;
+    size_t len;
+    int count = 0;
+
+    for (;;) {
+        end = strchr(p, ',');
+        len = end ? (size_t)(end - p) : strlen(p);
+        if (len == 0)
+            return set_err(err, errlen, "bad count '%s': empty status in the "
+                           "list", value);
+        if (count == HL_MAX_STATUSES)
+            return set_err(err, errlen, "bad count '%s': more than %d "
+                           "statuses", value, HL_MAX_STATUSES);
+        if (parse_digits(p, len, 999, &code) == -1)
+            return set_err(err, errlen, "bad count '%s': status '%.*s' is not "
+                           "a number", value, (int)len, p);
+        if (count_digits(p, len) != len || len > 3 || code < 100 || code > 599)
+            return set_err(err, errlen, "bad count '%s': status '%.*s' is not "
+                           "between 100 and 599", value, (int)len, p);
+        statuses[count++] = (uint16_t)code;
+        if (end == NULL)
+            break;
+        p = end + 1;
+    }
+    *n = count;
+    return 0;
+}
+
+/*
+ * Parses a count value ("all", "failures", "status:401,403"). Returns 0, or
+ * -1 with a message naming value; q is written only on success.
+ */
+static int set_count(hl_quota_t *q, const char *value, char *err, size_t errlen)
+{
+    uint16_t statuses[HL_MAX_STATUSES];
+    int n = 0;
+
+    if (strcmp(value, "all") == 0) {
+        q->count = HL_COUNT_ALL;
+        q->nstatuses = 0;
+        return 0;
+    }
+    if (strcmp(value, "failures") == 0) {
+        q->count = HL_COUNT_FAILURES;
+        q->nstatuses = 0;
+        return 0;
+    }
+    if (strncmp(value, "status:", 7) != 0)
+        return set_err(err, errlen, "unknown count '%s' (use all, failures or "
+                       "status:CODE,CODE...)", value);
+    if (parse_status_list(value + 7, value, statuses, &n, err, errlen) != 0)
+        return -1;
+    q->count = HL_COUNT_STATUS;
+    q->nstatuses = n;
+    memcpy(q->statuses, statuses, sizeof(statuses[0]) * (size_t)n);
+    return 0;
+}
+
+/*
+ * Appends a window token to q. Returns 0, or -1 with a message naming tok
+ * (bad window, too many windows, same length as an earlier window).
+ */
+static int add_window(hl_quota_t *q, const char *tok, char *err, size_t errlen)
+{
+    hl_window_t w;
+    char other[32];
+    int i;
+
+    if (hl_parse_window(tok, &w, err, errlen) != 0)
+        return -1;
+    for (i = 0; i < q->nwindows && i < HL_MAX_WINDOWS; i++) {
+        if (q->windows[i].window_ms == w.window_ms)
+            return set_err(err, errlen, "duplicate window '%s': '%s' already "
+                           "has the same length", tok,
+                           hl_window_name(&q->windows[i], other, sizeof(other)));
+    }
+    if (q->nwindows < 0 || q->nwindows >= HL_MAX_WINDOWS)
+        return set_err(err, errlen, "too many windows at '%s' (at most %d)",
+                       tok, HL_MAX_WINDOWS);
+    q->windows[q->nwindows++] = w;
+    return 0;
+}
+
+/*
+ * Applies one token (a window or key=value). Returns 0, or -1 with a message
+ * naming the bad token or value. A later by=/algo=/burst=/count= overrides
+ * an earlier one.
+ */
+int hl_quota_apply_token(hl_quota_t *q, const char *tok, char *err, size_t errlen)
+{
+    const char *eq, *val;
+    size_t klen;
+
+    if (tok == NULL || tok[0] == '\0')
+        return set_err(err, errlen, "empty token '' (expected COUNT/WINDOW or "
+                       "by=, algo=, burst=, count=)");
+    eq = strchr(tok, '=');
+    if (eq == NULL) {
+        if (strchr(tok, '/') != NULL)
+            return add_window(q, tok, err, errlen);
+        return set_err(err, errlen, "unknown token '%s' (expected COUNT/WINDOW "
+                       "or by=, algo=, burst=, count=)", tok);
+    }
+    klen = (size_t)(eq - tok);
+    val = eq + 1;
+    if (!span_is(tok, klen, "by") && !span_is(tok, klen, "algo")
+        && !span_is(tok, klen, "burst") && !span_is(tok, klen, "count"))
+        return set_err(err, errlen, "unknown key '%.*s' in '%s' (use by, algo, "
+                       "burst or count)", (int)klen, tok, tok);
+    if (val[0] == '\0')
+        return set_err(err, errlen, "missing value in '%s'", tok);
+    if (span_is(tok, klen, "by"))
+        return hl_quota_set_by(q, val, err, errlen);
+    if (span_is(tok, klen, "algo"))
+        return hl_quota_set_algo(q, val, err, errlen);
+    if (span_is(tok, klen, "burst"))
+        return set_burst(q, val, err, errlen);
+    return set_count(q, val, err, errlen);
+}
+
+/*
+ * Checks the windows of q (count and length in range, no two of the same
+ * length). Returns 0, or -1 with a message in err.
+ */
+static int validate_windows(const hl_quota_t *q, char *err, size_t errlen)
+{
+    char a[32], b[32];
+    int i, j;
+
+    if (q->nwindows < 1)
+        return set_err(err, errlen, "no COUNT/WINDOW given (e.g. 5/1m)");
+    if (q->nwindows > HL_MAX_WINDOWS)
+        return set_err(err, errlen, "too many windows (%d, at most %d)",
+                       q->nwindows, HL_MAX_WINDOWS);
+    for (i = 0; i < q->nwindows; i++) {
+        const hl_window_t *w = &q->windows[i];
+
+        if (w->count < 1 || w->count > HL_COUNT_MAX || w->window_ms < 1
+            || w->window_ms > HL_MAX_WINDOW_MS)
+            return set_err(err, errlen, "bad window '%s': count must be "
+                           "1..2147483647 and length 1ms..30d",
+                           hl_window_name(w, a, sizeof(a)));
+        for (j = 0; j < i; j++) {
+            if (q->windows[j].window_ms == w->window_ms)
+                return set_err(err, errlen, "duplicate window '%s': '%s' "
+                               "already has the same length",
+                               hl_window_name(w, a, sizeof(a)),
+                               hl_window_name(&q->windows[j], b, sizeof(b)));
+        }
+    }
+    return 0;
+}
+
+/*
+ * Checks a filled quota. Returns 0, or -1 with a message in err.
+ */
+int hl_quota_validate(const hl_quota_t *q, char *err, size_t errlen)
+{
+    int i;
+
+    if (validate_windows(q, err, errlen) != 0)
+        return -1;
+    if ((int)q->algo < HL_ALGO_FIXED || (int)q->algo > HL_ALGO_GCRA)
+        return set_err(err, errlen, "bad algo %d", (int)q->algo);
+    if (q->burst != 0 && q->algo != HL_ALGO_GCRA)
+        return set_err(err, errlen, "'burst=%u' needs algo=gcra (algo is %s)",
+                       (unsigned)q->burst, hl_algo_name(q->algo));
+    if ((int)q->by < HL_BY_IP || (int)q->by > HL_BY_ENV)
+        return set_err(err, errlen, "bad by %d", (int)q->by);
+    if (q->by >= HL_BY_HEADER
+        && (q->by_name[0] == '\0'
+            || memchr(q->by_name, '\0', HL_BY_NAME_MAX) == NULL))
+        return set_err(err, errlen, "'by=%s' needs a name of 1..%d characters",
+                       hl_by_name(q->by), HL_BY_NAME_MAX - 1);
+    if (q->count == HL_COUNT_STATUS) {
+        if (q->nstatuses < 1 || q->nstatuses > HL_MAX_STATUSES)
+            return set_err(err, errlen, "'count=status:' needs 1..%d statuses",
+                           HL_MAX_STATUSES);
+        for (i = 0; i < q->nstatuses; i++) {
+            if (q->statuses[i] < 100 || q->statuses[i] > 599)
+                return set_err(err, errlen, "bad count status '%u': not "
+                               "between 100 and 599",
+                               (unsigned)q->statuses[i]);
+        }
+    } else if (q->count != HL_COUNT_ALL && q->count != HL_COUNT_FAILURES) {
+        return set_err(err, errlen, "bad count %d", (int)q->count);
+    }
+    if (q->dry_run < -1 || q->dry_run > 1)
+        return set_err(err, errlen, "bad dry_run %d", q->dry_run);
+    return 0;
+}
+
+/*
+ * Resets *q, applies every argv token, then validates. Returns 0, or -1 with
+ * the message of the first bad token in err (q is then partly filled).
+ */
+int hl_quota_parse_args(hl_quota_t *q, int argc, const char *const *argv,
+                        char *err, size_t errlen)
+{
+    int i;
+
+    hl_quota_init(q);
+    for (i = 0; i < argc && argv != NULL; i++) {
+        if (hl_quota_apply_token(q, argv[i], err, errlen) != 0)
+            return -1;
+    }
+    return hl_quota_validate(q, err, errlen);
+}
+
+/*
+ * Writes "COUNT/NUNIT" with the largest unit dividing the window exactly.
+ * Returns buf; NULL-safe and truncating (nothing written when buflen is 0).
+ */
+char *hl_window_name(const hl_window_t *w, char *buf, size_t buflen)
+{
+    size_t i;
+
+    if (buf == NULL || buflen == 0)
+        return buf;
+    for (i = 0; i < HL_NUNITS; i++) {
+        if (w->window_ms != 0 && w->window_ms % hl_units[i].ms == 0)
+            break;
+    }
+    if (i == HL_NUNITS)   /* window_ms == 0: invalid, still printable */
+        i = HL_NUNITS - 1;
+    snprintf(buf, buflen, "%u/%u%s", (unsigned)w->count,
+             (unsigned)(w->window_ms / hl_units[i].ms), hl_units[i].name);
+    return buf;
+}
+
+/*
+ * Returns 1 if status is counted by q: count=all always, count=failures for
+ * status >= 400, count=status for listed statuses; 0 otherwise.
+ */
+int hl_quota_counts_status(const hl_quota_t *q, int status)
+{
+    int i;
+
+    switch (q->count) {
+    case HL_COUNT_ALL:
+        return 1;
+    case HL_COUNT_FAILURES:
+        return status >= 400;
+    case HL_COUNT_STATUS:
+        for (i = 0; i < q->nstatuses && i < HL_MAX_STATUSES; i++) {
+            if (q->statuses[i] == status)
+                return 1;
+        }
+        return 0;
+    }
+    return 1;   /* unknown mode: counting is the safe side */
+}
+
+/* Returns the message name of by ("ip", "header", ...); "?" if unknown. */
+const char *hl_by_name(hl_by_t by)
+{
+    switch (by) {
+    case HL_BY_IP:     return "ip";
+    case HL_BY_GLOBAL: return "global";
+    case HL_BY_USER:   return "user";
+    case HL_BY_HEADER: return "header";
+    case HL_BY_COOKIE: return "cookie";
+    case HL_BY_ENV:    return "env";
+    }
+    return "?";
+}
+
+/* Returns the message name of algo ("fixed", ...); "?" if unknown. */
+const char *hl_algo_name(hl_algo_t algo)
+{
+    switch (algo) {
+    case HL_ALGO_FIXED:   return "fixed";
+    case HL_ALGO_SLIDING: return "sliding";
+    case HL_ALGO_GCRA:    return "gcra";
+    }
+    return "?";
+}

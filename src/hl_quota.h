@@ -1,0 +1,122 @@
+/*
+ * hl_quota.h - quota specifications: "COUNT/WINDOW ... by= algo= burst= count=".
+ *
+ * Pure core: no httpd headers, no allocation. An hl_quota_t holds no pointers,
+ * so it can be copied into shared memory as it is (the published quota table
+ * does exactly that).
+ */
+#ifndef HL_QUOTA_H
+#define HL_QUOTA_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define HL_MAX_WINDOWS   4     /* windows per quota, e.g. "5/1m 30/1h" */
+#define HL_MAX_STATUSES  8     /* statuses listed by count=status:... */
+#define HL_BY_NAME_MAX   64    /* header/cookie/env name, NUL included */
+#define HL_ERR_MAX       256   /* size of an error message buffer */
+#define HL_MAX_WINDOW_MS 2592000000u /* 30 days: the largest window accepted */
+
+typedef enum {
+    HL_BY_IP = 0,   /* r->useragent_ip, IPv6 grouped by prefix */
+    HL_BY_GLOBAL,   /* one bucket for every client */
+    HL_BY_USER,     /* REMOTE_USER */
+    HL_BY_HEADER,   /* header:NAME */
+    HL_BY_COOKIE,   /* cookie:NAME */
+    HL_BY_ENV       /* env:NAME */
+} hl_by_t;
+
+typedef enum {
+    HL_ALGO_FIXED = 0,  /* window starts at a key's first hit */
+    HL_ALGO_SLIDING,    /* sliding-window counter */
+    HL_ALGO_GCRA        /* generic cell rate (token bucket) */
+} hl_algo_t;
+
+typedef enum {
+    HL_COUNT_ALL = 0,   /* every admitted request */
+    HL_COUNT_FAILURES,  /* admitted requests whose final status >= 400 */
+    HL_COUNT_STATUS     /* admitted requests whose final status is listed */
+} hl_count_t;
+
+typedef struct {
+    uint32_t count;      /* requests admitted per window, >= 1 */
+    uint32_t window_ms;  /* window length in milliseconds, >= 1 */
+} hl_window_t;
+
+typedef struct {
+    int         nwindows;                 /* 1..HL_MAX_WINDOWS */
+    hl_window_t windows[HL_MAX_WINDOWS];
+    hl_by_t     by;
+    char        by_name[HL_BY_NAME_MAX];  /* for header:/cookie:/env:, else "" */
+    hl_algo_t   algo;
+    uint32_t    burst;                    /* gcra burst; 0 = use the window's count */
+    hl_count_t  count;
+    int         nstatuses;
+    uint16_t    statuses[HL_MAX_STATUSES];
+    int         dry_run;                  /* -1 unset, 0 off, 1 on (table entries) */
+} hl_quota_t;
+
+/* Sets *q to an empty quota (no windows, by=ip, algo=fixed, count=all, dry_run -1). */
+void hl_quota_init(hl_quota_t *q);
+
+/*
+ * Parses a duration: "500ms", "10s", "1m", "2h", "1d", or a bare number of
+ * seconds when bare_unit_ms is nonzero (bare numbers are then multiplied by
+ * bare_unit_ms; pass 0 to refuse bare numbers).
+ * Returns 0 and sets *out_ms; on failure returns -1 and writes a message
+ * naming the bad token into err (errlen bytes, may be 0). Zero, negative,
+ * overflowing or over-30-day durations fail.
+ */
+int hl_parse_duration_ms(const char *s, uint32_t bare_unit_ms,
+                         uint32_t *out_ms, char *err, size_t errlen);
+
+/*
+ * Parses "COUNT/WINDOW" ("5/1m", "10/60s", "3/500ms"). COUNT must be a
+ * positive integer below 2^31. Returns 0, or -1 with a message in err.
+ */
+int hl_parse_window(const char *tok, hl_window_t *w, char *err, size_t errlen);
+
+/*
+ * Applies one token of a HotLimitQuota line to *q: a window, or by=..., algo=...,
+ * burst=N, count=all|failures|status:401,403. Returns 0, or -1 with a message
+ * naming the bad token (unknown key or value, too many windows, ...).
+ */
+int hl_quota_apply_token(hl_quota_t *q, const char *tok, char *err, size_t errlen);
+
+/*
+ * Parses "by" values alone ("ip", "global", "user", "header:NAME", ...),
+ * as used by the JSON table. Returns 0, or -1 with a message in err.
+ */
+int hl_quota_set_by(hl_quota_t *q, const char *value, char *err, size_t errlen);
+
+/* Parses an algo name ("fixed", "sliding", "gcra"). Returns 0, or -1 + err. */
+int hl_quota_set_algo(hl_quota_t *q, const char *value, char *err, size_t errlen);
+
+/*
+ * Checks a filled quota: at least one window, burst only with gcra or >= 1.
+ * Returns 0, or -1 with a message in err.
+ */
+int hl_quota_validate(const hl_quota_t *q, char *err, size_t errlen);
+
+/*
+ * Parses a whole token list (argc/argv as httpd hands them) into *q and
+ * validates it. Returns 0, or -1 with a message naming the bad token.
+ */
+int hl_quota_parse_args(hl_quota_t *q, int argc, const char *const *argv,
+                        char *err, size_t errlen);
+
+/*
+ * Writes a short, stable name of a window ("5/1m", "10/60s", "3/500ms") into
+ * buf, choosing the largest unit that divides the window exactly.
+ * Returns buf (always NUL-terminated when buflen > 0).
+ */
+char *hl_window_name(const hl_window_t *w, char *buf, size_t buflen);
+
+/* Returns 1 if a request that ended with HTTP status `status` is counted by q. */
+int hl_quota_counts_status(const hl_quota_t *q, int status);
+
+/* Returns the names used in messages: "ip", "fixed", "failures", ... (static). */
+const char *hl_by_name(hl_by_t by);
+const char *hl_algo_name(hl_algo_t algo);
+
+#endif

@@ -1,0 +1,83 @@
+/*
+ * hl_render.h - the bodies and header values of a throttled response:
+ * the built-in HTML page in several languages, an administrator's template
+ * with placeholders, RFC 9457 problem details, and the RateLimit header
+ * values of draft-ietf-httpapi-ratelimit-headers. Uses an APR pool for
+ * the strings it returns; no httpd headers.
+ */
+#ifndef HL_RENDER_H
+#define HL_RENDER_H
+
+#include <apr_pools.h>
+#include <stdint.h>
+#include "hl_quota.h"
+
+/* One window of the matched quota, as the headers and bodies describe it. */
+typedef struct {
+    const char *name;        /* policy name, e.g. "5/1m" (a window name) */
+    uint32_t    limit;       /* COUNT */
+    uint32_t    window_s;    /* WINDOW in whole seconds, rounded up, >= 1 */
+    uint32_t    remaining;   /* requests left in it */
+    int64_t     reset_s;     /* seconds until it is full again, >= 0 */
+    int         violated;    /* 1 if this window rejected the request */
+} hl_policy_view_t;
+
+/* Everything the 429 response says. */
+typedef struct {
+    const char             *route;        /* matched route, e.g. "/user/login" */
+    long                    retry_after;  /* seconds, >= 1 */
+    int                     npolicies;
+    const hl_policy_view_t *policies;
+    const char             *lang;         /* from hl_negotiate_lang */
+} hl_reject_info_t;
+
+/*
+ * Returns the NULL-terminated list of built-in page languages (static):
+ * at least "en", "zh", "es", "fr", "de", "ar", "ja".
+ */
+const char *const *hl_render_languages(void);
+
+/*
+ * Returns the built-in, self-contained HTML page (no external assets,
+ * <meta name="robots" content="noindex, nofollow">, lang/dir attributes,
+ * how long to wait, a "retry" link to the same page and a "home" link to
+ * "/"), in info->lang, falling back to en. Allocated from p. Never NULL.
+ */
+char *hl_render_html(apr_pool_t *p, const hl_reject_info_t *info);
+
+/*
+ * Returns template tpl with {{RETRY_AFTER}}, {{LIMIT}}, {{WINDOW}},
+ * {{ROUTE}} and {{LANG}} replaced by HTML-escaped values (LIMIT and WINDOW
+ * describe the first violated policy, else the first). Unknown {{...}} are
+ * left as they are. Allocated from p. Never NULL.
+ */
+char *hl_render_template(apr_pool_t *p, const char *tpl,
+                         const hl_reject_info_t *info);
+
+/*
+ * Returns the JSON problem object: type (the IANA quota-exceeded problem
+ * type), title "Too Many Requests", status 429, detail (English sentence),
+ * retry_after, route, violated-policies (names of the violated windows).
+ * Strings are JSON-escaped. Allocated from p. Never NULL.
+ */
+char *hl_render_problem_json(apr_pool_t *p, const hl_reject_info_t *info);
+
+/*
+ * Returns the RateLimit-Policy value: each policy as
+ * "NAME";q=COUNT;w=SECONDS, joined by ", ". Allocated from p.
+ */
+char *hl_render_policy_header(apr_pool_t *p, const hl_policy_view_t *pol, int n);
+
+/*
+ * Returns the RateLimit value for the policy with the least remaining
+ * (ties: the longest reset): "NAME";r=REMAINING;t=SECONDS. Allocated from p.
+ */
+char *hl_render_ratelimit_header(apr_pool_t *p, const hl_policy_view_t *pol, int n);
+
+/* Returns s with & < > " ' escaped for HTML. Allocated from p (s may be NULL: ""). */
+char *hl_html_escape(apr_pool_t *p, const char *s);
+
+/* Returns s with " \ and control characters escaped for a JSON string (no quotes added). */
+char *hl_json_escape(apr_pool_t *p, const char *s);
+
+#endif

@@ -1,0 +1,104 @@
+/*
+ * hl_table.h - the JSON quota table (spec section 3): parsing a document
+ * into a flat, pointer-free image, and looking routes up in it.
+ *
+ * The image is what the reloader publishes in shared memory for every
+ * child: fixed-size rules with their route inline, a hash index of 32-bit
+ * slot numbers, the exempt blocks and the kill switch. No cJSON pointer
+ * outlives hl_table_parse. Lookup cost does not depend on the number of
+ * routes: one hash probe per candidate route.
+ */
+#ifndef HL_TABLE_H
+#define HL_TABLE_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include "hl_quota.h"
+#include "hl_cidr.h"
+#include "hl_route.h"
+
+#define HL_TABLE_MAGIC      0x484c5442u   /* "HLTB" */
+#define HL_TABLE_VERSION    1u
+#define HL_TABLE_MAX_ROUTES 16384         /* rules per table */
+#define HL_TABLE_MAX_EXEMPT 256           /* exempt blocks per table */
+#define HL_TABLE_MAX_DOC    (8u << 20)    /* largest document accepted */
+#define HL_TABLE_ROUTE_MAX  128           /* bytes of a rule's route, NUL incl. */
+#define HL_TABLE_GLOBAL_ROUTE "*"         /* route name of the e/m/t bucket */
+
+typedef struct {
+    char       route[HL_TABLE_ROUTE_MAX];  /* normalised, NUL-terminated */
+    uint32_t   chain;                      /* next rule in bucket: index+1 */
+    uint32_t   pad;
+    uint64_t   hash;
+    hl_quota_t quota;                      /* quota.dry_run: -1/0/1 */
+} hl_rule_t;
+
+/* The image: this header, then uint32_t buckets[nbuckets], then
+ * hl_rule_t rules[max_rules]. Build it with hl_table_parse. */
+typedef struct {
+    uint32_t   magic;
+    uint32_t   version;
+    uint32_t   enabled;          /* 0: kill switch, admit everything */
+    uint32_t   has_global;       /* 1: the compact e/m/t global bucket */
+    hl_quota_t global;           /* by=global, one window (m per t ms) */
+    uint32_t   nrules;
+    uint32_t   max_rules;
+    uint32_t   nbuckets;         /* power of two */
+    uint32_t   nexempt;
+    hl_cidr_t  exempt[HL_TABLE_MAX_EXEMPT];
+    uint64_t   digest;           /* hash of the document, to spot no-ops */
+} hl_table_t;
+
+/* Severity of a problem reported while parsing. */
+typedef enum {
+    HL_PROBLEM_WARNING = 0,   /* applied anyway (unknown key, duplicate) */
+    HL_PROBLEM_ERROR          /* entry skipped, or whole document refused */
+} hl_problem_t;
+
+/*
+ * Receives each problem: route is the route name as written in the
+ * document (NULL for document-level problems), field the JSON key at fault
+ * (NULL when none), msg a one-line explanation. Strings are valid only
+ * during the call.
+ */
+typedef void hl_table_report_fn(void *baton, hl_problem_t severity,
+                                const char *route, const char *field,
+                                const char *msg);
+
+/* Returns the bytes of an image holding max_rules rules (>= 1). */
+size_t hl_table_size(uint32_t max_rules);
+
+/* Makes mem (size bytes from hl_table_size(max_rules)) an empty, enabled
+ * table. Returns the table, or NULL when size is too small. */
+hl_table_t *hl_table_init(void *mem, size_t size, uint32_t max_rules);
+
+/*
+ * Parses the JSON document (len bytes, need not be NUL-terminated) into
+ * the image at mem (size bytes from hl_table_size(max_rules)).
+ * Returns 0 when the document is usable (invalid entries are skipped and
+ * reported as errors, the rest applies); returns -1 when the document as a
+ * whole is refused (not JSON, not an object, larger than HL_TABLE_MAX_DOC,
+ * "routes" not an object, more than max_rules routes): a table failure.
+ * Every problem goes to report (may be NULL). Returns the number of
+ * skipped entries in *nerrors (may be NULL). Allocates only inside cJSON,
+ * and frees it before returning.
+ */
+int hl_table_parse(void *mem, size_t size, uint32_t max_rules,
+                   const char *doc, size_t len,
+                   hl_table_report_fn *report, void *baton, int *nerrors);
+
+/* Returns the rule named exactly route (normalised, len bytes), or NULL. */
+const hl_rule_t *hl_table_lookup(const hl_table_t *t, const char *route,
+                                 size_t len);
+
+/*
+ * Returns the first rule among the candidates of route (normalised): the
+ * route itself, then each parent down to its first segment ("/user");
+ * "/" is a candidate only of "/" itself. NULL when none matches.
+ */
+const hl_rule_t *hl_table_match(const hl_table_t *t, const char *route);
+
+/* Returns 1 if address ip is in the table's exempt list. */
+int hl_table_exempt(const hl_table_t *t, const hl_cidr_t *ip);
+
+#endif

@@ -1,0 +1,168 @@
+/*
+ * mod_hotlimit.h - what the httpd glue files share: configuration records,
+ * the shared-memory store and the functions each glue file offers.
+ *
+ * Glue files (httpd headers allowed): mod_hotlimit.c (module, directives,
+ * config merge, hook registration), mod_hotlimit_store.c (slotmem + mutex),
+ * mod_hotlimit_access.c (the access-checker decision), mod_hotlimit_respond.c
+ * (429 responses and headers), mod_hotlimit_status.c (status handler),
+ * mod_hotlimit_table.c (quota table reload and publication).
+ * The pure core lives in src/hl_*.c.
+ *
+ * Log tags: HL00001-HL00099 mod_hotlimit.c, HL00100-HL00199 access,
+ * HL00200-HL00299 store, HL00300-HL00399 status, HL00400-HL00499 table,
+ * HL00500-HL00599 fetch.
+ */
+#ifndef MOD_HOTLIMIT_H
+#define MOD_HOTLIMIT_H
+
+#include "httpd.h"
+#include "http_config.h"
+#include "apr_global_mutex.h"
+
+#include "hl_quota.h"
+#include "hl_cidr.h"
+#include "hl_slots.h"
+#include "hl_stats.h"
+#include "hl_limiter.h"
+
+#define HL_UNSET (-1)
+
+/* Where the route of a request comes from (HotLimitRouteFrom). */
+typedef enum {
+    HL_ROUTE_FROM_UNSET = 0,
+    HL_ROUTE_FROM_PATH,
+    HL_ROUTE_FROM_QUERY,
+    HL_ROUTE_FROM_PATH_INFO
+} hl_route_from_t;
+
+/* A HotLimitQuota with the scope (section path) it was declared in. */
+typedef struct {
+    hl_quota_t  quota;
+    const char *scope;      /* "/user/login", the <Location> path; never NULL */
+    const char *spec;       /* the directive's arguments, for messages */
+} hl_dir_quota_t;
+
+/* Per-directory configuration; HL_UNSET fields inherit from the parent. */
+typedef struct {
+    int                   engine;      /* HotLimitEngine */
+    int                   dry_run;     /* HotLimitDryRun */
+    int                   headers;     /* HotLimitHeaders */
+    hl_route_from_t       route_from;  /* HotLimitRouteFrom */
+    const char           *route_arg;   /* query:NAME */
+    const hl_dir_quota_t *quota;       /* HotLimitQuota; a child's replaces */
+} hl_dir_conf_t;
+
+/* Table failure policy (HotLimitTableFailure). */
+typedef enum {
+    HL_FAIL_UNSET = 0,
+    HL_FAIL_OPEN,
+    HL_FAIL_LAST_GOOD
+} hl_table_failure_t;
+
+/* Per-server configuration. Server-wide settings are read from the main
+ * server only (documented per directive). */
+typedef struct {
+    int                 slots;            /* HotLimitSlots */
+    int                 persist;          /* HotLimitPersist */
+    int                 ipv6_prefix;      /* HotLimitIPv6Prefix */
+    apr_array_header_t *exempt;           /* of hl_cidr_t (HotLimitExempt) */
+    const char         *error_template;   /* file contents, or NULL */
+    const char         *store;            /* HotLimitStore */
+    const char         *table_source;     /* HotLimitQuotaTable */
+    int                 reload_interval;  /* seconds */
+    int                 fetch_timeout;    /* seconds */
+    hl_table_failure_t  table_failure;
+} hl_server_conf_t;
+
+extern module AP_MODULE_DECLARE_DATA hotlimit_module;
+
+/* ---- mod_hotlimit_store.c: counters in shared memory ------------------ */
+
+#define HL_SHARED_MAGIC   0x484c5348u  /* "HLSH" */
+#define HL_SHARED_VERSION 1u
+#define HL_TEXT_MAX       256
+
+/* Results of a quota table reload, indexes of hl_shared_t.reloads. */
+typedef enum {
+    HL_RELOAD_OK = 0,        /* a new table was published */
+    HL_RELOAD_UNCHANGED,     /* source not modified (mtime, 304) */
+    HL_RELOAD_FAILED,        /* unreadable, HTTP error, bad JSON */
+    HL_RELOAD_RESULTS
+} hl_reload_result_t;
+
+/* The shared segment's header; the slot table follows it. Written under
+ * the global mutex only. */
+typedef struct {
+    uint32_t   magic;
+    uint32_t   version;
+    uint32_t   capacity;
+    uint32_t   table_enabled;        /* 0: kill switch thrown */
+    uint64_t   table_generation;     /* bumped at each publication */
+    int64_t    table_loaded_ms;      /* last publication, 0 = never */
+    int64_t    table_checked_ms;     /* last reload attempt, 0 = never */
+    uint64_t   reloads[HL_RELOAD_RESULTS];
+    int32_t    table_last_result;    /* hl_reload_result_t, -1 = none yet */
+    uint32_t   table_routes;         /* rules in the published table */
+    char       table_source[HL_TEXT_MAX];
+    char       table_message[HL_TEXT_MAX]; /* last result, human readable */
+    hl_stats_t stats;
+} hl_shared_t;
+
+/* Returns OK, or HTTP_INTERNAL_SERVER_ERROR after logging (post_config). */
+int hl_store_pre_config(apr_pool_t *pconf);
+int hl_store_post_config(apr_pool_t *pconf, server_rec *s);
+void hl_store_child_init(apr_pool_t *pchild, server_rec *s);
+
+/*
+ * Locks the store for one decision and returns the slot table and stats
+ * (valid until hl_store_unlock). Returns APR_SUCCESS, or an error after
+ * logging (the caller then admits the request: a broken lock must not take
+ * the site down).
+ */
+apr_status_t hl_store_lock(server_rec *s, hl_slots_t **slots, hl_shared_t **shared);
+void hl_store_unlock(server_rec *s);
+
+/* Returns the configured capacity, 0 before post_config. */
+uint32_t hl_store_capacity(void);
+
+/* ---- mod_hotlimit_access.c: the decision ------------------------------- */
+int hl_access_checker(request_rec *r);
+int hl_fixups(request_rec *r);
+int hl_log_transaction(request_rec *r);
+
+/* ---- mod_hotlimit_respond.c: headers, environment and the 429 ---------- */
+
+/* One quota that applies to a request, and what the limiter said. */
+typedef struct {
+    hl_quota_t    quota;       /* a copy: table rules may change meanwhile */
+    const char   *route;       /* scope or matched table route */
+    const char   *key;         /* "route|client" */
+    hl_origin_t   origin;
+    int           dry_run;     /* effective HotLimitDryRun / "dry_run" */
+    hl_decision_t decision;
+} hl_match_t;
+
+/*
+ * Sets HOTLIMIT_ROUTE, HOTLIMIT_LIMIT and HOTLIMIT_REMAINING in
+ * r->subprocess_env and, when headers is nonzero, RateLimit-Policy and
+ * RateLimit in r->err_headers_out (so they survive error responses).
+ */
+void hl_respond_annotate(request_rec *r, const hl_match_t *m, int headers);
+
+/*
+ * Sends the 429 for match m (its decision rejected): Retry-After,
+ * Cache-Control, Vary, then a problem+json, json or HTML body as Accept
+ * asks; HTML comes from ErrorDocument 429 when configured, else the
+ * HotLimitErrorTemplate, else the built-in page. Returns the value the
+ * hook must return (DONE, or HTTP_TOO_MANY_REQUESTS for ErrorDocument).
+ */
+int hl_respond_reject(request_rec *r, const hl_match_t *m);
+
+/* ---- mod_hotlimit_status.c -------------------------------------------- */
+int hl_status_handler(request_rec *r);
+
+/* Returns the current time in ms since the epoch. */
+int64_t hl_now_ms(void);
+
+#endif

@@ -1,0 +1,315 @@
+/*
+ * mod_hotlimit_access.c - the decision, once per initial request, at the
+ * access-checker stage (before Require, authentication and any handler).
+ *
+ * 1. Collect the quotas that apply: the scope's HotLimitQuota (its route
+ *    is the section path) and, later, the quota table's rule.
+ * 2. Skip exempt clients (HotLimitExempt, env hotlimit-exempt).
+ * 3. Build each key "route|client" outside the lock.
+ * 4. Under the global mutex: decide every quota, count the request only if
+ *    every non-dry-run quota admits it, update the per-route statistics.
+ * 5. After unlocking: environment, RateLimit headers, logging, the 429.
+ *
+ * by=user quotas wait for the fixups stage, when authentication has set
+ * REMOTE_USER. count=failures|status quotas are decided here but counted in
+ * the log_transaction hook, once the final status is known.
+ */
+#include <string.h>
+
+#include "httpd.h"
+#include "http_config.h"
+#include "http_core.h"
+#include "http_log.h"
+#include "http_request.h"
+#include "apr_strings.h"
+
+#include "mod_hotlimit.h"
+#include "hl_route.h"
+
+APLOG_USE_MODULE(hotlimit);
+
+#define HL_MAX_MATCHES 2
+#define HL_HASH_SEED   0x686f746c696d6974ULL  /* "hotlimit": keys stay stable */
+
+typedef enum { HL_STAGE_ACCESS, HL_STAGE_FIXUPS } hl_stage_t;
+
+/* What log_transaction needs to count a finished request. */
+typedef struct {
+    int        nmatches;
+    hl_match_t matches[HL_MAX_MATCHES];
+} hl_pending_t;
+
+/* Returns 1 if the client of r is exempt from every limit. */
+static int client_exempt(request_rec *r, const hl_server_conf_t *sc)
+{
+    hl_cidr_t ip;
+    int i;
+
+    if (apr_table_get(r->subprocess_env, "hotlimit-exempt"))
+        return 1;
+    if (!sc->exempt || !r->useragent_ip || hl_ip_parse(r->useragent_ip, &ip))
+        return 0;
+    for (i = 0; i < sc->exempt->nelts; ++i)
+        if (hl_cidr_match(&APR_ARRAY_IDX(sc->exempt, i, hl_cidr_t), &ip))
+            return 1;
+    return 0;
+}
+
+/* Returns "<prefix>:" and 16 hex digits of a hash of value: secrets such
+ * as Authorization headers or session cookies never reach shared memory,
+ * logs or the status page in clear. Allocated from r->pool. */
+static const char *hashed_value(request_rec *r, char prefix, const char *value,
+                                size_t len)
+{
+    return apr_psprintf(r->pool, "%c:%016" APR_UINT64_T_HEX_FMT, prefix,
+                        (apr_uint64_t)hl_hash64(value, len, HL_HASH_SEED));
+}
+
+/* Returns the client part of the key for quota q, falling back to the
+ * client address when the named header, cookie, user or variable is
+ * absent. Allocated from r->pool; never NULL. */
+static const char *client_part(request_rec *r, const hl_quota_t *q,
+                               const hl_server_conf_t *sc)
+{
+    const char *v;
+    char buf[HL_KEY_MAX + 1];
+    long n;
+
+    switch (q->by) {
+    case HL_BY_GLOBAL:
+        return "*";
+    case HL_BY_USER:
+        if (r->user && *r->user)
+            return apr_pstrcat(r->pool, "u:", r->user, NULL);
+        break;
+    case HL_BY_HEADER:
+        v = apr_table_get(r->headers_in, q->by_name);
+        if (v && *v)
+            return hashed_value(r, 'h', v, strlen(v));
+        break;
+    case HL_BY_COOKIE:
+        v = apr_table_get(r->headers_in, "Cookie");
+        if (v) {
+            char *val = apr_palloc(r->pool, 4096);
+            n = hl_cookie_value(val, 4096, v, q->by_name);
+            if (n > 0)
+                return hashed_value(r, 'c', val, (size_t)n);
+        }
+        break;
+    case HL_BY_ENV:
+        v = apr_table_get(r->subprocess_env, q->by_name);
+        if (v && *v)
+            return apr_pstrcat(r->pool, "e:", v, NULL);
+        break;
+    case HL_BY_IP:
+    default:
+        break;
+    }
+    hl_client_key(buf, r->useragent_ip ? r->useragent_ip : "-",
+                  sc->ipv6_prefix != HL_UNSET ? sc->ipv6_prefix : 64);
+    return apr_pstrdup(r->pool, buf);
+}
+
+/* Returns 1 if quota q is decided at this stage: by=user quotas wait for
+ * fixups, when authentication has set REMOTE_USER; all others are decided
+ * at the access checker. */
+static int decided_at(const hl_quota_t *q, hl_stage_t stage)
+{
+    return (q->by == HL_BY_USER) == (stage == HL_STAGE_FIXUPS);
+}
+
+/* Collects the quotas applying to r at this stage into m. Returns their
+ * number. */
+static int collect_matches(request_rec *r, const hl_dir_conf_t *dc,
+                           hl_stage_t stage, hl_match_t *m)
+{
+    int n = 0;
+
+    if (dc->quota && decided_at(&dc->quota->quota, stage)) {
+        memset(&m[n], 0, sizeof(m[n]));
+        m[n].quota = dc->quota->quota;
+        m[n].route = dc->quota->scope;
+        m[n].origin = HL_ORIGIN_DIRECTIVE;
+        m[n].dry_run = dc->dry_run == 1;
+        ++n;
+    }
+    return n;
+}
+
+/* Logs the rejection (or would-be rejection under dry run) of match m. */
+static void log_rejection(request_rec *r, const hl_match_t *m)
+{
+    char name[48];
+    int i, w = 0;
+
+    for (i = 0; i < m->decision.nwindows; ++i)
+        if (!m->decision.windows[i].admit) {
+            w = i;
+            break;
+        }
+    ap_log_rerror(APLOG_MARK, APLOG_INFO, 0, r,
+                  "%s: %s client=%s route=%s key=%s limit=%s "
+                  "retry_after=%ld user_agent=\"%s\"",
+                  m->dry_run ? "HL00101" : "HL00100",
+                  m->dry_run ? "dry run, would reject" : "rejected",
+                  r->useragent_ip, m->route, m->key,
+                  hl_window_name(&m->quota.windows[w], name, sizeof(name)),
+                  m->decision.retry_after_s,
+                  apr_table_get(r->headers_in, "User-Agent")
+                      ? apr_table_get(r->headers_in, "User-Agent") : "-");
+}
+
+/* Returns the match whose headers and environment describe the request:
+ * a rejecting one first, else the one with the least remaining. */
+static const hl_match_t *primary_match(const hl_match_t *m, int n)
+{
+    int i, best = 0;
+    for (i = 0; i < n; ++i) {
+        if (!m[i].decision.admit && !m[i].dry_run)
+            return &m[i];
+        if (m[i].decision.remaining < m[best].decision.remaining)
+            best = i;
+    }
+    return &m[best];
+}
+
+/* Decides the matches under the lock. Returns 1 if the request is admitted
+ * (dry-run matches never reject), 0 if rejected, -1 if the store could not
+ * be locked (the caller then admits). */
+static int decide_locked(request_rec *r, hl_match_t *m, int n, int64_t now)
+{
+    hl_slots_t *slots;
+    hl_shared_t *shared;
+    int admit = 1, i;
+
+    if (hl_store_lock(r->server, &slots, &shared) != APR_SUCCESS)
+        return -1;
+    for (i = 0; i < n; ++i) {
+        /* One quota that counts every request: decide and count at once. */
+        int commit = n == 1 && m[i].quota.count == HL_COUNT_ALL;
+        hl_limiter_decide(slots, &m[i].quota, m[i].origin, m[i].key,
+                          strlen(m[i].key), now, commit, &m[i].decision);
+        if (!m[i].decision.admit && !m[i].dry_run)
+            admit = 0;
+    }
+    if (n > 1 && admit) {
+        for (i = 0; i < n; ++i)
+            if (m[i].decision.admit && m[i].quota.count == HL_COUNT_ALL)
+                hl_limiter_count(slots, &m[i].quota, m[i].origin, m[i].key,
+                                 strlen(m[i].key), now);
+    }
+    for (i = 0; i < n; ++i)
+        hl_stats_add(&shared->stats, m[i].route,
+                     m[i].decision.admit ? HL_DECISION_ADMITTED
+                     : m[i].dry_run ? HL_DECISION_DRY_RUN
+                     : HL_DECISION_REJECTED);
+    hl_store_unlock(r->server);
+    return admit;
+}
+
+/* Remembers admitted count=failures|status matches for log_transaction. */
+static void remember_pending(request_rec *r, const hl_match_t *m, int n)
+{
+    hl_pending_t *p = ap_get_module_config(r->request_config, &hotlimit_module);
+    int i;
+
+    for (i = 0; i < n; ++i) {
+        if (m[i].quota.count == HL_COUNT_ALL || !m[i].decision.admit)
+            continue;
+        if (!p) {
+            p = apr_pcalloc(r->pool, sizeof(*p));
+            ap_set_module_config(r->request_config, &hotlimit_module, p);
+        }
+        if (p->nmatches < HL_MAX_MATCHES)
+            p->matches[p->nmatches++] = m[i];
+    }
+}
+
+/* Runs the whole decision for r at one stage. Returns DECLINED, or the
+ * 429 outcome (DONE / HTTP_TOO_MANY_REQUESTS). */
+static int limit_request(request_rec *r, hl_stage_t stage)
+{
+    const hl_dir_conf_t *dc;
+    const hl_server_conf_t *sc;
+    hl_match_t m[HL_MAX_MATCHES];
+    const hl_match_t *primary;
+    int n, i, admit;
+
+    if (!ap_is_initial_req(r))
+        return DECLINED;
+    dc = ap_get_module_config(r->per_dir_config, &hotlimit_module);
+    if (!dc || dc->engine == 0)
+        return DECLINED;
+    n = collect_matches(r, dc, stage, m);
+    if (n == 0)
+        return DECLINED;
+    sc = ap_get_module_config(r->server->module_config, &hotlimit_module);
+    if (client_exempt(r, sc))
+        return DECLINED;
+
+    for (i = 0; i < n; ++i)
+        m[i].key = apr_pstrcat(r->pool, m[i].route, "|",
+                               client_part(r, &m[i].quota, sc), NULL);
+    admit = decide_locked(r, m, n, hl_now_ms());
+    if (admit < 0)
+        return DECLINED;
+
+    primary = primary_match(m, n);
+    hl_respond_annotate(r, primary, dc->headers != 0);
+    for (i = 0; i < n; ++i)
+        if (!m[i].decision.admit)
+            log_rejection(r, &m[i]);
+    if (!admit)
+        return hl_respond_reject(r, primary);
+    remember_pending(r, m, n);
+    return DECLINED;
+}
+
+int hl_access_checker(request_rec *r)
+{
+    /* An internal redirect (mod_rewrite to a front controller, ErrorDocument)
+     * is not decided again; give it the variables without REDIRECT_. */
+    if (r->prev && !r->main) {
+        static const char *const names[] = {
+            "HOTLIMIT_ROUTE", "HOTLIMIT_LIMIT", "HOTLIMIT_REMAINING", NULL };
+        int i;
+        for (i = 0; names[i]; ++i) {
+            const char *v = apr_table_get(r->subprocess_env,
+                            apr_pstrcat(r->pool, "REDIRECT_", names[i], NULL));
+            if (v)
+                apr_table_setn(r->subprocess_env, names[i], v);
+        }
+    }
+    return limit_request(r, HL_STAGE_ACCESS);
+}
+
+int hl_fixups(request_rec *r)
+{
+    return limit_request(r, HL_STAGE_FIXUPS);
+}
+
+int hl_log_transaction(request_rec *r)
+{
+    hl_pending_t *p = ap_get_module_config(r->request_config, &hotlimit_module);
+    const request_rec *last = r;
+    hl_slots_t *slots;
+    hl_shared_t *shared;
+    int i, counted = 0;
+
+    if (!p)
+        return DECLINED;
+    while (last->next)
+        last = last->next;
+    for (i = 0; i < p->nmatches; ++i)
+        counted |= hl_quota_counts_status(&p->matches[i].quota, last->status);
+    if (!counted || hl_store_lock(r->server, &slots, &shared) != APR_SUCCESS)
+        return DECLINED;
+    for (i = 0; i < p->nmatches; ++i) {
+        hl_match_t *m = &p->matches[i];
+        if (hl_quota_counts_status(&m->quota, last->status))
+            hl_limiter_count(slots, &m->quota, m->origin, m->key,
+                             strlen(m->key), hl_now_ms());
+    }
+    hl_store_unlock(r->server);
+    return DECLINED;
+}

@@ -1,0 +1,322 @@
+/*
+ * mod_hotlimit_status.c - "SetHandler hotlimit-status": the limiter's state
+ * as an HTML page, as JSON (?json) or as Prometheus text (?metrics), and
+ * "POST reset=KEY" to clear one client's counters.
+ *
+ * Everything is copied out of shared memory under the lock into a snapshot
+ * allocated from r->pool, and written to the client after unlocking.
+ */
+#include <string.h>
+#include <stdlib.h>
+
+#include "httpd.h"
+#include "http_config.h"
+#include "http_core.h"
+#include "http_log.h"
+#include "http_protocol.h"
+#include "util_script.h"
+#include "apr_strings.h"
+
+#include "mod_hotlimit.h"
+#include "hl_render.h"
+
+APLOG_USE_MODULE(hotlimit);
+
+#define HL_TOP_KEYS 20
+
+typedef struct {
+    char     key[HL_KEY_MAX + 1];
+    uint32_t count;
+} hl_top_key_t;
+
+/* A copy of everything the page shows. */
+typedef struct {
+    hl_shared_t  shared;          /* header and per-route stats */
+    uint32_t     used, capacity;
+    uint64_t     evictions;
+    int          ntop;
+    hl_top_key_t top[HL_TOP_KEYS];
+} hl_snapshot_t;
+
+/* Keeps the HL_TOP_KEYS busiest counters (fixed and sliding windows). */
+static int collect_top(const hl_slot_t *s, void *baton)
+{
+    hl_snapshot_t *snap = baton;
+    int i, at;
+
+    if (s->bucket.count == 0 || s->key_len <= HL_SLOT_KEY_PREFIX)
+        return 0;
+    at = snap->ntop < HL_TOP_KEYS ? snap->ntop : HL_TOP_KEYS - 1;
+    if (snap->ntop == HL_TOP_KEYS && snap->top[at].count >= s->bucket.count)
+        return 0;
+    /* Insertion into a short sorted array. */
+    while (at > 0 && snap->top[at - 1].count < s->bucket.count) {
+        snap->top[at] = snap->top[at - 1];
+        --at;
+    }
+    memcpy(snap->top[at].key, s->key + HL_SLOT_KEY_PREFIX,
+           s->key_len - HL_SLOT_KEY_PREFIX);
+    snap->top[at].key[s->key_len - HL_SLOT_KEY_PREFIX] = '\0';
+    snap->top[at].count = s->bucket.count;
+    for (i = 0; snap->top[at].key[i]; ++i)
+        if ((unsigned char)snap->top[at].key[i] < 0x20)
+            snap->top[at].key[i] = '?';
+    if (snap->ntop < HL_TOP_KEYS)
+        snap->ntop++;
+    return 0;
+}
+
+/* Returns a snapshot allocated from r->pool, or NULL if the store can't be
+ * locked (logged). */
+static hl_snapshot_t *take_snapshot(request_rec *r)
+{
+    hl_snapshot_t *snap = apr_pcalloc(r->pool, sizeof(*snap));
+    hl_slots_t *slots;
+    hl_shared_t *shared;
+
+    if (hl_store_lock(r->server, &slots, &shared) != APR_SUCCESS)
+        return NULL;
+    memcpy(&snap->shared, shared, sizeof(*shared));
+    snap->used = slots->hdr->used;
+    snap->capacity = slots->hdr->capacity;
+    snap->evictions = slots->hdr->evictions;
+    hl_slots_foreach(slots, collect_top, snap);
+    hl_store_unlock(r->server);
+    return snap;
+}
+
+static const char *const result_names[HL_RELOAD_RESULTS] = {
+    "ok", "unchanged", "failed"
+};
+static const char *const decision_names[3] = {
+    "admitted", "rejected", "dry_run"
+};
+
+/* Returns the name of the last reload result, "none" before the first. */
+static const char *last_result(const hl_snapshot_t *snap)
+{
+    int v = snap->shared.table_last_result;
+    return v >= 0 && v < HL_RELOAD_RESULTS ? result_names[v] : "none";
+}
+
+/* Returns a Prometheus label value with \ " and newline escaped. */
+static const char *prom_escape(apr_pool_t *p, const char *s)
+{
+    char *out = apr_palloc(p, strlen(s) * 2 + 1), *o = out;
+    for (; *s; ++s) {
+        if (*s == '\\' || *s == '"') {
+            *o++ = '\\';
+            *o++ = *s;
+        }
+        else if (*s == '\n') {
+            *o++ = '\\';
+            *o++ = 'n';
+        }
+        else
+            *o++ = *s;
+    }
+    *o = '\0';
+    return out;
+}
+
+static void write_metrics(request_rec *r, const hl_snapshot_t *snap)
+{
+    int i, k;
+
+    ap_set_content_type(r, "text/plain; version=0.0.4; charset=utf-8");
+    ap_rputs("# HELP hotlimit_requests_total Decisions per route.\n"
+             "# TYPE hotlimit_requests_total counter\n", r);
+    for (i = 0; i < HL_STATS_ROUTES; ++i) {
+        const hl_route_stat_t *e = &snap->shared.stats.routes[i];
+        if (!e->hash)
+            continue;
+        for (k = 0; k < 3; ++k)
+            ap_rprintf(r, "hotlimit_requests_total{route=\"%s\",decision=\"%s\"} %"
+                       APR_UINT64_T_FMT "\n", prom_escape(r->pool, e->route),
+                       decision_names[k], (apr_uint64_t)e->count[k]);
+    }
+    ap_rputs("# HELP hotlimit_table_reloads_total Quota table reloads by result.\n"
+             "# TYPE hotlimit_table_reloads_total counter\n", r);
+    for (k = 0; k < HL_RELOAD_RESULTS; ++k)
+        ap_rprintf(r, "hotlimit_table_reloads_total{result=\"%s\"} %"
+                   APR_UINT64_T_FMT "\n", result_names[k],
+                   (apr_uint64_t)snap->shared.reloads[k]);
+    ap_rprintf(r, "# HELP hotlimit_table_generation Generation of the quota table in force.\n"
+               "# TYPE hotlimit_table_generation gauge\n"
+               "hotlimit_table_generation %" APR_UINT64_T_FMT "\n"
+               "# HELP hotlimit_slots_used Counter slots in use.\n"
+               "# TYPE hotlimit_slots_used gauge\n"
+               "hotlimit_slots_used %u\n"
+               "# HELP hotlimit_slots_capacity Counter slots available.\n"
+               "# TYPE hotlimit_slots_capacity gauge\n"
+               "hotlimit_slots_capacity %u\n"
+               "# HELP hotlimit_evictions_total Counters reused while still live.\n"
+               "# TYPE hotlimit_evictions_total counter\n"
+               "hotlimit_evictions_total %" APR_UINT64_T_FMT "\n",
+               (apr_uint64_t)snap->shared.table_generation, snap->used,
+               snap->capacity, (apr_uint64_t)snap->evictions);
+}
+
+static void write_json(request_rec *r, const hl_snapshot_t *snap)
+{
+    apr_pool_t *p = r->pool;
+    int i, first = 1;
+
+    ap_set_content_type(r, "application/json");
+    ap_rprintf(r, "{\"table\":{\"source\":\"%s\",\"generation\":%" APR_UINT64_T_FMT
+               ",\"enabled\":%s,\"routes\":%u,\"loaded_ms\":%" APR_INT64_T_FMT
+               ",\"checked_ms\":%" APR_INT64_T_FMT ",\"last_result\":\"%s\","
+               "\"message\":\"%s\",\"reloads\":{\"ok\":%" APR_UINT64_T_FMT
+               ",\"unchanged\":%" APR_UINT64_T_FMT ",\"failed\":%" APR_UINT64_T_FMT "}},",
+               hl_json_escape(p, snap->shared.table_source),
+               (apr_uint64_t)snap->shared.table_generation,
+               snap->shared.table_enabled ? "true" : "false",
+               snap->shared.table_routes,
+               (apr_int64_t)snap->shared.table_loaded_ms,
+               (apr_int64_t)snap->shared.table_checked_ms, last_result(snap),
+               hl_json_escape(p, snap->shared.table_message),
+               (apr_uint64_t)snap->shared.reloads[HL_RELOAD_OK],
+               (apr_uint64_t)snap->shared.reloads[HL_RELOAD_UNCHANGED],
+               (apr_uint64_t)snap->shared.reloads[HL_RELOAD_FAILED]);
+    ap_rprintf(r, "\"slots\":{\"used\":%u,\"capacity\":%u,\"evictions\":%"
+               APR_UINT64_T_FMT "},\"routes\":[", snap->used, snap->capacity,
+               (apr_uint64_t)snap->evictions);
+    for (i = 0; i < HL_STATS_ROUTES; ++i) {
+        const hl_route_stat_t *e = &snap->shared.stats.routes[i];
+        if (!e->hash)
+            continue;
+        ap_rprintf(r, "%s{\"route\":\"%s\",\"admitted\":%" APR_UINT64_T_FMT
+                   ",\"rejected\":%" APR_UINT64_T_FMT ",\"dry_run\":%"
+                   APR_UINT64_T_FMT "}", first ? "" : ",",
+                   hl_json_escape(p, e->route), (apr_uint64_t)e->count[0],
+                   (apr_uint64_t)e->count[1], (apr_uint64_t)e->count[2]);
+        first = 0;
+    }
+    ap_rputs("],\"top_keys\":[", r);
+    for (i = 0; i < snap->ntop; ++i)
+        ap_rprintf(r, "%s{\"key\":\"%s\",\"count\":%u}", i ? "," : "",
+                   hl_json_escape(p, snap->top[i].key), snap->top[i].count);
+    ap_rputs("]}\n", r);
+}
+
+static void write_html(request_rec *r, const hl_snapshot_t *snap)
+{
+    apr_pool_t *p = r->pool;
+    char when[APR_RFC822_DATE_LEN] = "never";
+    int i;
+
+    if (snap->shared.table_loaded_ms)
+        apr_rfc822_date(when, (apr_time_t)snap->shared.table_loaded_ms * 1000);
+    ap_set_content_type(r, "text/html; charset=utf-8");
+    ap_rputs("<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\">"
+             "<meta name=\"robots\" content=\"noindex, nofollow\">"
+             "<title>mod_hotlimit status</title><style>body{font-family:sans-serif;"
+             "margin:2em}table{border-collapse:collapse}td,th{border:1px solid #ccc;"
+             "padding:.2em .6em;text-align:left}</style></head><body>"
+             "<h1>mod_hotlimit status</h1>", r);
+    ap_rprintf(r, "<h2>Quota table</h2><table>"
+               "<tr><th>source</th><td>%s</td></tr>"
+               "<tr><th>enabled</th><td>%s</td></tr>"
+               "<tr><th>generation</th><td>%" APR_UINT64_T_FMT "</td></tr>"
+               "<tr><th>routes</th><td>%u</td></tr>"
+               "<tr><th>last reload</th><td>%s</td></tr>"
+               "<tr><th>last result</th><td>%s: %s</td></tr>"
+               "<tr><th>reloads ok / unchanged / failed</th><td>%" APR_UINT64_T_FMT
+               " / %" APR_UINT64_T_FMT " / %" APR_UINT64_T_FMT "</td></tr></table>",
+               snap->shared.table_source[0]
+                   ? hl_html_escape(p, snap->shared.table_source) : "(none)",
+               snap->shared.table_enabled ? "yes" : "no (kill switch)",
+               (apr_uint64_t)snap->shared.table_generation,
+               snap->shared.table_routes, when, last_result(snap),
+               hl_html_escape(p, snap->shared.table_message),
+               (apr_uint64_t)snap->shared.reloads[HL_RELOAD_OK],
+               (apr_uint64_t)snap->shared.reloads[HL_RELOAD_UNCHANGED],
+               (apr_uint64_t)snap->shared.reloads[HL_RELOAD_FAILED]);
+    ap_rprintf(r, "<h2>Counter slots</h2><p>%u used of %u, %" APR_UINT64_T_FMT
+               " evictions</p>", snap->used, snap->capacity,
+               (apr_uint64_t)snap->evictions);
+    ap_rputs("<h2>Routes</h2><table><tr><th>route</th><th>admitted</th>"
+             "<th>rejected</th><th>dry run</th></tr>", r);
+    for (i = 0; i < HL_STATS_ROUTES; ++i) {
+        const hl_route_stat_t *e = &snap->shared.stats.routes[i];
+        if (!e->hash)
+            continue;
+        ap_rprintf(r, "<tr><td>%s</td><td>%" APR_UINT64_T_FMT "</td><td>%"
+                   APR_UINT64_T_FMT "</td><td>%" APR_UINT64_T_FMT "</td></tr>",
+                   hl_html_escape(p, e->route), (apr_uint64_t)e->count[0],
+                   (apr_uint64_t)e->count[1], (apr_uint64_t)e->count[2]);
+    }
+    ap_rputs("</table><h2>Busiest keys</h2><table><tr><th>key</th>"
+             "<th>requests in window</th></tr>", r);
+    for (i = 0; i < snap->ntop; ++i)
+        ap_rprintf(r, "<tr><td>%s</td><td>%u</td></tr>",
+                   hl_html_escape(p, snap->top[i].key), snap->top[i].count);
+    ap_rputs("</table><p><a href=\"?json\">JSON</a> &middot; "
+             "<a href=\"?metrics\">metrics</a></p></body></html>\n", r);
+}
+
+/* Handles POST reset=KEY. Returns the handler's status. */
+static int handle_reset(request_rec *r)
+{
+    apr_array_header_t *pairs = NULL;
+    hl_slots_t *slots;
+    hl_shared_t *shared;
+    const char *key = NULL;
+    int removed, i;
+
+    if (ap_parse_form_data(r, NULL, &pairs, -1, 8192) != OK || !pairs)
+        return HTTP_BAD_REQUEST;
+    for (i = 0; i < pairs->nelts; ++i) {
+        ap_form_pair_t *pair = &APR_ARRAY_IDX(pairs, i, ap_form_pair_t);
+        if (!strcmp(pair->name, "reset")) {
+            apr_off_t len;
+            apr_size_t size;
+            char *buf;
+            apr_brigade_length(pair->value, 1, &len);
+            size = (apr_size_t)len;
+            buf = apr_palloc(r->pool, size + 1);
+            apr_brigade_flatten(pair->value, buf, &size);
+            buf[size] = '\0';
+            key = buf;
+        }
+    }
+    if (!key || !*key)
+        return HTTP_BAD_REQUEST;
+    if (hl_store_lock(r->server, &slots, &shared) != APR_SUCCESS)
+        return HTTP_SERVICE_UNAVAILABLE;
+    removed = hl_limiter_reset(slots, key, strlen(key));
+    hl_store_unlock(r->server);
+    ap_log_rerror(APLOG_MARK, APLOG_NOTICE, 0, r,
+                  "HL00300: counters of key '%s' reset by %s (%d slots)",
+                  key, r->useragent_ip, removed);
+    ap_set_content_type(r, "application/json");
+    ap_rprintf(r, "{\"reset\":\"%s\",\"removed\":%d}\n",
+               hl_json_escape(r->pool, key), removed);
+    return OK;
+}
+
+int hl_status_handler(request_rec *r)
+{
+    hl_snapshot_t *snap;
+
+    if (!r->handler || strcmp(r->handler, "hotlimit-status"))
+        return DECLINED;
+    if (r->method_number == M_POST)
+        return handle_reset(r);
+    r->allowed = (AP_METHOD_BIT << M_GET) | (AP_METHOD_BIT << M_POST);
+    if (r->method_number != M_GET)
+        return HTTP_METHOD_NOT_ALLOWED;
+    snap = take_snapshot(r);
+    if (!snap)
+        return HTTP_SERVICE_UNAVAILABLE;
+    apr_table_setn(r->headers_out, "Cache-Control", "no-store");
+    if (r->header_only)
+        return OK;
+    if (r->args && !strcmp(r->args, "metrics"))
+        write_metrics(r, snap);
+    else if (r->args && !strcmp(r->args, "json"))
+        write_json(r, snap);
+    else
+        write_html(r, snap);
+    return OK;
+}

@@ -1,0 +1,63 @@
+#!/bin/bash
+# t/run-httpd-tests.sh - runs the Apache::Test suite (t/*.t) against the
+# built module with a real httpd on loopback, twice: under the prefork MPM
+# with mod_php, and under the event MPM.
+#
+# Apache::Test refuses to run as root, so as root the suite is copied to a
+# scratch directory owned by an unprivileged user (hltest, created if
+# missing) and run as that user. Exit status: non-zero if any test failed.
+set -euo pipefail
+
+top=$(cd "$(dirname "$0")/.." && pwd)
+so="$top/.libs/mod_hotlimit.so"
+[ -f "$so" ] || { echo "run-httpd-tests: $so not built (run make)" >&2; exit 1; }
+modules=$(apxs -q LIBEXECDIR)
+apxs=$(command -v apxs)
+mpms=${HOTLIMIT_MPMS:-"prefork event"}
+
+work=$(mktemp -d /tmp/hotlimit-t.XXXXXX)
+cp -a "$top/t" "$work/t"
+cp "$so" "$work/mod_hotlimit.so"
+if [ -x "$top/hotlimit-check" ]; then cp "$top/hotlimit-check" "$work/hotlimit-check"; fi
+
+run_as=()
+if [ "$(id -u)" = 0 ]; then
+    id hltest >/dev/null 2>&1 || useradd --system --no-create-home --shell /usr/sbin/nologin hltest
+    chown -R hltest: "$work"
+    chmod 755 "$work"
+    run_as=(runuser -u hltest --)
+fi
+
+# Writes the base config Apache::Test inherits its LoadModule lines from.
+base_conf() {
+    local mpm=$1
+    {
+        echo "LoadModule mpm_${mpm}_module $modules/mod_mpm_${mpm}.so"
+        for m in authz_core authz_host authz_user authn_core authn_file auth_basic \
+                 alias dir mime env setenvif headers rewrite remoteip slotmem_shm; do
+            echo "LoadModule ${m}_module $modules/mod_${m}.so"
+        done
+        if [ "$mpm" = prefork ] && [ -f "$modules/libphp8.2.so" ]; then
+            echo "LoadModule php_module $modules/libphp8.2.so"
+        fi
+        echo "LoadModule hotlimit_module $work/mod_hotlimit.so"
+    } > "$work/base-$mpm.conf"
+}
+
+status=0
+for mpm in $mpms; do
+    base_conf "$mpm"
+    echo "== Apache::Test under the $mpm MPM"
+    (cd "$work/t" && "${run_as[@]}" env HOTLIMIT_TEST_MPM="$mpm" \
+        HOTLIMIT_TEST_WORK="$work" perl TEST.PL -apxs "$apxs" \
+        -httpd_conf "$work/base-$mpm.conf" -port select -minclients 4 \
+        -maxclients 16 -defines "HL_MPM_${mpm^^}" ${HOTLIMIT_TEST_ARGS:-}) || status=1
+    if [ $status != 0 ]; then
+        echo "== error_log tail ($mpm):"
+        tail -n 40 "$work/t/logs/error_log" 2>/dev/null || true
+        break
+    fi
+    (cd "$work/t" && "${run_as[@]}" perl TEST.PL -clean >/dev/null 2>&1) || true
+done
+[ $status = 0 ] && rm -rf "$work"
+exit $status

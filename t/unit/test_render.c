@@ -1,0 +1,423 @@
+/*
+ * test_render.c - the 429 bodies and header values: the built-in page in
+ * every language, the template, the problem object, RateLimit headers and
+ * the escapers.
+ */
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <apr_general.h>
+#include <apr_pools.h>
+#include <apr_strings.h>
+#include "hl_tap.h"
+#include "hl_negotiate.h"
+#include "hl_render.h"
+
+static apr_pool_t *pool;
+
+static const hl_policy_view_t two_pols[2] = {
+    { "5/1m", 5, 60, 0, 42, 1 },
+    { "30/1h", 30, 3600, 12, 3000, 0 },
+};
+
+static hl_reject_info_t sample_info(const char *lang, long retry)
+{
+    hl_reject_info_t info;
+
+    info.route = "/user/login";
+    info.retry_after = retry;
+    info.npolicies = 2;
+    info.policies = two_pols;
+    info.lang = lang;
+    return info;
+}
+
+/* Returns 1 if s is valid UTF-8 (no overlongs, surrogates or > U+10FFFF). */
+static int valid_utf8(const char *str)
+{
+    const unsigned char *s = (const unsigned char *)str;
+
+    while (*s) {
+        int n, i;
+        unsigned long cp;
+
+        if (*s < 0x80) { s++; continue; }
+        else if ((*s & 0xE0) == 0xC0) { n = 1; cp = *s & 0x1F; }
+        else if ((*s & 0xF0) == 0xE0) { n = 2; cp = *s & 0x0F; }
+        else if ((*s & 0xF8) == 0xF0) { n = 3; cp = *s & 0x07; }
+        else return 0;
+        for (i = 1; i <= n; i++) {
+            if ((s[i] & 0xC0) != 0x80)
+                return 0;
+            cp = (cp << 6) | (s[i] & 0x3F);
+        }
+        if ((n == 1 && cp < 0x80) || (n == 2 && cp < 0x800) || (n == 3 && cp < 0x10000)
+            || (cp >= 0xD800 && cp <= 0xDFFF) || cp > 0x10FFFF)
+            return 0;
+        s += n + 1;
+    }
+    return 1;
+}
+
+static void test_languages(void)
+{
+    const char *const *langs = hl_render_languages();
+    static const char *const want[] = { "en", "zh", "es", "fr", "de", "ar", "ja" };
+    size_t i;
+    int n = 0;
+    char name[128];
+
+    ok(langs != NULL, "hl_render_languages is not NULL");
+    while (langs[n] != NULL)
+        n++;
+    is_int(n, 7, "seven built-in languages");
+    for (i = 0; i < 7 && i < (size_t)n; i++) {
+        snprintf(name, sizeof(name), "language %zu is %s", i, want[i]);
+        is_str(langs[i], want[i], name);
+        snprintf(name, sizeof(name), "hl_negotiate_lang(\"%s\") agrees with the page list", want[i]);
+        is_str(hl_negotiate_lang(langs[i]), want[i], name);
+    }
+}
+
+static void test_html_pages(void)
+{
+    static const struct {
+        const char *lang, *heading, *wait, *retry, *home, *dir;
+    } pages[] = {
+        { "en", "Too many requests", "Please wait 30 seconds before trying again.",
+          "Try again", "Home page", "ltr" },
+        { "zh", "请求过于频繁", "请在 30 秒后重试。", "重试", "返回首页", "ltr" },
+        { "es", "Demasiadas solicitudes",
+          "Espere 30 segundos antes de volver a intentarlo.",
+          "Volver a intentarlo", "Página de inicio", "ltr" },
+        { "fr", "Trop de requêtes", "Veuillez patienter 30 secondes avant de réessayer.",
+          "Réessayer", "Page d’accueil", "ltr" },
+        { "de", "Zu viele Anfragen",
+          "Bitte warten Sie 30 Sekunden, bevor Sie es erneut versuchen.",
+          "Erneut versuchen", "Startseite", "ltr" },
+        { "ar", "طلبات كثيرة جدًا", "يُرجى الانتظار لمدة 30 ثانية قبل المحاولة مرة أخرى.",
+          "إعادة المحاولة", "الصفحة الرئيسية", "rtl" },
+        { "ja", "リクエストが多すぎます", "30秒待ってから、もう一度お試しください。",
+          "再試行", "トップページ", "ltr" },
+    };
+    size_t i;
+    char name[256], want[256];
+
+    for (i = 0; i < sizeof(pages) / sizeof(pages[0]); i++) {
+        hl_reject_info_t info = sample_info(pages[i].lang, 30);
+        char *h = hl_render_html(pool, &info);
+        const char *l = pages[i].lang;
+
+        ok(h != NULL, "page is not NULL");
+        snprintf(name, sizeof(name), "%s: starts with <!DOCTYPE html>", l);
+        ok(strncmp(h, "<!DOCTYPE html>", 15) == 0, name);
+        snprintf(want, sizeof(want), "<html lang=\"%s\" dir=\"%s\">", l, pages[i].dir);
+        snprintf(name, sizeof(name), "%s: html lang and dir", l);
+        has_str(h, want, name);
+        snprintf(name, sizeof(name), "%s: charset meta", l);
+        has_str(h, "<meta charset=\"utf-8\">", name);
+        snprintf(name, sizeof(name), "%s: robots noindex meta", l);
+        has_str(h, "<meta name=\"robots\" content=\"noindex, nofollow\">", name);
+        snprintf(name, sizeof(name), "%s: viewport meta", l);
+        has_str(h, "<meta name=\"viewport\"", name);
+        snprintf(want, sizeof(want), "<title>%s</title>", pages[i].heading);
+        snprintf(name, sizeof(name), "%s: title", l);
+        has_str(h, want, name);
+        snprintf(want, sizeof(want), "<h1>%s</h1>", pages[i].heading);
+        snprintf(name, sizeof(name), "%s: heading", l);
+        has_str(h, want, name);
+        snprintf(name, sizeof(name), "%s: wait sentence with the seconds", l);
+        has_str(h, pages[i].wait, name);
+        snprintf(name, sizeof(name), "%s: the number 30 is shown", l);
+        has_str(h, "30", name);
+        snprintf(name, sizeof(name), "%s: 429 is visible", l);
+        has_str(h, ">429<", name);
+        snprintf(want, sizeof(want), "href=\"\">%s</a>", pages[i].retry);
+        snprintf(name, sizeof(name), "%s: retry link to the same page", l);
+        has_str(h, want, name);
+        snprintf(want, sizeof(want), "href=\"/\">%s</a>", pages[i].home);
+        snprintf(name, sizeof(name), "%s: home link to /", l);
+        has_str(h, want, name);
+        snprintf(name, sizeof(name), "%s: self-contained (no http://, https://, <script, src=, url()", l);
+        ok(!strstr(h, "http://") && !strstr(h, "https://") && !strstr(h, "<script")
+           && !strstr(h, "src=") && !strstr(h, "url(") && !strstr(h, "@import"), name);
+        snprintf(name, sizeof(name), "%s: valid UTF-8", l);
+        ok(valid_utf8(h), name);
+        snprintf(name, sizeof(name), "%s: ends with </html>", l);
+        ok(strlen(h) > 8 && strcmp(h + strlen(h) - 8, "</html>\n") == 0, name);
+        snprintf(name, sizeof(name), "%s: no other language's heading", l);
+        ok(i == 0 || !strstr(h, "Too many requests"), name);
+    }
+}
+
+static void test_html_details(void)
+{
+    hl_reject_info_t info = sample_info("en", 1);
+    char *h;
+
+    h = hl_render_html(pool, &info);
+    has_str(h, "Please wait 1 second before trying again.", "en: singular '1 second'");
+    ok(!strstr(h, "1 seconds"), "en: never '1 seconds'");
+
+    info.lang = "es";
+    has_str(hl_render_html(pool, &info), "Espere 1 segundo antes", "es: singular");
+    info.lang = "fr";
+    has_str(hl_render_html(pool, &info), "patienter 1 seconde avant", "fr: singular");
+    info.lang = "de";
+    has_str(hl_render_html(pool, &info), "warten Sie 1 Sekunde,", "de: singular");
+    info.lang = "ar";
+    has_str(hl_render_html(pool, &info), "لمدة ثانية واحدة قبل", "ar: one");
+    info.retry_after = 2;
+    has_str(hl_render_html(pool, &info), "لمدة ثانيتين قبل", "ar: two");
+    info.retry_after = 5;
+    has_str(hl_render_html(pool, &info), "لمدة 5 ثوانٍ قبل", "ar: few");
+    info.retry_after = 111;
+    has_str(hl_render_html(pool, &info), "لمدة 111 ثانية قبل", "ar: other (111)");
+    info.retry_after = 100;
+    has_str(hl_render_html(pool, &info), "لمدة 100 ثانية قبل", "ar: other (100)");
+    info.retry_after = 103;
+    has_str(hl_render_html(pool, &info), "لمدة 103 ثوانٍ قبل", "ar: few (103)");
+
+    info = sample_info("xx", 3600);
+    h = hl_render_html(pool, &info);
+    has_str(h, "<html lang=\"en\" dir=\"ltr\">", "unknown language falls back to en");
+    has_str(h, "Please wait 3600 seconds", "en: 3600 seconds");
+    info.lang = NULL;
+    has_str(hl_render_html(pool, &info), "<html lang=\"en\"", "NULL language falls back to en");
+    info.lang = "JA";
+    has_str(hl_render_html(pool, &info), "<html lang=\"ja\"", "language code case ignored");
+
+    info = sample_info("en", 0);
+    has_str(hl_render_html(pool, &info), "Please wait 1 second", "retry_after 0 shown as 1");
+
+    info = sample_info("en", 30);
+    info.route = "/<script>alert(1)</script>";
+    h = hl_render_html(pool, &info);
+    ok(!strstr(h, "<script"), "a hostile route never appears raw in the page");
+}
+
+static void test_template(void)
+{
+    hl_reject_info_t info = sample_info("fr", 30);
+    hl_policy_view_t pols[2];
+    char *s;
+
+    is_str(hl_render_template(pool,
+               "<p>{{RETRY_AFTER}}s {{LIMIT}}/{{WINDOW}} {{ROUTE}} {{LANG}}</p>", &info),
+           "<p>30s 5/1m /user/login fr</p>", "all placeholders replaced");
+    is_str(hl_render_template(pool, "{{ROUTE}}{{ROUTE}}", &info),
+           "/user/login/user/login", "a placeholder twice");
+    is_str(hl_render_template(pool, "", &info), "", "empty template");
+    is_str(hl_render_template(pool, NULL, &info), "", "NULL template gives \"\"");
+    is_str(hl_render_template(pool, "no placeholders {} { } }}", &info),
+           "no placeholders {} { } }}", "plain text kept");
+    is_str(hl_render_template(pool, "a {{UNKNOWN}} b {{route}} c {{ ROUTE }}", &info),
+           "a {{UNKNOWN}} b {{route}} c {{ ROUTE }}", "unknown placeholders kept verbatim");
+    is_str(hl_render_template(pool, "x {{ y {{", &info), "x {{ y {{", "lone {{ kept");
+    is_str(hl_render_template(pool, "{{{LANG}}}", &info), "{fr}", "extra braces around");
+    is_str(hl_render_template(pool, "{{LANG}", &info), "{{LANG}", "half-closed kept");
+    is_str(hl_render_template(pool, "{{LANG", &info), "{{LANG", "unclosed at the end kept");
+    is_str(hl_render_template(pool, "{{", &info), "{{", "only {{");
+    is_str(hl_render_template(pool, "{{AAAAAAAAAAAAAAAAAAAAAAAAAAAAAA}}", &info),
+           "{{AAAAAAAAAAAAAAAAAAAAAAAAAAAAAA}}", "long unknown name kept");
+
+    info.route = "/a<script>\"&'x";
+    is_str(hl_render_template(pool, "<b>{{ROUTE}}</b>", &info),
+           "<b>/a&lt;script&gt;&quot;&amp;&#39;x</b>", "route HTML-escaped");
+    info.route = "/{{ROUTE}}";
+    is_str(hl_render_template(pool, "{{ROUTE}}", &info), "/{{ROUTE}}",
+           "a value is not expanded again");
+    info.route = NULL;
+    is_str(hl_render_template(pool, "[{{ROUTE}}]", &info), "[]", "NULL route gives \"\"");
+    info.lang = "<x>";
+    is_str(hl_render_template(pool, "{{LANG}}", &info), "&lt;x&gt;", "LANG escaped");
+    info.lang = NULL;
+    is_str(hl_render_template(pool, "{{LANG}}", &info), "en", "NULL LANG gives en");
+
+    /* LIMIT and WINDOW describe the first violated policy, else the first */
+    memcpy(pols, two_pols, sizeof(pols));
+    pols[0].violated = 0;
+    pols[1].violated = 1;
+    info = sample_info("en", 30);
+    info.policies = pols;
+    is_str(hl_render_template(pool, "{{LIMIT}} in {{WINDOW}}", &info), "30 in 1h",
+           "LIMIT/WINDOW of the violated policy");
+    pols[1].violated = 0;
+    is_str(hl_render_template(pool, "{{LIMIT}} in {{WINDOW}}", &info), "5 in 1m",
+           "LIMIT/WINDOW of the first when none violated");
+    pols[0].name = "odd<name>";
+    is_str(hl_render_template(pool, "{{WINDOW}}", &info), "60s",
+           "WINDOW from window_s when the name is not COUNT/WINDOW");
+    pols[0].name = "10/<b>";
+    is_str(hl_render_template(pool, "{{WINDOW}}", &info), "&lt;b&gt;", "WINDOW escaped");
+    pols[0].name = NULL;
+    is_str(hl_render_template(pool, "{{WINDOW}}", &info), "60s", "NULL name: window_s");
+    info.npolicies = 0;
+    is_str(hl_render_template(pool, "[{{LIMIT}}|{{WINDOW}}]", &info), "[|]",
+           "no policy: LIMIT and WINDOW empty");
+
+    /* linear on hostile templates */
+    {
+        size_t n = 1024 * 1024, i;
+        char *t = malloc(n + 1);
+        clock_t t0;
+        double secs;
+
+        for (i = 0; i < n; i++)
+            t[i] = "{{AAAAAAAAAAAAAAA"[i % 17];
+        t[n] = '\0';
+        t0 = clock();
+        s = hl_render_template(pool, t, &info);
+        secs = (double)(clock() - t0) / CLOCKS_PER_SEC;
+        ok(strcmp(s, t) == 0 && secs < 1.0, "1 MiB of '{{AAAA...' kept, quickly");
+        memset(t, '{', n);
+        s = hl_render_template(pool, t, &info);
+        ok(strcmp(s, t) == 0, "1 MiB of '{' kept");
+        free(t);
+    }
+}
+
+static void test_problem_json(void)
+{
+    hl_reject_info_t info = sample_info("de", 30);
+    hl_policy_view_t pols[2];
+
+    is_str(hl_render_problem_json(pool, &info),
+           "{\"type\":\"https://iana.org/assignments/http-problem-types#quota-exceeded\","
+           "\"title\":\"Too Many Requests\",\"status\":429,"
+           "\"detail\":\"Too many requests for /user/login; retry after 30 seconds.\","
+           "\"retry_after\":30,\"route\":\"/user/login\",\"violated-policies\":[\"5/1m\"]}",
+           "problem JSON, exact");
+
+    memcpy(pols, two_pols, sizeof(pols));
+    pols[0].violated = 0;
+    info.policies = pols;
+    info.retry_after = 1;
+    is_str(hl_render_problem_json(pool, &info),
+           "{\"type\":\"https://iana.org/assignments/http-problem-types#quota-exceeded\","
+           "\"title\":\"Too Many Requests\",\"status\":429,"
+           "\"detail\":\"Too many requests for /user/login; retry after 1 second.\","
+           "\"retry_after\":1,\"route\":\"/user/login\","
+           "\"violated-policies\":[\"5/1m\",\"30/1h\"]}",
+           "none violated: all names; singular second");
+    pols[0].violated = 1;
+    pols[1].violated = 1;
+    has_str(hl_render_problem_json(pool, &info), "\"violated-policies\":[\"5/1m\",\"30/1h\"]}",
+            "both violated: both names");
+    info.npolicies = 0;
+    has_str(hl_render_problem_json(pool, &info), "\"violated-policies\":[]}",
+            "no policies: empty array");
+
+    info = sample_info("en", 30);
+    info.route = "/a\"b\\c\nd\x01" "e\x7f/\xc3\xa9";
+    is_str(hl_render_problem_json(pool, &info),
+           "{\"type\":\"https://iana.org/assignments/http-problem-types#quota-exceeded\","
+           "\"title\":\"Too Many Requests\",\"status\":429,"
+           "\"detail\":\"Too many requests for /a\\\"b\\\\c\\u000ad\\u0001e\x7f/\xc3\xa9;"
+           " retry after 30 seconds.\","
+           "\"retry_after\":30,\"route\":\"/a\\\"b\\\\c\\u000ad\\u0001e\x7f/\xc3\xa9\","
+           "\"violated-policies\":[\"5/1m\"]}",
+           "route with quote, backslash, newline, \\x01 escaped; UTF-8 kept");
+    info.route = NULL;
+    has_str(hl_render_problem_json(pool, &info),
+            "\"detail\":\"Too many requests; retry after 30 seconds.\","
+            "\"retry_after\":30,\"route\":\"\"", "NULL route");
+}
+
+static void test_escapers(void)
+{
+    is_str(hl_html_escape(pool, "<script>\"&'"), "&lt;script&gt;&quot;&amp;&#39;",
+           "html escape");
+    is_str(hl_html_escape(pool, "plain / text é"), "plain / text é", "html escape keeps the rest");
+    is_str(hl_html_escape(pool, NULL), "", "html escape NULL");
+    is_str(hl_html_escape(pool, ""), "", "html escape empty");
+
+    is_str(hl_json_escape(pool, "a\"b\\c"), "a\\\"b\\\\c", "json escape quote and backslash");
+    is_str(hl_json_escape(pool, "\n\r\t\x01\x1f"), "\\u000a\\u000d\\u0009\\u0001\\u001f",
+           "json escape control characters");
+    is_str(hl_json_escape(pool, "</é€😀>"), "</é€😀>", "json keeps well-formed UTF-8");
+    is_str(hl_json_escape(pool, "a\xff" "b"), "a\\ufffdb", "json: stray byte becomes \\ufffd");
+    is_str(hl_json_escape(pool, "\xc3"), "\\ufffd", "json: cut sequence");
+    is_str(hl_json_escape(pool, "\xc0\xaf"), "\\ufffd\\ufffd", "json: overlong");
+    is_str(hl_json_escape(pool, "\xed\xa0\x80"), "\\ufffd\\ufffd\\ufffd", "json: surrogate");
+    is_str(hl_json_escape(pool, "\xf4\x90\x80\x80"), "\\ufffd\\ufffd\\ufffd\\ufffd",
+           "json: above U+10FFFF");
+    is_str(hl_json_escape(pool, NULL), "", "json escape NULL");
+
+    /* every single byte gives valid JSON string content */
+    {
+        int c, good = 1;
+        char in[4], *out;
+
+        for (c = 1; c < 256; c++) {
+            in[0] = 'x';
+            in[1] = (char)c;
+            in[2] = '\0';
+            out = hl_json_escape(pool, in);
+            if (!valid_utf8(out) || strchr(out, '\n') || (c == '"' && !strstr(out, "\\\"")))
+                good = 0;
+            for (; *out; out++) {
+                if ((unsigned char)*out < 0x20)
+                    good = 0;
+            }
+        }
+        ok(good, "json escape: every byte gives valid UTF-8 without control characters");
+    }
+}
+
+static void test_headers(void)
+{
+    hl_policy_view_t pols[3];
+
+    is_str(hl_render_policy_header(pool, two_pols, 2),
+           "\"5/1m\";q=5;w=60, \"30/1h\";q=30;w=3600", "RateLimit-Policy, two windows");
+    is_str(hl_render_policy_header(pool, two_pols, 1), "\"5/1m\";q=5;w=60",
+           "RateLimit-Policy, one window");
+    is_str(hl_render_policy_header(pool, two_pols, 0), "", "RateLimit-Policy, none");
+    is_str(hl_render_policy_header(pool, NULL, 2), "", "RateLimit-Policy, NULL");
+    is_str(hl_render_ratelimit_header(pool, two_pols, 2), "\"5/1m\";r=0;t=42",
+           "RateLimit: least remaining");
+    is_str(hl_render_ratelimit_header(pool, two_pols, 0), "", "RateLimit, none");
+    is_str(hl_render_ratelimit_header(pool, NULL, 1), "", "RateLimit, NULL");
+
+    memcpy(pols, two_pols, sizeof(two_pols));
+    pols[0].remaining = 3;
+    pols[1].remaining = 3;
+    pols[2] = pols[1];
+    pols[2].name = "3/1d";
+    is_str(hl_render_ratelimit_header(pool, pols, 3), "\"30/1h\";r=3;t=3000",
+           "RateLimit tie: the larger reset, then the first");
+    pols[1].reset_s = 42;
+    pols[2].reset_s = 42;
+    is_str(hl_render_ratelimit_header(pool, pols, 3), "\"5/1m\";r=3;t=42",
+           "RateLimit full tie: the first");
+    pols[2].remaining = 1;
+    pols[2].reset_s = -5;
+    is_str(hl_render_ratelimit_header(pool, pols, 3), "\"3/1d\";r=1;t=0",
+           "RateLimit: negative reset written as 0");
+
+    pols[0].name = "a\"b\\c\x01\xc3\xa9~";
+    pols[0].limit = 4294967295u;
+    pols[0].window_s = 2592000;
+    is_str(hl_render_policy_header(pool, pols, 1),
+           "\"a\\\"b\\\\c???~\";q=4294967295;w=2592000", "sf-string escaping, large numbers");
+    pols[0].name = NULL;
+    is_str(hl_render_policy_header(pool, pols, 1), "\"\";q=4294967295;w=2592000",
+           "NULL name gives an empty sf-string");
+}
+
+int main(void)
+{
+    apr_initialize();
+    apr_pool_create(&pool, NULL);
+    test_languages();
+    test_html_pages();
+    test_html_details();
+    test_template();
+    test_problem_json();
+    test_escapers();
+    test_headers();
+    apr_pool_destroy(pool);
+    apr_terminate();
+    return done_testing();
+}
