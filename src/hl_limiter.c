@@ -80,8 +80,11 @@ void hl_limiter_decide(hl_slots_t *t, const hl_quota_t *q, hl_origin_t origin,
         }
     }
     for (i = 0; i < q->nwindows; ++i) {
+        /* A rejected request is counted nowhere: a window that would have
+         * admitted it still has the one it reserved. */
         if (!d->admit)
-            d->windows[i].remaining = d->windows[i].admit ? d->windows[i].remaining : 0;
+            d->windows[i].remaining = d->windows[i].admit
+                                      ? d->windows[i].remaining + 1 : 0;
         if (d->windows[i].remaining < d->remaining)
             d->remaining = d->windows[i].remaining;
     }
