@@ -114,6 +114,8 @@ int main(void)
         hl_limiter_decide(&small, &q1, HL_ORIGIN_DIRECTIVE, "/hot|1", 6, now, 1, &d);
         hl_limiter_decide(&small, &q1, HL_ORIGIN_DIRECTIVE, "/hot|1", 6, now, 1, &d);
         ok(!d.admit, "a hot key is still limited in a full table");
+        free(small.hdr);
     }
+    free(t.hdr);
     return done_testing();
 }
