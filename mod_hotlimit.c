@@ -269,6 +269,60 @@ static const char *set_store(cmd_parms *cmd, void *dconf, const char *arg)
     return NULL;
 }
 
+static const char *set_quota_table(cmd_parms *cmd, void *dconf, const char *arg)
+{
+    const char *err = ap_check_cmd_context(cmd, GLOBAL_ONLY);
+    (void)dconf;
+    if (err)
+        return err;
+    if (!*arg || strlen(arg) >= HL_TEXT_MAX)
+        return apr_psprintf(cmd->pool, "%s: bad path or URL '%s'",
+                            cmd->cmd->name, arg);
+    if (!strncasecmp(arg, "http", 4) && !strstr(arg, "://"))
+        return apr_psprintf(cmd->pool, "%s: bad URL '%s'", cmd->cmd->name, arg);
+    if (strstr(arg, "://") && strncasecmp(arg, "http://", 7)
+        && strncasecmp(arg, "https://", 8))
+        return apr_psprintf(cmd->pool, "%s: unsupported URL scheme in '%s' "
+                            "(use a file path, http:// or https://)",
+                            cmd->cmd->name, arg);
+    server_conf(cmd)->table_source = arg;
+    return NULL;
+}
+
+static const char *set_reload_interval(cmd_parms *cmd, void *dconf, const char *arg)
+{
+    const char *err = ap_check_cmd_context(cmd, GLOBAL_ONLY);
+    (void)dconf;
+    if (err)
+        return err;
+    return parse_int(cmd, arg, 1, 86400, &server_conf(cmd)->reload_interval);
+}
+
+static const char *set_fetch_timeout(cmd_parms *cmd, void *dconf, const char *arg)
+{
+    const char *err = ap_check_cmd_context(cmd, GLOBAL_ONLY);
+    (void)dconf;
+    if (err)
+        return err;
+    return parse_int(cmd, arg, 1, 300, &server_conf(cmd)->fetch_timeout);
+}
+
+static const char *set_table_failure(cmd_parms *cmd, void *dconf, const char *arg)
+{
+    const char *err = ap_check_cmd_context(cmd, GLOBAL_ONLY);
+    (void)dconf;
+    if (err)
+        return err;
+    if (!strcmp(arg, "open"))
+        server_conf(cmd)->table_failure = HL_FAIL_OPEN;
+    else if (!strcmp(arg, "last-good"))
+        server_conf(cmd)->table_failure = HL_FAIL_LAST_GOOD;
+    else
+        return apr_psprintf(cmd->pool, "%s: bad value '%s' (use open or "
+                            "last-good)", cmd->cmd->name, arg);
+    return NULL;
+}
+
 static const command_rec hotlimit_cmds[] = {
     AP_INIT_FLAG("HotLimitEngine", set_engine, NULL, RSRC_CONF | ACCESS_CONF | OR_LIMIT,
                  "On|Off: Off exempts this scope from every limit"),
@@ -293,6 +347,14 @@ static const command_rec hotlimit_cmds[] = {
                   "HTML template file for the 429 page"),
     AP_INIT_TAKE1("HotLimitStore", set_store, NULL, RSRC_CONF,
                   "shm: where counters live"),
+    AP_INIT_TAKE1("HotLimitQuotaTable", set_quota_table, NULL, RSRC_CONF,
+                  "JSON quota table: a file path or an http(s) URL"),
+    AP_INIT_TAKE1("HotLimitReloadInterval", set_reload_interval, NULL, RSRC_CONF,
+                  "seconds between quota table reloads (default 10)"),
+    AP_INIT_TAKE1("HotLimitFetchTimeout", set_fetch_timeout, NULL, RSRC_CONF,
+                  "whole-transfer timeout of a table fetch in seconds (default 5)"),
+    AP_INIT_TAKE1("HotLimitTableFailure", set_table_failure, NULL, RSRC_CONF,
+                  "open|last-good: what a table that can't be loaded does"),
     { NULL }
 };
 
@@ -315,9 +377,14 @@ static int hl_post_config(apr_pool_t *pconf, apr_pool_t *plog,
 {
     (void)plog;
     (void)ptemp;
+    int rc;
+
     if (ap_state_query(AP_SQ_MAIN_STATE) == AP_SQ_MS_CREATE_PRE_CONFIG)
         return OK;
-    return hl_store_post_config(pconf, s);
+    rc = hl_store_post_config(pconf, s);
+    if (rc == OK)
+        rc = hl_table_post_config(pconf, ptemp, s);
+    return rc;
 }
 
 static void hl_child_init(apr_pool_t *pchild, server_rec *s)
@@ -328,10 +395,13 @@ static void hl_child_init(apr_pool_t *pchild, server_rec *s)
 static void register_hooks(apr_pool_t *p)
 {
     static const char *const after_remoteip[] = { "mod_remoteip.c", NULL };
+    static const char *const before_watchdog[] = { "mod_watchdog.c", NULL };
     (void)p;
 
     ap_hook_pre_config(hl_pre_config, NULL, NULL, APR_HOOK_MIDDLE);
-    ap_hook_post_config(hl_post_config, NULL, NULL, APR_HOOK_MIDDLE);
+    /* The table reloader registers with mod_watchdog before its own
+     * post_config starts the watchdog threads. */
+    ap_hook_post_config(hl_post_config, NULL, before_watchdog, APR_HOOK_MIDDLE);
     ap_hook_child_init(hl_child_init, NULL, NULL, APR_HOOK_MIDDLE);
     /* Before Require and authentication, so refused brute-force attempts
      * are counted too; mod_remoteip has set the client address already

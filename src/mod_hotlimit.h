@@ -159,6 +159,68 @@ void hl_respond_annotate(request_rec *r, const hl_match_t *m, int headers);
  */
 int hl_respond_reject(request_rec *r, const hl_match_t *m);
 
+/* ---- mod_hotlimit_table.c: the quota table ---------------------------- */
+
+/* What the table says about one request (copied out under the lock). */
+typedef struct {
+    int         enabled;     /* 0: kill switch: admit everything */
+    int         exempt;      /* client in the table's exempt list */
+    int         has_rule;
+    hl_quota_t  rule;        /* the first candidate route's quota */
+    const char *route;       /* its route, in r->pool */
+    int         has_global;  /* the compact e/m/t global bucket */
+    hl_quota_t  global;
+} hl_table_hit_t;
+
+/* Returns 1 if HotLimitQuotaTable is configured (after post_config). */
+int hl_table_configured(void);
+
+/*
+ * Creates the shared table, loads a local file at once and registers the
+ * reloader with mod_watchdog. Returns OK, or an HTTP error after logging.
+ */
+int hl_table_post_config(apr_pool_t *pconf, apr_pool_t *ptemp, server_rec *s);
+
+/*
+ * Looks route (normalised) and client address ip (may be NULL) up in the
+ * published table. Returns 1 and fills *hit, or 0 when there is no table
+ * or the store can't be locked (then *hit says enabled, nothing matched).
+ */
+int hl_table_find(request_rec *r, const char *route, const hl_cidr_t *ip,
+                  hl_table_hit_t *hit);
+
+/* ---- mod_hotlimit_fetch.c: the only file that touches libcurl --------- */
+
+/* Validators of the last good response, sent back as conditional GET. */
+typedef struct {
+    char etag[256];
+    char last_modified[64];
+} hl_fetch_validators_t;
+
+typedef struct {
+    int         not_modified;  /* 1: 304, nothing new */
+    long        http_status;   /* 0 when no response arrived */
+    char       *body;          /* 200: the document, NUL-terminated, in pool */
+    apr_size_t  len;
+    const char *error;         /* failure: one line, in pool */
+} hl_fetch_result_t;
+
+/* Initialises libcurl once, in the parent. Returns APR_SUCCESS or
+ * APR_EGENERAL. Never cleaned up: mod_md or PHP may share libcurl. */
+apr_status_t hl_fetch_global_init(void);
+
+/*
+ * Fetches url with a whole-transfer timeout of timeout_s seconds and at most
+ * max_size bytes, conditionally on *v. On 200 updates *v and returns the
+ * body in res; on 304 sets res->not_modified. Returns APR_SUCCESS for both;
+ * any other outcome (DNS, connect, timeout, HTTP status, too large) returns
+ * an error with res->error set. Blocking: call from the watchdog only.
+ * Everything is allocated from p.
+ */
+apr_status_t hl_fetch_url(apr_pool_t *p, const char *url, int timeout_s,
+                          apr_size_t max_size, hl_fetch_validators_t *v,
+                          hl_fetch_result_t *res);
+
 /* ---- mod_hotlimit_status.c -------------------------------------------- */
 int hl_status_handler(request_rec *r);
 

@@ -25,10 +25,11 @@
 
 #include "mod_hotlimit.h"
 #include "hl_route.h"
+#include "hl_table.h"
 
 APLOG_USE_MODULE(hotlimit);
 
-#define HL_MAX_MATCHES 2
+#define HL_MAX_MATCHES 3
 #define HL_HASH_SEED   0x686f746c696d6974ULL  /* "hotlimit": keys stay stable */
 
 typedef enum { HL_STAGE_ACCESS, HL_STAGE_FIXUPS } hl_stage_t;
@@ -39,18 +40,19 @@ typedef struct {
     hl_match_t matches[HL_MAX_MATCHES];
 } hl_pending_t;
 
-/* Returns 1 if the client of r is exempt from every limit. */
-static int client_exempt(request_rec *r, const hl_server_conf_t *sc)
+/* Returns 1 if the client of r (address ip, NULL if unparsable) is exempt
+ * from every limit: env hotlimit-exempt, or HotLimitExempt. */
+static int client_exempt(request_rec *r, const hl_server_conf_t *sc,
+                         const hl_cidr_t *ip)
 {
-    hl_cidr_t ip;
     int i;
 
     if (apr_table_get(r->subprocess_env, "hotlimit-exempt"))
         return 1;
-    if (!sc->exempt || !r->useragent_ip || hl_ip_parse(r->useragent_ip, &ip))
+    if (!sc->exempt || !ip)
         return 0;
     for (i = 0; i < sc->exempt->nelts; ++i)
-        if (hl_cidr_match(&APR_ARRAY_IDX(sc->exempt, i, hl_cidr_t), &ip))
+        if (hl_cidr_match(&APR_ARRAY_IDX(sc->exempt, i, hl_cidr_t), ip))
             return 1;
     return 0;
 }
@@ -118,21 +120,69 @@ static int decided_at(const hl_quota_t *q, hl_stage_t stage)
     return (q->by == HL_BY_USER) == (stage == HL_STAGE_FIXUPS);
 }
 
-/* Collects the quotas applying to r at this stage into m. Returns their
- * number. */
+/* Writes the route of r used for table lookups into buf (HL_ROUTE_MAX
+ * bytes): the normalised path, or a query argument or PATH_INFO when
+ * HotLimitRouteFrom says so and it is present. */
+static void request_route(request_rec *r, const hl_dir_conf_t *dc, char *buf)
+{
+    if (dc->route_from == HL_ROUTE_FROM_QUERY && r->args) {
+        char arg[HL_ROUTE_MAX];
+        long n = hl_query_arg(arg, sizeof(arg), r->args, dc->route_arg);
+        if (n > 0) {
+            hl_route_from_name(buf, HL_ROUTE_MAX, arg, (size_t)n);
+            return;
+        }
+    }
+    else if (dc->route_from == HL_ROUTE_FROM_PATH_INFO && r->path_info
+             && r->path_info[0] && strcmp(r->path_info, "/")) {
+        hl_route_normalize(buf, HL_ROUTE_MAX, r->path_info, strlen(r->path_info));
+        return;
+    }
+    hl_route_normalize(buf, HL_ROUTE_MAX, r->uri ? r->uri : "/",
+                       r->uri ? strlen(r->uri) : 1);
+}
+
+/* Adds a match for quota q of route to m[*n]. */
+static void add_match(hl_match_t *m, int *n, const hl_quota_t *q,
+                      const char *route, hl_origin_t origin, int dry_run)
+{
+    memset(&m[*n], 0, sizeof(m[*n]));
+    m[*n].quota = *q;
+    m[*n].route = route;
+    m[*n].origin = origin;
+    m[*n].dry_run = dry_run;
+    ++*n;
+}
+
+/* Collects the quotas applying to r at this stage into m (the scope's
+ * HotLimitQuota, the table's rule and its global bucket). Returns their
+ * number, or -1 when the table's kill switch or exempt list says to admit
+ * the request untouched. */
 static int collect_matches(request_rec *r, const hl_dir_conf_t *dc,
-                           hl_stage_t stage, hl_match_t *m)
+                           const hl_cidr_t *ip, hl_stage_t stage, hl_match_t *m)
 {
     int n = 0;
 
-    if (dc->quota && decided_at(&dc->quota->quota, stage)) {
-        memset(&m[n], 0, sizeof(m[n]));
-        m[n].quota = dc->quota->quota;
-        m[n].route = dc->quota->scope;
-        m[n].origin = HL_ORIGIN_DIRECTIVE;
-        m[n].dry_run = dc->dry_run == 1;
-        ++n;
+    if (hl_table_configured()) {
+        char route[HL_ROUTE_MAX];
+        hl_table_hit_t hit;
+
+        request_route(r, dc, route);
+        if (hl_table_find(r, route, ip, &hit)) {
+            if (!hit.enabled || hit.exempt)
+                return -1;
+            if (hit.has_rule && decided_at(&hit.rule, stage))
+                add_match(m, &n, &hit.rule, hit.route, HL_ORIGIN_TABLE,
+                          hit.rule.dry_run >= 0 ? hit.rule.dry_run
+                                                : dc->dry_run == 1);
+            if (hit.has_global && stage == HL_STAGE_ACCESS)
+                add_match(m, &n, &hit.global, HL_TABLE_GLOBAL_ROUTE,
+                          HL_ORIGIN_TABLE, dc->dry_run == 1);
+        }
     }
+    if (dc->quota && decided_at(&dc->quota->quota, stage))
+        add_match(m, &n, &dc->quota->quota, dc->quota->scope,
+                  HL_ORIGIN_DIRECTIVE, dc->dry_run == 1);
     return n;
 }
 
@@ -233,18 +283,21 @@ static int limit_request(request_rec *r, hl_stage_t stage)
     const hl_server_conf_t *sc;
     hl_match_t m[HL_MAX_MATCHES];
     const hl_match_t *primary;
+    hl_cidr_t addr, *ip = &addr;
     int n, i, admit;
 
     if (!ap_is_initial_req(r))
         return DECLINED;
     dc = ap_get_module_config(r->per_dir_config, &hotlimit_module);
-    if (!dc || dc->engine == 0)
-        return DECLINED;
-    n = collect_matches(r, dc, stage, m);
-    if (n == 0)
+    if (!dc || dc->engine == 0 || (!dc->quota && !hl_table_configured()))
         return DECLINED;
     sc = ap_get_module_config(r->server->module_config, &hotlimit_module);
-    if (client_exempt(r, sc))
+    if (!r->useragent_ip || hl_ip_parse(r->useragent_ip, &addr) != 0)
+        ip = NULL;
+    if (client_exempt(r, sc, ip))
+        return DECLINED;
+    n = collect_matches(r, dc, ip, stage, m);
+    if (n <= 0)
         return DECLINED;
 
     for (i = 0; i < n; ++i)

@@ -38,14 +38,30 @@ typedef struct {
     hl_top_key_t top[HL_TOP_KEYS];
 } hl_snapshot_t;
 
-/* Keeps the HL_TOP_KEYS busiest counters (fixed and sliding windows). */
+/* Keeps the HL_TOP_KEYS busiest keys (fixed and sliding windows); a key
+ * with several windows shows its busiest one. */
 static int collect_top(const hl_slot_t *s, void *baton)
 {
     hl_snapshot_t *snap = baton;
+    size_t klen = s->key_len - HL_SLOT_KEY_PREFIX;
     int i, at;
 
     if (s->bucket.count == 0 || s->key_len <= HL_SLOT_KEY_PREFIX)
         return 0;
+    for (i = 0; i < snap->ntop; ++i) {
+        if (strlen(snap->top[i].key) == klen
+            && !memcmp(snap->top[i].key, s->key + HL_SLOT_KEY_PREFIX, klen)) {
+            /* Seen through another window: keep the larger count, in order. */
+            if (s->bucket.count > snap->top[i].count) {
+                hl_top_key_t k = snap->top[i];
+                k.count = s->bucket.count;
+                for (at = i; at > 0 && snap->top[at - 1].count < k.count; --at)
+                    snap->top[at] = snap->top[at - 1];
+                snap->top[at] = k;
+            }
+            return 0;
+        }
+    }
     at = snap->ntop < HL_TOP_KEYS ? snap->ntop : HL_TOP_KEYS - 1;
     if (snap->ntop == HL_TOP_KEYS && snap->top[at].count >= s->bucket.count)
         return 0;

@@ -1,0 +1,199 @@
+/*
+ * hotlimit-check.c - validates a mod_hotlimit quota table (spec section 3)
+ * with the parser the module uses, hl_table_parse.
+ *
+ *   hotlimit-check [--quiet] FILE     (FILE "-" reads standard input)
+ *
+ * Prints each problem on one line ("hotlimit-check: error: route '/x':
+ * field 'window': ..."), then a summary line. Exit status: 0 when there
+ * is no error (warnings allowed), 1 when an entry was skipped or the whole
+ * document refused, 2 on a usage or I/O error.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "hl_table.h"
+
+#define PROG "hotlimit-check"
+
+/* Counts of the problems printed. */
+typedef struct {
+    int errors;
+    int warnings;
+} counts_t;
+
+/* Prints usage to f. */
+static void usage(FILE *f)
+{
+    fprintf(f,
+        "usage: " PROG " [--quiet] FILE\n"
+        "Checks a mod_hotlimit quota table (JSON) with the module's own parser.\n"
+        "FILE \"-\" reads standard input.\n"
+        "\n"
+        "  --quiet   print only the problems, not the summary line\n"
+        "  --help    print this help\n"
+        "\n"
+        "Exit status: 0 no error (warnings allowed), 1 an entry was skipped or\n"
+        "the table was refused, 2 usage or I/O error.\n");
+}
+
+/* Prints s with bytes outside printable ASCII escaped as \xNN, so a
+ * problem always fits on one line. */
+static void put_clean(const char *s)
+{
+    const unsigned char *p = (const unsigned char *)s;
+
+    for (; *p != '\0'; p++) {
+        if (*p < 0x20 || *p >= 0x7f)
+            printf("\\x%02x", *p);
+        else
+            putchar(*p);
+    }
+}
+
+/* hl_table_report_fn: prints one problem line and counts it. */
+static void print_problem(void *baton, hl_problem_t severity,
+                          const char *route, const char *field,
+                          const char *msg)
+{
+    counts_t *n = baton;
+
+    if (severity == HL_PROBLEM_ERROR)
+        n->errors++;
+    else
+        n->warnings++;
+    printf(PROG ": %s: ", severity == HL_PROBLEM_ERROR ? "error" : "warning");
+    if (route != NULL) {
+        printf("route '");
+        put_clean(route);
+        printf("': ");
+    }
+    if (field != NULL) {
+        printf("field '");
+        put_clean(field);
+        printf("': ");
+    }
+    put_clean(msg);
+    putchar('\n');
+}
+
+/*
+ * Reads all of f, at most HL_TABLE_MAX_DOC + 1 bytes (one more than is
+ * accepted, to tell that the file is too large). Returns a malloc'd buffer
+ * the caller frees and sets *len, or NULL on a read or memory error.
+ */
+static char *read_all(FILE *f, size_t *len)
+{
+    size_t cap = HL_TABLE_MAX_DOC + 1, n = 0, got;
+    char *buf = malloc(cap);
+
+    if (buf == NULL)
+        return NULL;
+    while (n < cap && (got = fread(buf + n, 1, cap - n, f)) > 0)
+        n += got;
+    if (ferror(f)) {
+        free(buf);
+        return NULL;
+    }
+    *len = n;
+    return buf;
+}
+
+/* Opens and reads path ("-" is stdin). Returns the buffer (caller frees)
+ * or NULL after printing why. */
+static char *load(const char *path, size_t *len)
+{
+    FILE *f = strcmp(path, "-") == 0 ? stdin : fopen(path, "rb");
+    char *buf;
+    int err;
+
+    if (f == NULL) {
+        fprintf(stderr, PROG ": %s: %s\n", path, strerror(errno));
+        return NULL;
+    }
+    errno = 0;
+    buf = read_all(f, len);
+    err = errno;
+    if (f != stdin)
+        fclose(f);
+    if (buf == NULL)
+        fprintf(stderr, PROG ": %s: cannot read: %s\n", path,
+                err ? strerror(err) : "read error");
+    return buf;
+}
+
+int main(int argc, char **argv)
+{
+    const char *path = NULL;
+    int quiet = 0, i, rc, opts = 1;
+    counts_t n = { 0, 0 };
+    size_t len = 0, size;
+    char *doc;
+    void *mem;
+    hl_table_t *t;
+
+    for (i = 1; i < argc; i++) {
+        if (opts && strcmp(argv[i], "--help") == 0) {
+            usage(stdout);
+            return 0;
+        } else if (opts && strcmp(argv[i], "--quiet") == 0) {
+            quiet = 1;
+        } else if (opts && strcmp(argv[i], "--") == 0) {
+            opts = 0;
+        } else if (opts && argv[i][0] == '-' && argv[i][1] != '\0') {
+            fprintf(stderr, PROG ": unknown option '%s'\n", argv[i]);
+            usage(stderr);
+            return 2;
+        } else if (path == NULL) {
+            path = argv[i];
+        } else {
+            fprintf(stderr, PROG ": only one FILE may be given\n");
+            usage(stderr);
+            return 2;
+        }
+    }
+    if (path == NULL) {
+        usage(stderr);
+        return 2;
+    }
+    doc = load(path, &len);
+    if (doc == NULL)
+        return 2;
+    if (len > HL_TABLE_MAX_DOC) {
+        printf(PROG ": error: %s is larger than %u bytes, the most a quota "
+               "table may be; the module would refuse it\n", path,
+               HL_TABLE_MAX_DOC);
+        free(doc);
+        return 1;
+    }
+    size = hl_table_size(HL_TABLE_MAX_ROUTES);
+    mem = malloc(size);
+    if (mem == NULL) {
+        fprintf(stderr, PROG ": out of memory\n");
+        free(doc);
+        return 2;
+    }
+    rc = hl_table_parse(mem, size, HL_TABLE_MAX_ROUTES, doc, len,
+                        print_problem, &n, NULL);
+    t = mem;
+    if (!quiet && rc != 0) {
+        printf(PROG ": %s: table refused (a table failure, see "
+               "HotLimitTableFailure), %d errors, %d warnings\n",
+               path, n.errors, n.warnings);
+    } else if (!quiet) {
+        printf(PROG ": %s: %u routes, %u exempt, %s", path,
+               (unsigned)t->nrules, (unsigned)t->nexempt,
+               t->enabled ? "enabled" : "DISABLED (kill switch)");
+        if (t->has_global)
+            printf(", global bucket %u/%ums",
+                   (unsigned)t->global.windows[0].count,
+                   (unsigned)t->global.windows[0].window_ms);
+        printf(", %d errors, %d warnings\n", n.errors, n.warnings);
+    }
+    free(mem);
+    free(doc);
+    if (fflush(stdout) != 0)
+        return 2;
+    return rc != 0 || n.errors > 0 ? 1 : 0;
+}

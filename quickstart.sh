@@ -1,0 +1,58 @@
+#!/bin/bash
+# quickstart.sh - the two commands of README.md, for a fresh Debian 12
+# machine as root:
+#   bash quickstart.sh demo   installs what is missing, builds, starts the demo
+#   bash quickstart.sh test   installs what is missing, builds, runs every test
+set -euo pipefail
+cd "$(dirname "$0")"
+
+# Debian packages the build, the tests and the demo need.
+PACKAGES="apache2 apache2-dev apache2-utils libapr1-dev libaprutil1-dev
+  libcjson-dev libcurl4-openssl-dev libapache2-mod-perl2 libapache2-mod-php
+  autoconf automake libtool pkg-config make gcc libc6-dev perl python3 curl"
+
+install_missing() {
+    local missing=() p
+    for p in $PACKAGES; do
+        dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" \
+            || missing+=("$p")
+    done
+    [ ${#missing[@]} = 0 ] && return 0
+    if [ "$(id -u)" != 0 ]; then
+        echo "quickstart: missing packages (${missing[*]}); run as root" >&2
+        exit 1
+    fi
+    echo "quickstart: installing ${missing[*]}"
+    apt-get update -q
+    # The apache2 package must not start its own service on port 80 here.
+    printf '#!/bin/sh\nexit 101\n' > /usr/sbin/policy-rc.d.hotlimit
+    chmod +x /usr/sbin/policy-rc.d.hotlimit
+    [ -e /usr/sbin/policy-rc.d ] || ln -s policy-rc.d.hotlimit /usr/sbin/policy-rc.d
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "${missing[@]}"
+    [ "$(readlink /usr/sbin/policy-rc.d 2>/dev/null)" = policy-rc.d.hotlimit ] \
+        && rm -f /usr/sbin/policy-rc.d
+    rm -f /usr/sbin/policy-rc.d.hotlimit
+}
+
+build() {
+    [ -x configure ] || autoreconf -fi
+    [ -f Makefile ] || ./configure --with-apxs="$(command -v apxs)"
+    make -j2
+}
+
+case "${1:-}" in
+    demo)
+        install_missing
+        build
+        conf-examples/demo/run
+        ;;
+    test)
+        install_missing
+        build
+        make check
+        ;;
+    *)
+        echo "usage: bash quickstart.sh demo|test" >&2
+        exit 2
+        ;;
+esac

@@ -1,0 +1,188 @@
+/*
+ * mod_hotlimit_fetch.c - fetching the quota table from an http(s) URL.
+ * The only file that touches libcurl: one blocking, bounded transfer per
+ * call, with conditional GET (If-None-Match / If-Modified-Since), a
+ * whole-transfer timeout and a size cap. It runs in the watchdog thread,
+ * never on a request.
+ */
+#include <string.h>
+#include <curl/curl.h>
+
+#include "httpd.h"
+#include "http_log.h"
+#include "apr_strings.h"
+#include "apr_lib.h"
+
+#include "mod_hotlimit.h"
+
+APLOG_USE_MODULE(hotlimit);
+
+/* What the write and header callbacks fill. */
+typedef struct {
+    apr_pool_t            *pool;
+    char                  *buf;
+    apr_size_t             len, cap, max;
+    int                    too_large;
+    hl_fetch_validators_t  seen;   /* validators of this response */
+} fetch_ctx_t;
+
+apr_status_t hl_fetch_global_init(void)
+{
+    return curl_global_init(CURL_GLOBAL_DEFAULT) == CURLE_OK
+           ? APR_SUCCESS : APR_EGENERAL;
+}
+
+/* Appends a chunk of the body; returns the bytes taken (less than offered
+ * aborts the transfer, which is how the size cap is enforced). */
+static size_t on_body(char *data, size_t size, size_t nmemb, void *baton)
+{
+    fetch_ctx_t *ctx = baton;
+    size_t n = size * nmemb;
+
+    if (ctx->len + n > ctx->max) {
+        ctx->too_large = 1;
+        return 0;
+    }
+    if (ctx->len + n + 1 > ctx->cap) {
+        apr_size_t cap = ctx->cap ? ctx->cap : 16384;
+        char *grown;
+        while (cap < ctx->len + n + 1)
+            cap *= 2;
+        grown = apr_palloc(ctx->pool, cap);
+        if (ctx->len)
+            memcpy(grown, ctx->buf, ctx->len);
+        ctx->buf = grown;
+        ctx->cap = cap;
+    }
+    memcpy(ctx->buf + ctx->len, data, n);
+    ctx->len += n;
+    ctx->buf[ctx->len] = '\0';
+    return n;
+}
+
+/* Copies the value of header `name` from line into out (cut to outlen-1),
+ * trimming spaces and CRLF. Returns 1 if line is that header. */
+static int header_value(const char *line, size_t n, const char *name,
+                        char *out, size_t outlen)
+{
+    size_t nl = strlen(name), i, j;
+
+    if (n <= nl || strncasecmp(line, name, nl) || line[nl] != ':')
+        return 0;
+    for (i = nl + 1; i < n && (line[i] == ' ' || line[i] == '\t'); ++i)
+        ;
+    for (j = n; j > i && (line[j - 1] == '\r' || line[j - 1] == '\n'
+                          || line[j - 1] == ' '); --j)
+        ;
+    if (j - i >= outlen)
+        j = i + outlen - 1;
+    memcpy(out, line + i, j - i);
+    out[j - i] = '\0';
+    return 1;
+}
+
+/* Records ETag and Last-Modified of the final response. */
+static size_t on_header(char *data, size_t size, size_t nmemb, void *baton)
+{
+    fetch_ctx_t *ctx = baton;
+    size_t n = size * nmemb;
+
+    if (n > 5 && !strncmp(data, "HTTP/", 5))   /* a new response (redirect) */
+        memset(&ctx->seen, 0, sizeof(ctx->seen));
+    else if (!header_value(data, n, "ETag", ctx->seen.etag,
+                           sizeof(ctx->seen.etag)))
+        header_value(data, n, "Last-Modified", ctx->seen.last_modified,
+                     sizeof(ctx->seen.last_modified));
+    return n;
+}
+
+/* Returns a one-line explanation of a failed transfer, from pool p. */
+static const char *describe_error(apr_pool_t *p, CURLcode rc, const char *detail,
+                                  const fetch_ctx_t *ctx, int timeout_s)
+{
+    switch (rc) {
+    case CURLE_COULDNT_RESOLVE_HOST:
+        return apr_psprintf(p, "DNS: cannot resolve host (%s)", detail);
+    case CURLE_COULDNT_CONNECT:
+        return apr_psprintf(p, "connect failed (%s)", detail);
+    case CURLE_OPERATION_TIMEDOUT:
+        return apr_psprintf(p, "timed out after %d s (%s)", timeout_s, detail);
+    case CURLE_WRITE_ERROR:
+    case CURLE_FILESIZE_EXCEEDED:
+        if (ctx->too_large || rc == CURLE_FILESIZE_EXCEEDED)
+            return apr_psprintf(p, "document larger than %" APR_SIZE_T_FMT
+                                " bytes", ctx->max);
+        break;
+    default:
+        break;
+    }
+    return apr_psprintf(p, "%s (%s)", curl_easy_strerror(rc), detail);
+}
+
+apr_status_t hl_fetch_url(apr_pool_t *p, const char *url, int timeout_s,
+                          apr_size_t max_size, hl_fetch_validators_t *v,
+                          hl_fetch_result_t *res)
+{
+    fetch_ctx_t ctx;
+    char errbuf[CURL_ERROR_SIZE] = "";
+    struct curl_slist *hdrs = NULL;
+    CURL *curl;
+    CURLcode rc;
+    long status = 0;
+
+    memset(res, 0, sizeof(*res));
+    memset(&ctx, 0, sizeof(ctx));
+    ctx.pool = p;
+    ctx.max = max_size;
+    curl = curl_easy_init();
+    if (!curl) {
+        res->error = "cannot create a curl handle";
+        return APR_ENOMEM;
+    }
+    if (v->etag[0])
+        hdrs = curl_slist_append(hdrs, apr_pstrcat(p, "If-None-Match: ",
+                                                   v->etag, NULL));
+    if (v->last_modified[0])
+        hdrs = curl_slist_append(hdrs, apr_pstrcat(p, "If-Modified-Since: ",
+                                                   v->last_modified, NULL));
+    curl_easy_setopt(curl, CURLOPT_URL, url);
+    curl_easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);
+    curl_easy_setopt(curl, CURLOPT_TIMEOUT_MS, (long)timeout_s * 1000L);
+    curl_easy_setopt(curl, CURLOPT_CONNECTTIMEOUT_MS, (long)timeout_s * 1000L);
+    curl_easy_setopt(curl, CURLOPT_PROTOCOLS_STR, "http,https");
+    curl_easy_setopt(curl, CURLOPT_REDIR_PROTOCOLS_STR, "http,https");
+    curl_easy_setopt(curl, CURLOPT_FOLLOWLOCATION, 1L);
+    curl_easy_setopt(curl, CURLOPT_MAXREDIRS, 3L);
+    curl_easy_setopt(curl, CURLOPT_MAXFILESIZE_LARGE, (curl_off_t)max_size);
+    curl_easy_setopt(curl, CURLOPT_USERAGENT, "mod_hotlimit");
+    curl_easy_setopt(curl, CURLOPT_HTTPHEADER, hdrs);
+    curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, on_body);
+    curl_easy_setopt(curl, CURLOPT_WRITEDATA, &ctx);
+    curl_easy_setopt(curl, CURLOPT_HEADERFUNCTION, on_header);
+    curl_easy_setopt(curl, CURLOPT_HEADERDATA, &ctx);
+    curl_easy_setopt(curl, CURLOPT_ERRORBUFFER, errbuf);
+
+    rc = curl_easy_perform(curl);
+    curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &status);
+    curl_slist_free_all(hdrs);
+    curl_easy_cleanup(curl);
+
+    res->http_status = status;
+    if (rc != CURLE_OK) {
+        res->error = describe_error(p, rc, errbuf[0] ? errbuf : "no detail",
+                                    &ctx, timeout_s);
+        return APR_EGENERAL;
+    }
+    if (status == 304) {
+        res->not_modified = 1;
+        return APR_SUCCESS;
+    }
+    if (status != 200) {
+        res->error = apr_psprintf(p, "HTTP status %ld", status);
+        return APR_EGENERAL;
+    }
+    res->body = ctx.buf ? ctx.buf : apr_pstrdup(p, "");
+    res->len = ctx.len;
+    *v = ctx.seen;
+    return APR_SUCCESS;
+}

@@ -1,0 +1,416 @@
+/*
+ * mod_hotlimit_table.c - the quota table (HotLimitQuotaTable): loading it
+ * from a file or a URL, publishing it to every child, and looking a
+ * request's route up in it.
+ *
+ * Publication: a second slotmem item holds a small header and two banks,
+ * each a complete hl_table_t image. The writer (the parent at startup, then
+ * one watchdog thread in one child) parses into the INACTIVE bank, which no
+ * reader looks at, then flips `active` and bumps the generation under the
+ * global mutex. Readers look routes up under the same mutex, so they always
+ * see a whole table; nothing a request does waits on file or network I/O.
+ *
+ * Reloads run every HotLimitReloadInterval seconds in the mod_watchdog
+ * singleton: a file is re-read when its mtime or size changes; a URL is
+ * fetched with a conditional GET. A document that cannot be read or parsed
+ * is a table failure, handled by HotLimitTableFailure: `open` publishes an
+ * empty table (static directives stay), `last-good` keeps the current one.
+ *
+ * The item is persisted by mod_slotmem_shm like the counters, so the last
+ * good table survives restarts while the source stays the same.
+ */
+#include <string.h>
+
+#include "httpd.h"
+#include "http_config.h"
+#include "http_log.h"
+#include "ap_provider.h"
+#include "ap_slotmem.h"
+#include "mod_watchdog.h"
+#include "apr_strings.h"
+#include "apr_file_io.h"
+
+#include "mod_hotlimit.h"
+#include "hl_table.h"
+
+APLOG_USE_MODULE(hotlimit);
+
+#define HL_REGION_MAGIC   0x484c5247u  /* "HLRG" */
+#define HL_WATCHDOG_NAME  "_hotlimit_"
+#define HL_CURL_INIT_KEY  "hotlimit-curl-initialised"
+
+/* Header of the table item; two banks of bank_size bytes follow it. */
+typedef struct {
+    uint32_t magic;
+    uint32_t version;
+    uint32_t active;          /* bank readers use: 0 or 1 */
+    uint32_t max_rules;
+    uint64_t bank_size;
+    char     source[HL_TEXT_MAX];
+} hl_region_t;
+
+/* The writer's private state (lives in the process that reloads). */
+typedef struct {
+    server_rec           *s;
+    const hl_server_conf_t *sc;
+    const char           *source;     /* resolved path or URL */
+    int                   is_url;
+    apr_time_t            mtime;      /* file: last seen */
+    apr_off_t             size;
+    int                   seen_once;
+    hl_fetch_validators_t validators; /* URL: last good response */
+} hl_reloader_t;
+
+static hl_region_t *region;           /* NULL: no table configured */
+static hl_reloader_t *reloader;
+
+/* Returns bank i of the region. */
+static hl_table_t *bank(uint32_t i)
+{
+    return (hl_table_t *)(void *)((char *)region + APR_ALIGN_DEFAULT(sizeof(*region))
+                                  + (apr_size_t)i * region->bank_size);
+}
+
+int hl_table_configured(void)
+{
+    return region != NULL;
+}
+
+/* ---- reading the source ------------------------------------------------ */
+
+/* Reads the whole file at path into *body (from p). Returns APR_SUCCESS,
+ * or an error with *why set; sets *unchanged when mtime and size are those
+ * seen last time. */
+static apr_status_t read_file(hl_reloader_t *rl, apr_pool_t *p, char **body,
+                              apr_size_t *len, int *unchanged, const char **why)
+{
+    apr_finfo_t fi;
+    apr_file_t *f;
+    apr_size_t n;
+    apr_status_t rv;
+
+    *unchanged = 0;
+    rv = apr_stat(&fi, rl->source, APR_FINFO_MTIME | APR_FINFO_SIZE, p);
+    if (rv != APR_SUCCESS) {
+        *why = "cannot stat the file";
+        return rv;
+    }
+    if (rl->seen_once && fi.mtime == rl->mtime && fi.size == rl->size) {
+        *unchanged = 1;
+        return APR_SUCCESS;
+    }
+    rl->seen_once = 1;
+    rl->mtime = fi.mtime;
+    rl->size = fi.size;
+    if (fi.size > (apr_off_t)HL_TABLE_MAX_DOC) {
+        *why = apr_psprintf(p, "file larger than %u bytes", HL_TABLE_MAX_DOC);
+        return APR_EGENERAL;
+    }
+    rv = apr_file_open(&f, rl->source, APR_FOPEN_READ, APR_OS_DEFAULT, p);
+    if (rv != APR_SUCCESS) {
+        *why = "cannot open the file";
+        return rv;
+    }
+    n = (apr_size_t)fi.size;
+    *body = apr_palloc(p, n + 1);
+    rv = apr_file_read_full(f, *body, n, len);
+    apr_file_close(f);
+    if (rv != APR_SUCCESS && !(rv == APR_EOF && n == 0)) {
+        *why = "cannot read the file";
+        return rv;
+    }
+    (*body)[*len] = '\0';
+    return APR_SUCCESS;
+}
+
+/* ---- parsing and publishing -------------------------------------------- */
+
+/* Logs one problem of the document (hl_table_report_fn), naming the route
+ * and field at fault. */
+static void log_problem(void *baton, hl_problem_t severity, const char *route,
+                        const char *field, const char *msg)
+{
+    hl_reloader_t *rl = baton;
+    char where[HL_TABLE_ROUTE_MAX + 96] = "";
+
+    if (route && field)
+        apr_snprintf(where, sizeof(where), "route '%s': field '%s': ", route, field);
+    else if (route)
+        apr_snprintf(where, sizeof(where), "route '%s': ", route);
+    else if (field)
+        apr_snprintf(where, sizeof(where), "field '%s': ", field);
+    if (severity == HL_PROBLEM_ERROR)
+        ap_log_error(APLOG_MARK, APLOG_ERR, 0, rl->s,
+                     "HL00401: quota table %s: skipped: %s%s", rl->source,
+                     where, msg);
+    else
+        ap_log_error(APLOG_MARK, APLOG_WARNING, 0, rl->s,
+                     "HL00402: quota table %s: %s%s", rl->source, where, msg);
+}
+
+/* Records the outcome of one reload attempt in the shared header, and, if
+ * publish is set, makes the inactive bank the active one. */
+static void record(hl_reloader_t *rl, hl_reload_result_t result,
+                   const char *message, int publish)
+{
+    hl_slots_t *slots;
+    hl_shared_t *sh;
+    int64_t now = hl_now_ms();
+
+    if (hl_store_lock(rl->s, &slots, &sh) != APR_SUCCESS)
+        return;
+    if (publish) {
+        region->active ^= 1;
+        sh->table_generation++;
+        sh->table_loaded_ms = now;
+    }
+    sh->table_enabled = bank(region->active)->enabled;
+    sh->table_routes = bank(region->active)->nrules;
+    sh->table_checked_ms = now;
+    sh->reloads[result]++;
+    if (result != HL_RELOAD_UNCHANGED) {
+        sh->table_last_result = (int32_t)result;
+        apr_cpystrn(sh->table_message, message, sizeof(sh->table_message));
+    }
+    apr_cpystrn(sh->table_source, rl->source, sizeof(sh->table_source));
+    hl_store_unlock(rl->s);
+}
+
+/* Handles a document that could not be used, per HotLimitTableFailure. */
+static void fail(hl_reloader_t *rl, const char *why)
+{
+    int open = rl->sc->table_failure != HL_FAIL_LAST_GOOD;
+    const hl_table_t *cur = bank(region->active);
+    int drop = open && (cur->nrules || !cur->enabled || cur->has_global
+                        || cur->nexempt);
+
+    ap_log_error(APLOG_MARK, APLOG_ERR, 0, rl->s,
+                 "HL00404: quota table %s failed: %s; %s", rl->source, why,
+                 open ? "its rules are dropped (HotLimitTableFailure open)"
+                      : "the last good table stays (HotLimitTableFailure last-good)");
+    if (drop)
+        hl_table_init(bank(region->active ^ 1), region->bank_size,
+                      region->max_rules);
+    record(rl, HL_RELOAD_FAILED, why, drop);
+}
+
+/* Parses body into the inactive bank and publishes it, or fails. */
+static void parse_and_publish(hl_reloader_t *rl, apr_pool_t *p,
+                              const char *body, apr_size_t len)
+{
+    hl_table_t *next = bank(region->active ^ 1);
+    const hl_table_t *img;
+    int nerrors = 0;
+
+    if (hl_table_parse(next, region->bank_size, region->max_rules, body, len,
+                       log_problem, rl, &nerrors) != 0) {
+        fail(rl, "the document is not a valid quota table");
+        return;
+    }
+    img = next;
+    ap_log_error(APLOG_MARK, APLOG_NOTICE, 0, rl->s,
+                 "HL00405: quota table %s loaded: %u routes, %u exempt blocks, "
+                 "%s%s, %d entries skipped", rl->source, img->nrules,
+                 img->nexempt, img->enabled ? "enabled" : "DISABLED (kill switch)",
+                 img->has_global ? ", global bucket" : "", nerrors);
+    record(rl, HL_RELOAD_OK,
+           apr_psprintf(p, "%u routes, %d entries skipped", img->nrules, nerrors),
+           1);
+}
+
+/* One reload attempt: read or fetch, then parse and publish. */
+static void reload(hl_reloader_t *rl, apr_pool_t *p)
+{
+    char *body = NULL;
+    apr_size_t len = 0;
+    const char *why = NULL;
+    apr_status_t rv;
+
+    if (rl->is_url) {
+        hl_fetch_result_t res;
+        int timeout = rl->sc->fetch_timeout != HL_UNSET ? rl->sc->fetch_timeout : 5;
+        rv = hl_fetch_url(p, rl->source, timeout, HL_TABLE_MAX_DOC,
+                          &rl->validators, &res);
+        if (rv != APR_SUCCESS) {
+            fail(rl, res.error);
+            return;
+        }
+        if (res.not_modified) {
+            record(rl, HL_RELOAD_UNCHANGED, "", 0);
+            return;
+        }
+        body = res.body;
+        len = res.len;
+    }
+    else {
+        int unchanged;
+        rv = read_file(rl, p, &body, &len, &unchanged, &why);
+        if (rv != APR_SUCCESS) {
+            /* Retry the file next time even if its mtime stays. */
+            rl->seen_once = 0;
+            fail(rl, why);
+            return;
+        }
+        if (unchanged) {
+            record(rl, HL_RELOAD_UNCHANGED, "", 0);
+            return;
+        }
+    }
+    parse_and_publish(rl, p, body, len);
+}
+
+/* The watchdog callback: reloads on start and at every interval. Always
+ * returns APR_SUCCESS (an error would stop all future calls). */
+static apr_status_t on_watchdog(int state, void *data, apr_pool_t *ptemp)
+{
+    hl_reloader_t *rl = data;
+
+    if (state == AP_WATCHDOG_STATE_STARTING || state == AP_WATCHDOG_STATE_RUNNING)
+        reload(rl, ptemp);
+    return APR_SUCCESS;
+}
+
+/* ---- setup -------------------------------------------------------------- */
+
+/* Creates or re-attaches the table item. Returns OK or an HTTP error. */
+static int create_region(apr_pool_t *pconf, server_rec *s, const char *source)
+{
+    const ap_slotmem_provider_t *shm;
+    ap_slotmem_instance_t *inst = NULL;
+    apr_size_t bank_size = APR_ALIGN_DEFAULT(hl_table_size(HL_TABLE_MAX_ROUTES));
+    apr_size_t size = APR_ALIGN_DEFAULT(sizeof(hl_region_t)) + 2 * bank_size;
+    void *base = NULL;
+    apr_status_t rv;
+
+    shm = ap_lookup_provider(AP_SLOTMEM_PROVIDER_GROUP, "shm",
+                             AP_SLOTMEM_PROVIDER_VERSION);
+    if (!shm)
+        return HTTP_INTERNAL_SERVER_ERROR;  /* the store logged it already */
+    rv = shm->create(&inst, apr_psprintf(pconf, "hotlimit-table-v%u-%u",
+                                         HL_TABLE_VERSION, HL_TABLE_MAX_ROUTES),
+                     size, 1, AP_SLOTMEM_TYPE_PERSIST, pconf);
+    if (rv == APR_SUCCESS)
+        rv = shm->dptr(inst, 0, &base);
+    if (rv != APR_SUCCESS || !base) {
+        ap_log_error(APLOG_MARK, APLOG_CRIT, rv, s,
+                     "HL00406: cannot create shared memory of %" APR_SIZE_T_FMT
+                     " bytes for the quota table", size);
+        return HTTP_INTERNAL_SERVER_ERROR;
+    }
+    region = base;
+    /* Keep a persisted table only if it is ours and from the same source. */
+    if (region->magic != HL_REGION_MAGIC || region->version != HL_TABLE_VERSION
+        || region->max_rules != HL_TABLE_MAX_ROUTES
+        || region->bank_size != bank_size || region->active > 1
+        || strcmp(region->source, source) != 0
+        || bank(region->active)->magic != HL_TABLE_MAGIC) {
+        memset(region, 0, sizeof(*region));
+        region->magic = HL_REGION_MAGIC;
+        region->version = HL_TABLE_VERSION;
+        region->max_rules = HL_TABLE_MAX_ROUTES;
+        region->bank_size = bank_size;
+        apr_cpystrn(region->source, source, sizeof(region->source));
+        hl_table_init(bank(0), bank_size, HL_TABLE_MAX_ROUTES);
+        hl_table_init(bank(1), bank_size, HL_TABLE_MAX_ROUTES);
+    }
+    return OK;
+}
+
+int hl_table_post_config(apr_pool_t *pconf, apr_pool_t *ptemp, server_rec *s)
+{
+    hl_server_conf_t *sc = ap_get_module_config(s->module_config,
+                                                &hotlimit_module);
+    APR_OPTIONAL_FN_TYPE(ap_watchdog_get_instance) *get_instance;
+    APR_OPTIONAL_FN_TYPE(ap_watchdog_register_callback) *register_cb;
+    ap_watchdog_t *wd;
+    hl_reloader_t *rl;
+    void *curl_done = NULL;
+    int interval, rc;
+    apr_status_t rv;
+
+    region = NULL;
+    reloader = NULL;
+    if (!sc->table_source)
+        return OK;
+    rl = apr_pcalloc(pconf, sizeof(*rl));
+    rl->s = s;
+    rl->sc = sc;
+    rl->is_url = !strncasecmp(sc->table_source, "http://", 7)
+                 || !strncasecmp(sc->table_source, "https://", 8);
+    rl->source = rl->is_url ? sc->table_source
+                            : ap_server_root_relative(pconf, sc->table_source);
+    rc = create_region(pconf, s, rl->source);
+    if (rc != OK)
+        return rc;
+    reloader = rl;
+
+    get_instance = APR_RETRIEVE_OPTIONAL_FN(ap_watchdog_get_instance);
+    register_cb = APR_RETRIEVE_OPTIONAL_FN(ap_watchdog_register_callback);
+    if (!get_instance || !register_cb) {
+        ap_log_error(APLOG_MARK, APLOG_CRIT, 0, s,
+                     "HL00407: HotLimitQuotaTable needs mod_watchdog, which "
+                     "is not loaded");
+        return HTTP_INTERNAL_SERVER_ERROR;
+    }
+    if (rl->is_url) {
+        apr_pool_userdata_get(&curl_done, HL_CURL_INIT_KEY, s->process->pool);
+        if (!curl_done) {
+            if (hl_fetch_global_init() != APR_SUCCESS) {
+                ap_log_error(APLOG_MARK, APLOG_CRIT, 0, s,
+                             "HL00408: cannot initialise libcurl");
+                return HTTP_INTERNAL_SERVER_ERROR;
+            }
+            apr_pool_userdata_set((const void *)1, HL_CURL_INIT_KEY,
+                                  apr_pool_cleanup_null, s->process->pool);
+        }
+    }
+    else {
+        /* A local table is in force from the first request. */
+        reload(rl, ptemp);
+    }
+
+    interval = sc->reload_interval != HL_UNSET ? sc->reload_interval : 10;
+    rv = get_instance(&wd, HL_WATCHDOG_NAME, 0, 1, pconf);
+    if (rv == APR_SUCCESS)
+        rv = register_cb(wd, apr_time_from_sec(interval), rl, on_watchdog);
+    if (rv != APR_SUCCESS) {
+        ap_log_error(APLOG_MARK, APLOG_CRIT, rv, s,
+                     "HL00409: cannot register the quota table reloader "
+                     "with mod_watchdog");
+        return HTTP_INTERNAL_SERVER_ERROR;
+    }
+    return OK;
+}
+
+/* ---- lookups on the request path ---------------------------------------- */
+
+int hl_table_find(request_rec *r, const char *route, const hl_cidr_t *ip,
+                  hl_table_hit_t *hit)
+{
+    hl_slots_t *slots;
+    hl_shared_t *sh;
+    const hl_table_t *t;
+    const hl_rule_t *rule;
+
+    memset(hit, 0, sizeof(*hit));
+    hit->enabled = 1;
+    if (!region || hl_store_lock(r->server, &slots, &sh) != APR_SUCCESS)
+        return 0;
+    t = bank(region->active);
+    hit->enabled = t->enabled != 0;
+    if (hit->enabled) {
+        hit->exempt = ip && hl_table_exempt(t, ip);
+        rule = hl_table_match(t, route);
+        if (rule) {
+            hit->has_rule = 1;
+            hit->rule = rule->quota;
+            hit->route = apr_pstrdup(r->pool, rule->route);
+        }
+        if (t->has_global) {
+            hit->has_global = 1;
+            hit->global = t->global;
+        }
+    }
+    hl_store_unlock(r->server);
+    return 1;
+}
