@@ -28,14 +28,14 @@ static void usage(FILE *f)
 {
     fprintf(f,
         "usage: " PROG " [--quiet] FILE\n"
-        "Checks a mod_hotlimit quota table (JSON) with the module's own parser.\n"
-        "FILE \"-\" reads standard input.\n"
+        "Checks a mod_hotlimit quota table (JSON) with the module's own\n"
+        "parser. FILE \"-\" reads standard input.\n"
         "\n"
         "  --quiet   print only the problems, not the summary line\n"
         "  --help    print this help\n"
         "\n"
-        "Exit status: 0 no error (warnings allowed), 1 an entry was skipped or\n"
-        "the table was refused, 2 usage or I/O error.\n");
+        "Exit status: 0 no error (warnings allowed), 1 an entry was skipped\n"
+        "or the table was refused, 2 usage or I/O error.\n");
 }
 
 /* Prints s with bytes outside printable ASCII escaped as \xNN, so a

@@ -225,7 +225,8 @@ int hl_table_exempt(const hl_table_t *t, const hl_cidr_t *ip)
 static int put_rule(hl_table_t *t, const char *route, size_t len,
                     const hl_quota_t *q)
 {
-    hl_rule_t *rules = (hl_rule_t *)(void *)((char *)t + rules_offset(t->nbuckets));
+    hl_rule_t *rules = (hl_rule_t *)(void *)
+        ((char *)t + rules_offset(t->nbuckets));
     uint32_t *buckets = (uint32_t *)(void *)((char *)t + buckets_offset());
     hl_rule_t *r = (hl_rule_t *)hl_table_lookup(t, route, len);
     uint32_t b;
@@ -663,8 +664,9 @@ static void find_top(parse_ctx_t *c, const cJSON *doc, top_t *top)
     }
 }
 
-/* Applies "enabled" and "e" (the kill switch); a bad value is an error and
- * leaves the table enabled. */
+/* Applies "enabled" and "e" (the kill switch). A bad value is an error and
+ * leaves the table enabled; when both are valid but disagree, the switch
+ * is off (a kill switch thrown either way is honoured), with a warning. */
 static void read_switch(parse_ctx_t *c, const top_t *top)
 {
     char err[HL_ERR_MAX];

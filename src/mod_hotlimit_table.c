@@ -38,6 +38,7 @@ APLOG_USE_MODULE(hotlimit);
 #define HL_REGION_MAGIC   0x484c5247u  /* "HLRG" */
 #define HL_WATCHDOG_NAME  "_hotlimit_"
 #define HL_CURL_INIT_KEY  "hotlimit-curl-initialised"
+#define HL_MAX_PROBLEMS   20          /* problem lines logged per reload */
 
 /* Header of the table item; two banks of bank_size bytes follow it. */
 typedef struct {
@@ -58,6 +59,7 @@ typedef struct {
     apr_time_t            mtime;      /* file: last seen */
     apr_off_t             size;
     int                   seen_once;
+    int                   problems;   /* logged in the current parse */
     hl_fetch_validators_t validators; /* URL: last good response */
 } hl_reloader_t;
 
@@ -133,6 +135,9 @@ static void log_problem(void *baton, hl_problem_t severity, const char *route,
     hl_reloader_t *rl = baton;
     char where[HL_TABLE_ROUTE_MAX + 96] = "";
 
+    /* A hostile document must not flood the error log at every reload. */
+    if (++rl->problems > HL_MAX_PROBLEMS)
+        return;
     if (route && field)
         apr_snprintf(where, sizeof(where), "route '%s': field '%s': ", route, field);
     else if (route)
@@ -200,10 +205,17 @@ static void parse_and_publish(hl_reloader_t *rl, apr_pool_t *p,
 {
     hl_table_t *next = bank(region->active ^ 1);
     const hl_table_t *img;
-    int nerrors = 0;
+    int nerrors = 0, rc;
 
-    if (hl_table_parse(next, region->bank_size, region->max_rules, body, len,
-                       log_problem, rl, &nerrors) != 0) {
+    rl->problems = 0;
+    rc = hl_table_parse(next, region->bank_size, region->max_rules, body, len,
+                        log_problem, rl, &nerrors);
+    if (rl->problems > HL_MAX_PROBLEMS)
+        ap_log_error(APLOG_MARK, APLOG_WARNING, 0, rl->s,
+                     "HL00410: quota table %s: %d more problems not logged "
+                     "(run hotlimit-check on it)", rl->source,
+                     rl->problems - HL_MAX_PROBLEMS);
+    if (rc != 0) {
         fail(rl, "the document is not a valid quota table");
         return;
     }

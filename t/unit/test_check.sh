@@ -1,0 +1,98 @@
+#!/bin/sh
+# t/unit/test_check.sh - TAP test of the hotlimit-check command-line tool
+# over the tables in t/tables/. The tool is $HOTLIMIT_CHECK (default
+# ./hotlimit-check, i.e. run from the build directory).
+#
+# Exit status: 0 when every test passed, 1 otherwise.
+
+check=${HOTLIMIT_CHECK:-./hotlimit-check}
+tables=$(cd "$(dirname "$0")/../tables" && pwd) || exit 1
+out=$(mktemp "${TMPDIR:-/tmp}/test_check.XXXXXX") || exit 1
+trap 'rm -f "$out"' EXIT
+
+n=0
+failed=0
+
+# ok COND_STATUS NAME: prints one TAP line; shows the output on failure.
+ok() {
+    n=$((n + 1))
+    if [ "$1" -eq 0 ]; then
+        echo "ok $n - $2"
+    else
+        echo "not ok $n - $2"
+        failed=$((failed + 1))
+        sed 's/^/#   /' "$out"
+    fi
+}
+
+# run ARGS...: runs the tool with stdout and stderr in $out; sets $rc.
+run() {
+    "$check" "$@" >"$out" 2>&1
+    rc=$?
+}
+
+# has TEXT: status 0 if the last output contains TEXT (fixed string).
+has() {
+    grep -F -q -- "$1" "$out"
+}
+
+echo "1..22"
+
+if [ ! -x "$check" ]; then
+    echo "Bail out! $check not built"
+    exit 1
+fi
+
+run "$tables/good.json"
+[ "$rc" -eq 0 ]; ok $? "good.json: exit 0 (got $rc)"
+has "good.json: 4 routes, 2 exempt, enabled, 0 errors, 0 warnings"; ok $? "good.json: summary with 4 routes"
+! has "error:" && ! has "warning:"; ok $? "good.json: no problems"
+
+run "$tables/warn.json"
+[ "$rc" -eq 0 ]; ok $? "warn.json: exit 0 (got $rc)"
+has "hotlimit-check: warning: field 'comment':"; ok $? "warn.json: top-level warning"
+has "hotlimit-check: warning: route '/user/login': field 'note':"; ok $? "warn.json: entry warning names route and field"
+has "1 routes" && has "2 warnings"; ok $? "warn.json: the entry still applies"
+
+run "$tables/bad-entry.json"
+[ "$rc" -eq 1 ]; ok $? "bad-entry.json: exit 1 (got $rc)"
+has "hotlimit-check: error: route '/user/sms': field 'window': unknown unit in '60x' (use ms, s, m, h or d)"
+ok $? "bad-entry.json: names the route and the field"
+has "1 routes" && has "1 errors"; ok $? "bad-entry.json: the rest applies"
+
+run "$tables/not-json.json"
+[ "$rc" -eq 1 ]; ok $? "not-json.json: exit 1 (got $rc)"
+has "error: not valid JSON near line"; ok $? "not-json.json: says where"
+has "table refused"; ok $? "not-json.json: refused"
+
+run "$tables/does-not-exist.json"
+[ "$rc" -eq 2 ]; ok $? "missing file: exit 2 (got $rc)"
+
+"$check" - <"$tables/good.json" >"$out" 2>&1
+rc=$?
+[ "$rc" -eq 0 ] && has "4 routes"; ok $? "stdin: good.json (exit $rc)"
+
+run --quiet "$tables/good.json"
+[ "$rc" -eq 0 ] && [ ! -s "$out" ]; ok $? "--quiet: nothing printed for a good table"
+
+run --quiet "$tables/bad-entry.json"
+[ "$rc" -eq 1 ] && has "route '/user/sms'" && ! has "routes,"; ok $? "--quiet: only the problems"
+
+run --help
+[ "$rc" -eq 0 ] && has "usage:"; ok $? "--help: exit 0 with usage"
+
+run
+[ "$rc" -eq 2 ]; ok $? "no FILE: exit 2 (got $rc)"
+
+run --bogus "$tables/good.json"
+[ "$rc" -eq 2 ]; ok $? "unknown option: exit 2 (got $rc)"
+
+echo '{"e": true, "m": 100, "t": 60000}' | "$check" - >"$out" 2>&1
+rc=$?
+[ "$rc" -eq 0 ] && has "enabled, global bucket 100/60000ms"; ok $? "compact form: global bucket (exit $rc)"
+
+echo '{"e": false}' | "$check" - >"$out" 2>&1
+rc=$?
+[ "$rc" -eq 0 ] && has "DISABLED (kill switch)"; ok $? "compact form: kill switch (exit $rc)"
+
+[ "$failed" -eq 0 ]
