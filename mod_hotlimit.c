@@ -183,13 +183,33 @@ static const char *set_route_from(cmd_parms *cmd, void *dconf, const char *arg)
     return NULL;
 }
 
-static const char *set_slots(cmd_parms *cmd, void *dconf, const char *arg)
+/* A whole-number server directive: where it is stored and its range. */
+typedef struct {
+    apr_size_t offset;       /* of the int in hl_server_conf_t */
+    long       min, max;
+    int        global_only;  /* main server only */
+} hl_int_directive_t;
+
+static hl_int_directive_t slots_directive = {
+    APR_OFFSETOF(hl_server_conf_t, slots), 64, 16 * 1024 * 1024, 1 };
+static hl_int_directive_t reload_interval_directive = {
+    APR_OFFSETOF(hl_server_conf_t, reload_interval), 1, 86400, 1 };
+static hl_int_directive_t fetch_timeout_directive = {
+    APR_OFFSETOF(hl_server_conf_t, fetch_timeout), 1, 300, 1 };
+static hl_int_directive_t ipv6_prefix_directive = {
+    APR_OFFSETOF(hl_server_conf_t, ipv6_prefix), 1, 128, 0 };
+
+/* Sets the integer field cmd->info describes. */
+static const char *set_server_int(cmd_parms *cmd, void *dconf, const char *arg)
 {
-    const char *err = ap_check_cmd_context(cmd, GLOBAL_ONLY);
+    const hl_int_directive_t *d = cmd->info;
+    const char *err = d->global_only ? ap_check_cmd_context(cmd, GLOBAL_ONLY)
+                                     : NULL;
     (void)dconf;
     if (err)
         return err;
-    return parse_int(cmd, arg, 64, 16 * 1024 * 1024, &server_conf(cmd)->slots);
+    return parse_int(cmd, arg, d->min, d->max,
+                     (int *)(void *)((char *)server_conf(cmd) + d->offset));
 }
 
 static const char *set_persist(cmd_parms *cmd, void *dconf, int on)
@@ -200,12 +220,6 @@ static const char *set_persist(cmd_parms *cmd, void *dconf, int on)
         return err;
     server_conf(cmd)->persist = on;
     return NULL;
-}
-
-static const char *set_ipv6_prefix(cmd_parms *cmd, void *dconf, const char *arg)
-{
-    (void)dconf;
-    return parse_int(cmd, arg, 1, 128, &server_conf(cmd)->ipv6_prefix);
 }
 
 static const char *add_exempt(cmd_parms *cmd, void *dconf, const char *arg)
@@ -289,24 +303,6 @@ static const char *set_quota_table(cmd_parms *cmd, void *dconf, const char *arg)
     return NULL;
 }
 
-static const char *set_reload_interval(cmd_parms *cmd, void *dconf, const char *arg)
-{
-    const char *err = ap_check_cmd_context(cmd, GLOBAL_ONLY);
-    (void)dconf;
-    if (err)
-        return err;
-    return parse_int(cmd, arg, 1, 86400, &server_conf(cmd)->reload_interval);
-}
-
-static const char *set_fetch_timeout(cmd_parms *cmd, void *dconf, const char *arg)
-{
-    const char *err = ap_check_cmd_context(cmd, GLOBAL_ONLY);
-    (void)dconf;
-    if (err)
-        return err;
-    return parse_int(cmd, arg, 1, 300, &server_conf(cmd)->fetch_timeout);
-}
-
 static const char *set_table_failure(cmd_parms *cmd, void *dconf, const char *arg)
 {
     const char *err = ap_check_cmd_context(cmd, GLOBAL_ONLY);
@@ -335,11 +331,11 @@ static const command_rec hotlimit_cmds[] = {
                  "On|Off: send RateLimit-Policy and RateLimit headers"),
     AP_INIT_TAKE1("HotLimitRouteFrom", set_route_from, NULL, RSRC_CONF | ACCESS_CONF | OR_LIMIT,
                   "path|query:NAME|path-info: where the route comes from"),
-    AP_INIT_TAKE1("HotLimitSlots", set_slots, NULL, RSRC_CONF,
+    AP_INIT_TAKE1("HotLimitSlots", set_server_int, &slots_directive, RSRC_CONF,
                   "capacity of the shared counter table (default 65536)"),
     AP_INIT_FLAG("HotLimitPersist", set_persist, NULL, RSRC_CONF,
                  "On|Off: keep counters across a full stop/start"),
-    AP_INIT_TAKE1("HotLimitIPv6Prefix", set_ipv6_prefix, NULL, RSRC_CONF,
+    AP_INIT_TAKE1("HotLimitIPv6Prefix", set_server_int, &ipv6_prefix_directive, RSRC_CONF,
                   "bits of an IPv6 address that identify one client (default 64)"),
     AP_INIT_ITERATE("HotLimitExempt", add_exempt, NULL, RSRC_CONF,
                     "client addresses or CIDR blocks never limited"),
@@ -349,9 +345,9 @@ static const command_rec hotlimit_cmds[] = {
                   "shm: where counters live"),
     AP_INIT_TAKE1("HotLimitQuotaTable", set_quota_table, NULL, RSRC_CONF,
                   "JSON quota table: a file path or an http(s) URL"),
-    AP_INIT_TAKE1("HotLimitReloadInterval", set_reload_interval, NULL, RSRC_CONF,
+    AP_INIT_TAKE1("HotLimitReloadInterval", set_server_int, &reload_interval_directive, RSRC_CONF,
                   "seconds between quota table reloads (default 10)"),
-    AP_INIT_TAKE1("HotLimitFetchTimeout", set_fetch_timeout, NULL, RSRC_CONF,
+    AP_INIT_TAKE1("HotLimitFetchTimeout", set_server_int, &fetch_timeout_directive, RSRC_CONF,
                   "whole-transfer timeout of a table fetch in seconds (default 5)"),
     AP_INIT_TAKE1("HotLimitTableFailure", set_table_failure, NULL, RSRC_CONF,
                   "open|last-good: what a table that can't be loaded does"),

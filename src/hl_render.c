@@ -106,19 +106,27 @@ static size_t html_escape_into(char *out, const char *s)
     return n;
 }
 
-/* Returns s with & < > " ' escaped for HTML, allocated from p; NULL gives "". */
-char *hl_html_escape(apr_pool_t *p, const char *s)
+/* Returns s escaped by `into` (which returns the length and, when out is
+ * not NULL, writes it), allocated from p; NULL gives "". */
+static char *escape_with(apr_pool_t *p, const char *s,
+                         size_t (*into)(char *out, const char *s))
 {
     char *out;
     size_t n;
 
     if (s == NULL)
         return apr_pstrdup(p, "");
-    n = html_escape_into(NULL, s);
+    n = into(NULL, s);
     out = apr_palloc(p, n + 1);
-    html_escape_into(out, s);
+    into(out, s);
     out[n] = '\0';
     return out;
+}
+
+/* Returns s with & < > " ' escaped for HTML, allocated from p; NULL gives "". */
+char *hl_html_escape(apr_pool_t *p, const char *s)
+{
+    return escape_with(p, s, html_escape_into);
 }
 
 /*
@@ -209,16 +217,7 @@ static size_t json_escape_into(char *out, const char *s)
  */
 char *hl_json_escape(apr_pool_t *p, const char *s)
 {
-    char *out;
-    size_t n;
-
-    if (s == NULL)
-        return apr_pstrdup(p, "");
-    n = json_escape_into(NULL, s);
-    out = apr_palloc(p, n + 1);
-    json_escape_into(out, s);
-    out[n] = '\0';
-    return out;
+    return escape_with(p, s, json_escape_into);
 }
 
 /*

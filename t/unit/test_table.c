@@ -4,7 +4,9 @@
  * compact e/m/t form, every invalid field, whole-document failures, and a
  * 10,000-route table whose lookup cost does not grow with its size.
  */
+#ifndef _GNU_SOURCE
 #define _GNU_SOURCE
+#endif
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
