@@ -153,7 +153,8 @@ static void log_problem(void *baton, hl_problem_t severity, const char *route,
                      "HL00402: quota table %s: %s%s", rl->source, where, msg);
 }
 
-/* Records the outcome of one reload attempt in the shared header, and, if
+/* Records the outcome of one reload attempt in the shared header (message
+ * NULL: counted, but the last result shown stays as it was), and, if
  * publish is set, makes the inactive bank the active one. */
 static void record(hl_reloader_t *rl, hl_reload_result_t result,
                    const char *message, int publish)
@@ -173,7 +174,7 @@ static void record(hl_reloader_t *rl, hl_reload_result_t result,
     sh->table_routes = bank(region->active)->nrules;
     sh->table_checked_ms = now;
     sh->reloads[result]++;
-    if (result != HL_RELOAD_UNCHANGED) {
+    if (message) {
         sh->table_last_result = (int32_t)result;
         apr_cpystrn(sh->table_message, message, sizeof(sh->table_message));
     }
@@ -186,16 +187,23 @@ static void fail(hl_reloader_t *rl, const char *why)
 {
     int open = rl->sc->table_failure != HL_FAIL_LAST_GOOD;
     const hl_table_t *cur = bank(region->active);
-    int drop = open && (cur->nrules || !cur->enabled || cur->has_global
-                        || cur->nexempt);
+    int drop = open && (cur->nrules || cur->has_global || cur->nexempt);
 
     ap_log_error(APLOG_MARK, APLOG_ERR, 0, rl->s,
                  "HL00404: quota table %s failed: %s; %s", rl->source, why,
                  open ? "its rules are dropped (HotLimitTableFailure open)"
                       : "the last good table stays (HotLimitTableFailure last-good)");
-    if (drop)
-        hl_table_init(bank(region->active ^ 1), region->bank_size,
-                      region->max_rules);
+    if (drop) {
+        /* The rules go; a thrown kill switch stays thrown until a table
+         * says otherwise. */
+        hl_table_t *empty = hl_table_init(bank(region->active ^ 1),
+                                          region->bank_size, region->max_rules);
+        empty->enabled = cur->enabled;
+        /* The source's next answer must be a whole document, not a 304
+         * for the one whose rules were just dropped. */
+        memset(&rl->validators, 0, sizeof(rl->validators));
+        rl->seen_once = 0;
+    }
     record(rl, HL_RELOAD_FAILED, why, drop);
 }
 
@@ -216,6 +224,9 @@ static void parse_and_publish(hl_reloader_t *rl, apr_pool_t *p,
                      "(run hotlimit-check on it)", rl->source,
                      rl->problems - HL_MAX_PROBLEMS);
     if (rc != 0) {
+        /* Fetch it whole next time: a 304 would say "unchanged" about a
+         * document that was never in force. */
+        memset(&rl->validators, 0, sizeof(rl->validators));
         fail(rl, "the document is not a valid quota table");
         return;
     }
@@ -248,7 +259,8 @@ static void reload(hl_reloader_t *rl, apr_pool_t *p)
             return;
         }
         if (res.not_modified) {
-            record(rl, HL_RELOAD_UNCHANGED, "", 0);
+            /* 304: the document is the last one loaded, which is in force. */
+            record(rl, HL_RELOAD_UNCHANGED, "not modified since the last load", 0);
             return;
         }
         body = res.body;
@@ -264,7 +276,9 @@ static void reload(hl_reloader_t *rl, apr_pool_t *p)
             return;
         }
         if (unchanged) {
-            record(rl, HL_RELOAD_UNCHANGED, "", 0);
+            /* The file is as it was at the last attempt: whatever that
+             * attempt found still holds. */
+            record(rl, HL_RELOAD_UNCHANGED, NULL, 0);
             return;
         }
     }

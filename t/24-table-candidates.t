@@ -1,0 +1,84 @@
+# Route candidates of the quota table (spec 3): the exact route, then each
+# parent down to the module root; the first named route wins; dotted names
+# ("user.login") are the same route as "/user/login"; the counter key is
+# the matched route plus the client, so sub-URLs of a route share one
+# bucket per client.
+use strict;
+use warnings FATAL => 'all';
+use FindBin;
+use lib "$FindBin::Bin/lib";
+use Apache::Test;
+use Apache::TestUtil;
+use HotLimitTable;
+
+plan tests => 27, need need_module('mod_hotlimit.c');
+
+my $mpm = hl_mpm();
+
+# X-Forwarded-For from 127.0.0.1 names the client, for a second client key.
+my $h = start_httpd(name => 'candidates', table => { routes => {
+        'user.login'   => { max => 2, window => 60 },
+        '/user'        => { limits => ['4/1m'] },
+        '/api/v1/chat' => { max => 1, window => '60s' },
+    } }, conf => <<'CONF');
+HotLimitQuotaTable @DIR@/table.json
+HotLimitReloadInterval 1
+RemoteIPHeader X-Forwarded-For
+RemoteIPTrustedProxy 127.0.0.1
+CONF
+
+# /user/login/sms: no such route, its parent /user/login (written
+# "user.login" in the table) wins over the root /user.
+my $res = $h->get('/user/login/sms');
+ok t_cmp($res->code, 200, "[$mpm] /user/login/sms admitted");
+ok t_cmp($res->header('X-HL-Route'), '/user/login', "[$mpm] /user/login/sms matches /user/login (HOTLIMIT_ROUTE)");
+ok t_cmp($res->header('RateLimit-Policy'), '"2/1m";q=2;w=60', "[$mpm] ... and its RateLimit-Policy (2/60s)");
+ok t_cmp($res->header('X-HL-Remaining'), '1', "[$mpm] ... one left");
+
+# Another sub-URL of /user/login shares the bucket; then the exact route
+# and a grandchild are rejected.
+$res = $h->get('/user/login/code');
+ok t_cmp($res->code, 200, "[$mpm] /user/login/code admitted");
+ok t_cmp($res->header('X-HL-Remaining'), '0', "[$mpm] ... from the same bucket (0 left)");
+$res = $h->get('/user/login');
+ok t_cmp($res->code, 429, "[$mpm] /user/login (exact) rejected: same bucket");
+ok t_cmp($res->header('RateLimit-Policy'), '"2/1m";q=2;w=60', "[$mpm] ... by the /user/login quota");
+ok t_cmp($h->codes('/user/login/sms/verify', 1), '429', "[$mpm] /user/login/sms/verify (grandchild) rejected too");
+ok t_cmp($h->codes('/user//login/', 1), '429', "[$mpm] /user//login/ is /user/login");
+
+# The counter key is route + client: one slot for all those URLs.
+my ($key) = grep { $_->{key} eq '/user/login|127.0.0.1' } @{ $h->status->{top_keys} };
+ok t_cmp($key && $key->{count}, 2, "[$mpm] one counter '/user/login|127.0.0.1' holding 2");
+ok t_cmp(scalar(grep { $_->{key} =~ m{^/user/login/} } @{ $h->status->{top_keys} }), 0,
+         "[$mpm] no counter per sub-URL");
+
+# Another client has its own bucket on the same route.
+$res = $h->get('/user/login/sms', 'X-Forwarded-For' => '203.0.113.7');
+ok t_cmp($res->code, 200, "[$mpm] another client (203.0.113.7) admitted on /user/login");
+ok t_cmp($res->header('X-HL-Remaining'), '1', "[$mpm] ... from its own bucket");
+($key) = grep { $_->{key} eq '/user/login|203.0.113.7' } @{ $h->status->{top_keys} };
+ok t_cmp($key && $key->{count}, 1, "[$mpm] its counter is '/user/login|203.0.113.7'");
+
+# /user/profile: only the module root /user is named.
+$res = $h->get('/user/profile');
+ok t_cmp($res->code, 200, "[$mpm] /user/profile admitted although /user/login is exhausted");
+ok t_cmp($res->header('X-HL-Route'), '/user', "[$mpm] /user/profile matches the root /user");
+ok t_cmp($res->header('RateLimit-Policy'), '"4/1m";q=4;w=60', "[$mpm] ... with its policy (4/60s)");
+ok t_cmp($h->codes('/user/profile/edit', 1) . ' ' . $h->codes('/user', 2) . ' ' . $h->codes('/user/x', 1),
+         '200 200 200 429', "[$mpm] /user/profile/edit, /user, /user/x share the /user bucket (4)");
+
+# Unmatched routes: no quota, no RateLimit headers.
+$res = $h->get('/other');
+ok t_cmp($res->code, 200, "[$mpm] /other admitted");
+ok t_cmp($res->header('RateLimit-Policy'), undef, "[$mpm] /other: no RateLimit-Policy");
+ok t_cmp($res->header('RateLimit'), undef, "[$mpm] /other: no RateLimit");
+ok t_cmp($res->header('X-HL-Route'), undef, "[$mpm] /other: no HOTLIMIT_ROUTE");
+ok t_cmp($h->codes('/other', 6), '200 200 200 200 200 200', "[$mpm] /other never limited");
+ok t_cmp($h->get('/users/login')->header('X-HL-Route'), undef,
+         "[$mpm] /users/login is not under /user (segments, not prefixes)");
+
+# A three-segment route; its parents are not routes.
+ok t_cmp($h->get('/api/v1/chat/stream')->header('X-HL-Route'), '/api/v1/chat',
+         "[$mpm] /api/v1/chat/stream matches /api/v1/chat");
+ok t_cmp($h->get('/api/v1')->header('X-HL-Route'), undef, "[$mpm] /api/v1 (a parent) matches nothing");
+$h->stop;

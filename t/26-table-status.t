@@ -1,0 +1,58 @@
+# The status handler of an instance with a quota table: ?json shows the
+# table's source, a generation that grows with each change, and the result
+# and message of the last reload; ?metrics has the reload counters by
+# result and the generation.
+use strict;
+use warnings FATAL => 'all';
+use FindBin;
+use lib "$FindBin::Bin/lib";
+use Apache::Test;
+use Apache::TestUtil;
+use HotLimitTable;
+
+plan tests => 15, need need_module('mod_hotlimit.c');
+
+my $mpm = hl_mpm();
+
+my $h = start_httpd(name => 'status',
+                    table => { routes => { '/s' => { max => 1, window => 60 } } },
+                    conf => <<'CONF');
+HotLimitQuotaTable @DIR@/table.json
+HotLimitReloadInterval 1
+HotLimitTableFailure last-good
+CONF
+
+my $st = $h->status;
+ok t_cmp($st->{table}{source}, $h->table_path, "[$mpm] ?json: table.source is the file");
+ok t_cmp($st->{table}{last_result}, 'ok', "[$mpm] ?json: last_result ok after the start");
+ok t_cmp($st->{table}{routes}, 1, "[$mpm] ?json: 1 route");
+my $g1 = $st->{table}{generation};
+ok t_cmp($g1 >= 1 ? 1 : 0, 1, "[$mpm] ?json: generation $g1 >= 1");
+
+write_table($h->table_path, { routes => { '/s' => { max => 1, window => 60 },
+                                          '/s2' => { max => 1, window => 60 } } });
+my $g2 = $h->wait_generation($g1, 5);
+ok t_cmp($g2 > $g1 ? 1 : 0, 1, "[$mpm] ?json: generation grows after a change ($g1 -> $g2)");
+$st = $h->status;
+ok t_cmp($st->{table}{routes}, 2, "[$mpm] ?json: 2 routes now");
+ok t_cmp($st->{table}{message}, qr/^2 routes, 0 entries skipped$/, "[$mpm] ?json: message of the good reload");
+
+my $off = $h->log_offset;
+write_table($h->table_path, '[1, 2, 3]');
+ok t_cmp($h->wait_log(qr/HL00404/, $off, 5) ? 1 : 0, 1, "[$mpm] a table that is not an object fails (HL00404)");
+$st = $h->status;
+ok t_cmp($st->{table}{last_result}, 'failed', "[$mpm] ?json: last_result failed");
+ok t_cmp($st->{table}{message}, 'the document is not a valid quota table',
+         "[$mpm] ?json: the failure's message");
+ok t_cmp($st->{table}{reloads}{failed} >= 1 ? 1 : 0, 1, "[$mpm] ?json: reloads.failed counted");
+ok t_cmp($st->{table}{generation}, $g2, "[$mpm] ?json: last-good published nothing");
+
+my $m = $h->metrics;
+my ($failed) = $m =~ /^hotlimit_table_reloads_total\{result="failed"\} (\d+)$/m;
+ok t_cmp(defined $failed && $failed >= 1 ? 1 : 0, 1,
+         "[$mpm] ?metrics: hotlimit_table_reloads_total{result=\"failed\"} " . ($failed // 'missing'));
+my ($ok) = $m =~ /^hotlimit_table_reloads_total\{result="ok"\} (\d+)$/m;
+ok t_cmp(defined $ok && $ok >= 2 ? 1 : 0, 1, "[$mpm] ?metrics: result=\"ok\" " . ($ok // 'missing'));
+ok t_cmp($m, qr/^# TYPE hotlimit_table_generation gauge\nhotlimit_table_generation $g2$/m,
+         "[$mpm] ?metrics: hotlimit_table_generation $g2");
+$h->stop;

