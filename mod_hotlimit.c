@@ -137,6 +137,11 @@ static const char *set_quota(cmd_parms *cmd, void *dconf, int argc,
                             err, sizeof(err)) != 0)
         return apr_psprintf(cmd->pool, "%s: %s", cmd->cmd->name, err);
     dq->scope = cmd->path ? apr_pstrdup(cmd->pool, cmd->path) : "/";
+    /* Only a URL scope may be shown to clients; a directory path would
+     * reveal the server's file system. */
+    dq->url_scope = cmd->directive && cmd->directive->parent
+                    && !strncasecmp(cmd->directive->parent->directive,
+                                    "<Location", 9);
     dq->spec = "";
     for (i = 0; i < argc; ++i)
         dq->spec = apr_pstrcat(cmd->pool, dq->spec, i ? " " : "", argv[i], NULL);

@@ -39,7 +39,11 @@ typedef enum {
 /* A HotLimitQuota with the scope (section path) it was declared in. */
 typedef struct {
     hl_quota_t  quota;
-    const char *scope;      /* "/user/login", the <Location> path; never NULL */
+    const char *scope;      /* the section's path: "/user/login" for a
+                               <Location>, a directory or file pattern for
+                               <Directory>, <Files> and .htaccess; never NULL */
+    int         url_scope;  /* 1 for <Location>/<LocationMatch>: the scope
+                               may be shown to clients as the route */
     const char *spec;       /* the directive's arguments, for messages */
 } hl_dir_quota_t;
 
@@ -136,8 +140,11 @@ int hl_log_transaction(request_rec *r);
 /* One quota that applies to a request, and what the limiter said. */
 typedef struct {
     hl_quota_t    quota;       /* a copy: table rules may change meanwhile */
-    const char   *route;       /* scope or matched table route */
-    const char   *key;         /* "route|client" */
+    const char   *route;       /* what clients are told: the <Location> or
+                                  matched table route, else the URL path */
+    const char   *scope;       /* what is counted: the section path or table
+                                  route, prefixed "host:port" in a vhost */
+    const char   *key;         /* "scope|client": the counter key */
     hl_origin_t   origin;
     int           dry_run;     /* effective HotLimitDryRun / "dry_run" */
     hl_decision_t decision;

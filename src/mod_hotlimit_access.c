@@ -21,6 +21,7 @@
 #include "http_core.h"
 #include "http_log.h"
 #include "http_request.h"
+#include "httpd.h"
 #include "apr_strings.h"
 
 #include "mod_hotlimit.h"
@@ -92,8 +93,9 @@ static const char *client_part(request_rec *r, const hl_quota_t *q,
     case HL_BY_COOKIE:
         v = apr_table_get(r->headers_in, "Cookie");
         if (v) {
-            char *val = apr_palloc(r->pool, 4096);
-            n = hl_cookie_value(val, 4096, v, q->by_name);
+            size_t size = strlen(v) + 1;
+            char *val = apr_palloc(r->pool, size);
+            n = hl_cookie_value(val, size, v, q->by_name);
             if (n > 0)
                 return hashed_value(r, 'c', val, (size_t)n);
         }
@@ -142,13 +144,29 @@ static void request_route(request_rec *r, const hl_dir_conf_t *dc, char *buf)
                        r->uri ? strlen(r->uri) : 1);
 }
 
-/* Adds a match for quota q of route to m[*n]. */
-static void add_match(hl_match_t *m, int *n, const hl_quota_t *q,
+/* Returns "host:port" of a virtual host, "" for the main server: the
+ * prefix that keeps two sites' counters apart. Allocated from r->pool. */
+static const char *server_tag(request_rec *r)
+{
+    if (!r->server->is_virtual)
+        return "";
+    return apr_psprintf(r->pool, "%s:%u",
+                        r->server->server_hostname ? r->server->server_hostname : "",
+                        r->server->addrs ? (unsigned)r->server->addrs->host_port
+                                         : (unsigned)r->server->port);
+}
+
+/* Adds a match for quota q to m[*n]: counted under scope, shown as route. */
+static void add_match(request_rec *r, hl_match_t *m, int *n,
+                      const hl_quota_t *q, const char *scope,
                       const char *route, hl_origin_t origin, int dry_run)
 {
+    const char *tag = server_tag(r);
+
     memset(&m[*n], 0, sizeof(m[*n]));
     m[*n].quota = *q;
     m[*n].route = route;
+    m[*n].scope = *tag ? apr_pstrcat(r->pool, tag, scope, NULL) : scope;
     m[*n].origin = origin;
     m[*n].dry_run = dry_run;
     ++*n;
@@ -172,23 +190,33 @@ static int collect_matches(request_rec *r, const hl_dir_conf_t *dc,
             if (!hit.enabled || hit.exempt)
                 return -1;
             if (hit.has_rule && decided_at(&hit.rule, stage))
-                add_match(m, &n, &hit.rule, hit.route, HL_ORIGIN_TABLE,
-                          hit.rule.dry_run >= 0 ? hit.rule.dry_run
-                                                : dc->dry_run == 1);
+                add_match(r, m, &n, &hit.rule, hit.route, hit.route,
+                          HL_ORIGIN_TABLE, hit.rule.dry_run >= 0
+                          ? hit.rule.dry_run : dc->dry_run == 1);
             if (hit.has_global && stage == HL_STAGE_ACCESS)
-                add_match(m, &n, &hit.global, HL_TABLE_GLOBAL_ROUTE,
-                          HL_ORIGIN_TABLE, dc->dry_run == 1);
+                add_match(r, m, &n, &hit.global, HL_TABLE_GLOBAL_ROUTE,
+                          HL_TABLE_GLOBAL_ROUTE, HL_ORIGIN_TABLE,
+                          dc->dry_run == 1);
         }
     }
-    if (dc->quota && decided_at(&dc->quota->quota, stage))
-        add_match(m, &n, &dc->quota->quota, dc->quota->scope,
+    if (dc->quota && decided_at(&dc->quota->quota, stage)) {
+        const char *shown = dc->quota->scope;
+        if (!dc->quota->url_scope) {
+            char path[HL_ROUTE_MAX];
+            hl_route_normalize(path, sizeof(path), r->uri ? r->uri : "/",
+                               r->uri ? strlen(r->uri) : 1);
+            shown = apr_pstrdup(r->pool, path);
+        }
+        add_match(r, m, &n, &dc->quota->quota, dc->quota->scope, shown,
                   HL_ORIGIN_DIRECTIVE, dc->dry_run == 1);
+    }
     return n;
 }
 
 /* Logs the rejection (or would-be rejection under dry run) of match m. */
 static void log_rejection(request_rec *r, const hl_match_t *m)
 {
+    const char *ua = apr_table_get(r->headers_in, "User-Agent");
     char name[48];
     int i, w = 0;
 
@@ -202,11 +230,10 @@ static void log_rejection(request_rec *r, const hl_match_t *m)
                   "retry_after=%ld user_agent=\"%s\"",
                   m->dry_run ? "HL00101" : "HL00100",
                   m->dry_run ? "dry run, would reject" : "rejected",
-                  r->useragent_ip, m->route, m->key,
+                  r->useragent_ip, m->route, ap_escape_logitem(r->pool, m->key),
                   hl_window_name(&m->quota.windows[w], name, sizeof(name)),
                   m->decision.retry_after_s,
-                  apr_table_get(r->headers_in, "User-Agent")
-                      ? apr_table_get(r->headers_in, "User-Agent") : "-");
+                  ua ? ap_escape_logitem(r->pool, ua) : "-");
 }
 
 /* Returns the match whose headers and environment describe the request:
@@ -249,7 +276,7 @@ static int decide_locked(request_rec *r, hl_match_t *m, int n, int64_t now)
                                  strlen(m[i].key), now);
     }
     for (i = 0; i < n; ++i)
-        hl_stats_add(&shared->stats, m[i].route,
+        hl_stats_add(&shared->stats, m[i].scope,
                      m[i].decision.admit ? HL_DECISION_ADMITTED
                      : m[i].dry_run ? HL_DECISION_DRY_RUN
                      : HL_DECISION_REJECTED);
@@ -301,7 +328,7 @@ static int limit_request(request_rec *r, hl_stage_t stage)
         return DECLINED;
 
     for (i = 0; i < n; ++i)
-        m[i].key = apr_pstrcat(r->pool, m[i].route, "|",
+        m[i].key = apr_pstrcat(r->pool, m[i].scope, "|",
                                client_part(r, &m[i].quota, sc), NULL);
     admit = decide_locked(r, m, n, hl_now_ms());
     if (admit < 0)

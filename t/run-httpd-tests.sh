@@ -45,19 +45,33 @@ base_conf() {
 }
 
 status=0
+started=$(date +%s)
+summary=()
 for mpm in $mpms; do
     base_conf "$mpm"
     echo "== Apache::Test under the $mpm MPM"
+    mpm_started=$(date +%s)
+    # Each MPM starts from empty logs: the tests read t/logs/*, and the
+    # counters start empty anyway (HotLimitPersist Off in extra.conf.in).
+    rm -rf "$work/t/logs"
     (cd "$work/t" && "${run_as[@]}" env HOTLIMIT_TEST_MPM="$mpm" \
         HOTLIMIT_TEST_WORK="$work" perl TEST.PL -apxs "$apxs" \
         -httpd_conf "$work/base-$mpm.conf" -port select -minclients 4 \
-        -maxclients 16 -defines "HL_MPM_${mpm^^}" ${HOTLIMIT_TEST_ARGS:-}) || status=1
+        -maxclients 16 -defines "HL_MPM_${mpm^^}" ${HOTLIMIT_TEST_ARGS:-}) \
+        2>&1 | tee "$work/run-$mpm.log" || status=1
+    totals=$(grep -E '^Files=[0-9]+, Tests=[0-9]+' "$work/run-$mpm.log" | tail -n 1 | cut -d, -f1-2)
+    result=$(grep -E '^Result: ' "$work/run-$mpm.log" | tail -n 1)
+    summary+=("$mpm: ${totals:-no totals}, ${result:-no result}, $(( $(date +%s) - mpm_started )) s")
     if [ $status != 0 ]; then
         echo "== error_log tail ($mpm):"
         tail -n 40 "$work/t/logs/error_log" 2>/dev/null || true
+        echo "== kept for inspection: $work"
         break
     fi
     (cd "$work/t" && "${run_as[@]}" perl TEST.PL -clean >/dev/null 2>&1) || true
 done
+echo "== summary"
+for line in "${summary[@]}"; do echo "   $line"; done
+echo "   wall time $(( $(date +%s) - started )) s; $([ $status = 0 ] && echo PASS || echo FAIL)"
 [ $status = 0 ] && rm -rf "$work"
 exit $status

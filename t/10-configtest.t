@@ -1,0 +1,91 @@
+# "apachectl configtest" (httpd -t) rejects bad directive values with a
+# message naming the directive and the bad token, and accepts a good
+# configuration. Each case is a small generated config that loads the same
+# modules as the test server (the base config t/run-httpd-tests.sh wrote).
+use strict;
+use warnings FATAL => 'all';
+use FindBin;
+use lib "$FindBin::Bin/lib";
+use Apache::Test;
+use Apache::TestUtil;
+use HLTest;
+
+my $base = defined $ENV{HOTLIMIT_TEST_WORK} && defined $ENV{HOTLIMIT_TEST_MPM}
+    ? "$ENV{HOTLIMIT_TEST_WORK}/base-$ENV{HOTLIMIT_TEST_MPM}.conf" : '';
+
+# [ what, config lines, directive, the bad token as it must appear ]
+my $loc = sub { "<Location /a>\n    $_[0]\n</Location>" };
+my @bad = (
+    [ 'zero count',        $loc->('HotLimitQuota 0/1m'),             'HotLimitQuota',      '0/1m' ],
+    [ 'negative count',    $loc->('HotLimitQuota -1/1m'),            'HotLimitQuota',      '-1/1m' ],
+    [ 'unknown unit',      $loc->('HotLimitQuota 5/1x'),             'HotLimitQuota',      '5/1x' ],
+    [ 'zero window',       $loc->('HotLimitQuota 5/0s'),             'HotLimitQuota',      '5/0s' ],
+    [ 'unknown by=',       $loc->('HotLimitQuota 5/1m by=foo'),      'HotLimitQuota',      'foo' ],
+    [ 'unknown algo=',     $loc->('HotLimitQuota 5/1m algo=leaky'),  'HotLimitQuota',      'leaky' ],
+    [ 'unknown count=',    $loc->('HotLimitQuota 5/1m count=maybe'), 'HotLimitQuota',      'maybe' ],
+    [ 'garbage',           $loc->('HotLimitQuota garbage'),          'HotLimitQuota',      'garbage' ],
+    [ 'garbage after a window', $loc->('HotLimitQuota 5/1m 3/x/y'),  'HotLimitQuota',      '3/x/y' ],
+    [ 'slots not a number', 'HotLimitSlots abc',                     'HotLimitSlots',      'abc' ],
+    [ 'slots too few',     'HotLimitSlots 10',                       'HotLimitSlots',      '10' ],
+    [ 'IPv6 prefix 0',     'HotLimitIPv6Prefix 0',                   'HotLimitIPv6Prefix', '0' ],
+    [ 'IPv6 prefix 129',   'HotLimitIPv6Prefix 129',                 'HotLimitIPv6Prefix', '129' ],
+    [ 'IPv6 prefix text',  'HotLimitIPv6Prefix x64',                 'HotLimitIPv6Prefix', 'x64' ],
+    [ 'bad CIDR',          'HotLimitExempt 10.0.0.0/33',             'HotLimitExempt',     '10.0.0.0/33' ],
+);
+my $good = join "\n",
+    'HotLimitSlots 1024',
+    'HotLimitIPv6Prefix 56',
+    'HotLimitExempt 10.0.0.0/8 2001:db8::/32',
+    'HotLimitHeaders On',
+    $loc->("HotLimitQuota 5/1m 100/1h by=header:X-Api-Key algo=fixed count=all\n"
+           . "    HotLimitDryRun On\n    HotLimitHeaders Off"),
+    "<Location /a/health>\n    HotLimitEngine Off\n</Location>",
+    "<LocationMatch \"^/b/[0-9]+\$\">\n    HotLimitQuota 3/500ms 10/1d by=cookie:sid\n</LocationMatch>";
+
+plan tests => 2 * @bad + 2 + 2, need { "the base config (run through t/run-httpd-tests.sh)" => -r $base };
+
+my $httpd = Apache::Test::vars('httpd');
+my $logs = hl_logs();
+my $loads = do {
+    open my $fh, '<', $base or die "$base: $!";
+    join '', grep { /^\s*LoadModule\s/ } <$fh>;
+};
+my $n = 0;
+
+# Writes a config with $body and runs httpd -t on it. Returns (exit, output).
+sub configtest {
+    my $body = shift;
+    my $file = "$logs/configtest-" . ++$n . '.conf';
+    open my $fh, '>', $file or die "$file: $!";
+    print {$fh} <<"EOC";
+ServerRoot "$logs"
+PidFile "$logs/configtest.pid"
+ErrorLog "$logs/configtest_error_log"
+DefaultRuntimeDir "$logs"
+ServerName localhost
+Listen 127.0.0.1:1
+$loads
+$body
+EOC
+    close $fh;
+    my $out = `$httpd -t -f $file 2>&1`;
+    return ($? >> 8, $out);
+}
+
+for my $c (@bad) {
+    my ($what, $body, $directive, $token) = @$c;
+    my ($rc, $out) = configtest($body);
+    ok t_cmp($rc != 0 ? 1 : 0, 1, "$what: configtest fails");
+    ok t_cmp($out, qr/^\Q$directive\E: .*'\Q$token\E'/m,
+             "$what: the message names $directive and '$token'");
+}
+{
+    my ($rc, $out) = configtest($good);
+    ok t_cmp($rc, 0, 'a good configuration passes');
+    ok t_cmp($out, qr/Syntax OK/, 'Syntax OK');
+}
+{
+    my ($rc, $out) = configtest('HotLimitQuota 5/1m');
+    ok t_cmp($rc != 0 ? 1 : 0, 1, 'HotLimitQuota outside a directory section fails');
+    ok t_cmp($out, qr/HotLimitQuota not allowed here/, '... as "not allowed here"');
+}

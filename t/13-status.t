@@ -1,0 +1,73 @@
+# The hotlimit-status handler: ?json and ?metrics report what this test
+# did to /stat (2 admitted, 2 rejected), the slot table's use and capacity;
+# POST reset=KEY clears a bucket so the next request is admitted again.
+use strict;
+use warnings FATAL => 'all';
+use FindBin;
+use lib "$FindBin::Bin/lib";
+use Apache::Test;
+use Apache::TestUtil;
+use Apache::TestRequest qw(GET POST);
+use HLTest;
+
+plan tests => 21;
+
+my @codes = map { GET('/stat/')->code } 1 .. 4;
+ok t_cmp("@codes", '200 200 429 429', '/stat: 2 admitted, 2 rejected');
+
+# --- ?json ---------------------------------------------------------------------------
+{
+    my $res = GET '/hotlimit-status?json';
+    ok t_cmp($res->code, 200, '?json: 200');
+    ok t_cmp($res->header('Content-Type'), qr{^application/json}, '?json: JSON');
+    my $j = hl_json($res) || {};
+    ok t_cmp(($j->{slots}{used} // 0) > 0 ? 1 : 0, 1, "?json: slots.used = " . ($j->{slots}{used} // 'undef') . ' > 0');
+    ok t_cmp($j->{slots}{capacity}, 4096, '?json: slots.capacity = HotLimitSlots 4096');
+    my ($route) = grep { $_->{route} eq '/stat' } @{ $j->{routes} || [] };
+    ok t_cmp($route ? "$route->{admitted}/$route->{rejected}" : '', '2/2', '?json: /stat admitted 2, rejected 2');
+    # top_keys holds the 20 busiest counters, busiest first; earlier tests
+    # made many, so /stat|127.0.0.1 (count 2) is listed, or 20 keys with
+    # counts of at least 2 are.
+    my @top = @{ $j->{top_keys} || [] };
+    my ($key) = grep { $_->{key} eq '/stat|127.0.0.1' } @top;
+    my $sorted = !grep { $top[$_]{count} > $top[$_ - 1]{count} } 1 .. $#top;
+    ok t_cmp($sorted && ($key ? $key->{count} == 2
+                              : @top == 20 && $top[-1]{count} >= 2) ? 1 : 0, 1,
+             '?json: top_keys sorted, /stat|127.0.0.1 (2) among them or outranked');
+    ok t_cmp(ref $j->{table} eq 'HASH' && exists $j->{table}{generation} ? 1 : 0, 1, '?json: a table object');
+}
+
+# --- ?metrics --------------------------------------------------------------------------
+{
+    my $res = GET '/hotlimit-status?metrics';
+    my $m = $res->content;
+    ok t_cmp($res->header('Content-Type'), qr{^text/plain}, '?metrics: text/plain');
+    ok t_cmp($m, qr/^hotlimit_requests_total\{route="\/stat",decision="rejected"\} 2$/m, 'metrics: rejected 2');
+    ok t_cmp($m, qr/^hotlimit_requests_total\{route="\/stat",decision="admitted"\} 2$/m, 'metrics: admitted 2');
+    ok t_cmp($m, qr/^hotlimit_slots_capacity 4096$/m, 'metrics: hotlimit_slots_capacity 4096');
+    ok t_cmp($m, qr/^hotlimit_slots_used [1-9]\d*$/m, 'metrics: hotlimit_slots_used > 0');
+    ok t_cmp($m, qr/^# TYPE hotlimit_requests_total counter$/m, 'metrics: TYPE line');
+    ok t_cmp($m, qr/^hotlimit_table_generation \d+$/m, 'metrics: hotlimit_table_generation');
+    ok t_cmp($m, qr/^hotlimit_evictions_total \d+$/m, 'metrics: hotlimit_evictions_total');
+}
+
+# --- HTML ------------------------------------------------------------------------------
+{
+    my $res = GET '/hotlimit-status';
+    ok t_cmp($res->content, qr{<h1>mod_hotlimit status</h1>.*<td>/stat</td><td>2</td><td>2</td>}s,
+             'HTML page: /stat with 2 admitted and 2 rejected');
+}
+
+# --- POST reset=KEY ----------------------------------------------------------------------
+{
+    my $off = hl_offset(hl_error_log());
+    my $res = POST '/hotlimit-status', content => [ reset => '/stat|127.0.0.1' ];
+    ok t_cmp($res->code, 200, 'POST reset: 200');
+    my $j = hl_json($res) || {};
+    ok t_cmp(($j->{reset} // '') . ' ' . (($j->{removed} // 0) > 0 ? 'removed' : 'nothing'),
+             '/stat|127.0.0.1 removed', 'POST reset: the key was removed');
+    ok t_cmp(GET('/stat/')->code, 200, 'after the reset: admitted again');
+    my @l = hl_wait_lines(hl_error_log(), $off, sub { grep { /HL00300/ } @_ }, 3);
+    ok t_cmp(scalar(grep { /HL00300: counters of key '\/stat\|127\.0\.0\.1' reset by 127\.0\.0\.1/ } @l), 1,
+             'error log: HL00300 names the key and who reset it');
+}

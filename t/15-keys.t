@@ -1,0 +1,53 @@
+# Quota keys other than the client address: by=user (REMOTE_USER after
+# authentication), by=global (one bucket for everyone) and by=env:NAME (a
+# variable set by SetEnvIf), each falling back to the client address when
+# the key is absent.
+use strict;
+use warnings FATAL => 'all';
+use FindBin;
+use lib "$FindBin::Bin/lib";
+use Apache::Test;
+use Apache::TestUtil;
+use Apache::TestRequest qw(GET);
+use HLTest;
+
+plan tests => 11;
+
+sub codes {
+    my ($path, $n, @h) = @_;
+    return join ' ', map { GET($path, @h)->code } 1 .. $n;
+}
+
+# --- by=user ------------------------------------------------------------------------------
+{
+    my $file = hl_logs() . '/hl.htpasswd';
+    open my $fh, '>', $file or die "$file: $!";
+    for my $u (qw(alice bob)) {
+        print {$fh} "$u:" . crypt("$u-secret", '$5$hltestsalt$') . "\n";
+    }
+    close $fh;
+    my @alice = (username => 'alice', password => 'alice-secret');
+    my @bob = (username => 'bob', password => 'bob-secret');
+    ok t_cmp(codes('/byuser/', 3, @alice), '200 200 429', 'by=user: alice gets 2, then 429');
+    ok t_cmp(codes('/byuser/', 2, @bob), '200 200', 'by=user: bob has his own bucket');
+    my $res = GET '/byuser/', @alice, Accept => 'application/json';
+    ok t_cmp((hl_json($res) || {})->{route}, '/byuser', 'by=user: the 429 names the route');
+    ok t_cmp(GET('/byuser/', username => 'alice', password => 'wrong')->code, 401,
+             'by=user: a wrong password is refused by authentication (401)');
+}
+
+# --- by=env:hl_tenant (SetEnvIf X-Tenant) -----------------------------------------------------
+ok t_cmp(codes('/byenv/', 3, 'X-Tenant' => 'acme'), '200 200 429', 'by=env: tenant acme gets 2');
+ok t_cmp(codes('/byenv/', 2, 'X-Tenant' => 'initech'), '200 200', 'by=env: tenant initech has its own');
+ok t_cmp(codes('/byenv/', 3), '200 200 429', 'by=env: no tenant falls back to the client address');
+ok t_cmp(codes('/byenv/', 1, 'X-Tenant' => 'NOT valid!'), '429',
+         'by=env: a header SetEnvIf does not accept: the address bucket');
+
+# --- by=global (hl_global vhost, addresses from a trusted proxy) -----------------------------------
+Apache::TestRequest::module('hl_global');
+ok t_cmp(join(' ', map { GET('/byglobal/', 'X-Forwarded-For' => "203.0.113.$_")->code } 1 .. 3),
+         '200 200 200', 'by=global: three different clients share 3');
+ok t_cmp(GET('/byglobal/', 'X-Forwarded-For' => '203.0.113.99')->code, 429,
+         'by=global: a fourth client is rejected');
+ok t_cmp(GET('/byglobal/')->code, 429, 'by=global: so is the proxy itself');
+Apache::TestRequest::module('default');
