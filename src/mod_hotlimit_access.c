@@ -35,11 +35,24 @@ APLOG_USE_MODULE(hotlimit);
 
 typedef enum { HL_STAGE_ACCESS, HL_STAGE_FIXUPS } hl_stage_t;
 
-/* What log_transaction needs to count a finished request. */
+/* Per-request state: what fixups and log_transaction need. */
 typedef struct {
-    int        nmatches;
-    hl_match_t matches[HL_MAX_MATCHES];
+    int        user_rule;   /* the table matched a by=user rule: decide it
+                               at fixups */
+    int        nmatches;    /* admitted count=failures|status matches, */
+    hl_match_t matches[HL_MAX_MATCHES];  /* counted in log_transaction */
 } hl_pending_t;
+
+/* Returns the request's state, created on first use (from r->pool). */
+static hl_pending_t *request_state(request_rec *r)
+{
+    hl_pending_t *p = ap_get_module_config(r->request_config, &hotlimit_module);
+    if (!p) {
+        p = apr_pcalloc(r->pool, sizeof(*p));
+        ap_set_module_config(r->request_config, &hotlimit_module, p);
+    }
+    return p;
+}
 
 /* Returns 1 if the client of r (address ip, NULL if unparsable) is exempt
  * from every limit: env hotlimit-exempt, or HotLimitExempt. */
@@ -189,6 +202,8 @@ static int collect_matches(request_rec *r, const hl_dir_conf_t *dc,
         if (hl_table_find(r, route, ip, &hit)) {
             if (!hit.enabled || hit.exempt)
                 return -1;
+            if (hit.has_rule && hit.rule.by == HL_BY_USER)
+                request_state(r)->user_rule = 1;
             if (hit.has_rule && decided_at(&hit.rule, stage))
                 add_match(r, m, &n, &hit.rule, hit.route, hit.route,
                           HL_ORIGIN_TABLE, hit.rule.dry_run >= 0
@@ -287,16 +302,13 @@ static int decide_locked(request_rec *r, hl_match_t *m, int n, int64_t now)
 /* Remembers admitted count=failures|status matches for log_transaction. */
 static void remember_pending(request_rec *r, const hl_match_t *m, int n)
 {
-    hl_pending_t *p = ap_get_module_config(r->request_config, &hotlimit_module);
+    hl_pending_t *p;
     int i;
 
     for (i = 0; i < n; ++i) {
         if (m[i].quota.count == HL_COUNT_ALL || !m[i].decision.admit)
             continue;
-        if (!p) {
-            p = apr_pcalloc(r->pool, sizeof(*p));
-            ap_set_module_config(r->request_config, &hotlimit_module, p);
-        }
+        p = request_state(r);
         if (p->nmatches < HL_MAX_MATCHES)
             p->matches[p->nmatches++] = m[i];
     }
@@ -365,6 +377,15 @@ int hl_access_checker(request_rec *r)
 
 int hl_fixups(request_rec *r)
 {
+    const hl_dir_conf_t *dc = ap_get_module_config(r->per_dir_config,
+                                                   &hotlimit_module);
+    const hl_pending_t *p = ap_get_module_config(r->request_config,
+                                                 &hotlimit_module);
+
+    /* Only by=user quotas are left for this stage: skip the rest cheaply. */
+    if (!(dc && dc->quota && dc->quota->quota.by == HL_BY_USER)
+        && !(p && p->user_rule))
+        return DECLINED;
     return limit_request(r, HL_STAGE_FIXUPS);
 }
 
@@ -376,7 +397,7 @@ int hl_log_transaction(request_rec *r)
     hl_shared_t *shared;
     int i, counted = 0;
 
-    if (!p)
+    if (!p || p->nmatches == 0)
         return DECLINED;
     while (last->next)
         last = last->next;
