@@ -22,6 +22,7 @@
 #include "apr_file_io.h"
 
 #include "src/mod_hotlimit.h"
+#include "src/hl_render.h"
 
 /* ---- configuration records ------------------------------------------- */
 
@@ -127,6 +128,7 @@ static const char *set_quota(cmd_parms *cmd, void *dconf, int argc,
 {
     hl_dir_conf_t *d = dconf;
     hl_dir_quota_t *dq = apr_pcalloc(cmd->pool, sizeof(*dq));
+    hl_policy_view_t views[HL_MAX_WINDOWS];
     char err[HL_ERR_MAX];
     int i;
 
@@ -145,6 +147,17 @@ static const char *set_quota(cmd_parms *cmd, void *dconf, int argc,
     dq->spec = "";
     for (i = 0; i < argc; ++i)
         dq->spec = apr_pstrcat(cmd->pool, dq->spec, i ? " " : "", argv[i], NULL);
+    /* What the headers say of this quota never changes: render it once. */
+    for (i = 0; i < dq->quota.nwindows; ++i) {
+        const hl_window_t *w = &dq->quota.windows[i];
+        char name[48];
+        dq->names[i] = apr_pstrdup(cmd->pool, hl_window_name(w, name, sizeof(name)));
+        views[i].name = dq->names[i];
+        views[i].limit = w->count;
+        views[i].window_s = (w->window_ms + 999) / 1000;
+    }
+    dq->policy_header = hl_render_policy_header(cmd->pool, views,
+                                                dq->quota.nwindows);
     d->quota = dq;
     return NULL;
 }
@@ -422,7 +435,4 @@ AP_DECLARE_MODULE(hotlimit) = {
     merge_server_conf,
     hotlimit_cmds,
     register_hooks
-#if defined(AP_MODULE_FLAG_ALWAYS_MERGE)
-    , AP_MODULE_FLAG_ALWAYS_MERGE
-#endif
 };

@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <string.h>
 #include "hl_cidr.h"
+#include "hl_fmt.h"
 
 #define ADDR_TEXT_MAX 64    /* longer text is not an address */
 
@@ -162,6 +163,45 @@ static size_t copy_key(char *out, const char *s)
 }
 
 /*
+ * out must hold HL_IP_KEY_MAX bytes. ip is a parsed address (hl_ip_parse);
+ * v6_prefix is clamped to 1..128. IPv4 is formatted by hand (inet_ntop
+ * costs more than the rest of a decision). Returns the length; 0 with ""
+ * only if inet_ntop fails, which it cannot for a parsed address.
+ */
+size_t hl_client_key_of(char *out, const hl_cidr_t *ip, int v6_prefix)
+{
+    uint8_t addr[16];
+    char text[HL_IP_KEY_MAX];   /* >= INET6_ADDRSTRLEN (46) */
+    size_t n = 0;
+    int i;
+
+    out[0] = '\0';
+    if (ip->family == 4) {
+        for (i = 0; i < 4; ++i) {
+            if (i)
+                out[n++] = '.';
+            n += hl_fmt_u64(out + n, ip->addr[i]);
+        }
+        return n;
+    }
+    if (v6_prefix < 1)
+        v6_prefix = 1;
+    if (v6_prefix > 128)
+        v6_prefix = 128;
+    memcpy(addr, ip->addr, sizeof(addr));
+    mask_addr(addr, 16, v6_prefix);
+    if (inet_ntop(AF_INET6, addr, text, sizeof(text)) == NULL)
+        return 0;
+    n = strlen(text);
+    if (v6_prefix == 128)
+        return copy_key(out, text);
+    memcpy(out, text, n);
+    out[n++] = '/';
+    n += hl_fmt_u64(out + n, (uint64_t)v6_prefix);
+    return n;
+}
+
+/*
  * out must hold HL_IP_KEY_MAX bytes. v6_prefix is clamped to 1..128. A NULL
  * ip_text gives "" (0); a NULL out returns 0. Text that is not an address
  * (a unix-socket peer, say) is the key itself, cut to fit.
@@ -169,8 +209,7 @@ static size_t copy_key(char *out, const char *s)
 size_t hl_client_key(char *out, const char *ip_text, int v6_prefix)
 {
     hl_cidr_t ip;
-    char text[HL_IP_KEY_MAX];   /* >= INET6_ADDRSTRLEN (46); if not, ntop fails safely */
-    int n;
+    size_t n;
 
     if (out == NULL)
         return 0;
@@ -179,24 +218,6 @@ size_t hl_client_key(char *out, const char *ip_text, int v6_prefix)
         return 0;
     if (hl_ip_parse(ip_text, &ip) != 0)
         return copy_key(out, ip_text);
-    if (ip.family == 4) {
-        if (inet_ntop(AF_INET, ip.addr, text, sizeof(text)) == NULL)
-            return copy_key(out, ip_text);
-        return copy_key(out, text);
-    }
-    if (v6_prefix < 1)
-        v6_prefix = 1;
-    if (v6_prefix > 128)
-        v6_prefix = 128;
-    mask_addr(ip.addr, 16, v6_prefix);
-    if (inet_ntop(AF_INET6, ip.addr, text, sizeof(text)) == NULL)
-        return copy_key(out, ip_text);
-    if (v6_prefix == 128)
-        return copy_key(out, text);
-    n = snprintf(out, HL_IP_KEY_MAX, "%s/%d", text, v6_prefix);
-    if (n < 0) {
-        out[0] = '\0';
-        return 0;
-    }
-    return (size_t)n < HL_IP_KEY_MAX ? (size_t)n : HL_IP_KEY_MAX - 1;
+    n = hl_client_key_of(out, &ip, v6_prefix);
+    return n ? n : copy_key(out, ip_text);
 }

@@ -41,4 +41,11 @@ int hl_cidr_match(const hl_cidr_t *c, const hl_cidr_t *ip);
  */
 size_t hl_client_key(char *out, const char *ip_text, int v6_prefix);
 
+/*
+ * The same for an address already parsed by hl_ip_parse (no second parse):
+ * IPv4 as a dotted quad, IPv6 masked and suffixed as above. Writes into out
+ * (HL_IP_KEY_MAX bytes) and returns the length.
+ */
+size_t hl_client_key_of(char *out, const hl_cidr_t *ip, int v6_prefix);
+
 #endif

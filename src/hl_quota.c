@@ -13,6 +13,7 @@
  * static strings.
  */
 #include "hl_quota.h"
+#include "hl_fmt.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -572,8 +573,20 @@ char *hl_window_name(const hl_window_t *w, char *buf, size_t buflen)
     }
     if (i == HL_NUNITS)   /* window_ms == 0: invalid, still printable */
         i = HL_NUNITS - 1;
-    snprintf(buf, buflen, "%u/%u%s", (unsigned)w->count,
-             (unsigned)(w->window_ms / hl_units[i].ms), hl_units[i].name);
+    {
+        /* "COUNT/N" + unit, built by hand: this runs on every request. */
+        char tmp[2 * HL_FMT_U64_MAX + 8];
+        size_t n = hl_fmt_u64(tmp, w->count), ulen = strlen(hl_units[i].name);
+
+        tmp[n++] = '/';
+        n += hl_fmt_u64(tmp + n, w->window_ms / hl_units[i].ms);
+        memcpy(tmp + n, hl_units[i].name, ulen + 1);
+        n += ulen;
+        if (n >= buflen)
+            n = buflen - 1;
+        memcpy(buf, tmp, n);
+        buf[n] = '\0';
+    }
     return buf;
 }
 

@@ -14,6 +14,7 @@
 #include <strings.h>
 #include <apr_strings.h>
 #include "hl_render.h"
+#include "hl_fmt.h"
 
 /* ---- a string that grows inside a pool --------------------------------- */
 
@@ -66,10 +67,9 @@ static void sb_add(hl_sb_t *b, const char *s)
 /* Appends an unsigned decimal number. */
 static void sb_add_u64(hl_sb_t *b, unsigned long long v)
 {
-    char num[24];
+    char num[HL_FMT_U64_MAX];
 
-    snprintf(num, sizeof(num), "%llu", v);
-    sb_add(b, num);
+    sb_addn(b, num, hl_fmt_u64(num, v));
 }
 
 /* ---- escapers ---------------------------------------------------------- */
@@ -226,18 +226,25 @@ char *hl_json_escape(apr_pool_t *p, const char *s)
  */
 static void sb_add_sf_string(hl_sb_t *b, const char *s)
 {
-    sb_add(b, "\"");
-    for (; s != NULL && *s != '\0'; s++) {
-        unsigned char c = (unsigned char)*s;
+    const char *run;
 
-        if (c == '"' || c == '\\')
+    sb_addn(b, "\"", 1);
+    while (s != NULL && *s != '\0') {
+        /* Copy the longest run of bytes that need no escaping at once. */
+        for (run = s; *s != '\0' && *s != '"' && *s != '\\'
+                      && (unsigned char)*s >= 0x20 && (unsigned char)*s <= 0x7E; s++)
+            ;
+        sb_addn(b, run, (size_t)(s - run));
+        if (*s == '"' || *s == '\\') {
             sb_addn(b, "\\", 1);
-        if (c < 0x20 || c > 0x7E)
+            sb_addn(b, s++, 1);
+        }
+        else if (*s != '\0') {
             sb_addn(b, "?", 1);
-        else
-            sb_addn(b, s, 1);
+            s++;
+        }
     }
-    sb_add(b, "\"");
+    sb_addn(b, "\"", 1);
 }
 
 /* ---- helpers shared by the bodies -------------------------------------- */

@@ -45,6 +45,8 @@ typedef struct {
     int         url_scope;  /* 1 for <Location>/<LocationMatch>: the scope
                                may be shown to clients as the route */
     const char *spec;       /* the directive's arguments, for messages */
+    const char *names[HL_MAX_WINDOWS];  /* window names, "5/1m" */
+    const char *policy_header;          /* RateLimit-Policy, precomputed */
 } hl_dir_quota_t;
 
 /* Per-directory configuration; HL_UNSET fields inherit from the parent. */
@@ -147,6 +149,8 @@ typedef struct {
     const char   *key;         /* "scope|client": the counter key */
     hl_origin_t   origin;
     int           dry_run;     /* effective HotLimitDryRun / "dry_run" */
+    const char *const *names;  /* precomputed window names, or NULL */
+    const char   *policy_header; /* precomputed RateLimit-Policy, or NULL */
     hl_decision_t decision;
 } hl_match_t;
 

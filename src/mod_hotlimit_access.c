@@ -85,8 +85,9 @@ static const char *hashed_value(request_rec *r, char prefix, const char *value,
  * client address when the named header, cookie, user or variable is
  * absent. Allocated from r->pool; never NULL. */
 static const char *client_part(request_rec *r, const hl_quota_t *q,
-                               const hl_server_conf_t *sc)
+                               const hl_server_conf_t *sc, const hl_cidr_t *ip)
 {
+    int prefix = sc->ipv6_prefix != HL_UNSET ? sc->ipv6_prefix : 64;
     const char *v;
     char buf[HL_KEY_MAX + 1];
     long n;
@@ -122,8 +123,10 @@ static const char *client_part(request_rec *r, const hl_quota_t *q,
     default:
         break;
     }
-    hl_client_key(buf, r->useragent_ip ? r->useragent_ip : "-",
-                  sc->ipv6_prefix != HL_UNSET ? sc->ipv6_prefix : 64);
+    if (ip)
+        hl_client_key_of(buf, ip, prefix);
+    else
+        hl_client_key(buf, r->useragent_ip ? r->useragent_ip : "-", prefix);
     return apr_pstrdup(r->pool, buf);
 }
 
@@ -224,6 +227,8 @@ static int collect_matches(request_rec *r, const hl_dir_conf_t *dc,
         }
         add_match(r, m, &n, &dc->quota->quota, dc->quota->scope, shown,
                   HL_ORIGIN_DIRECTIVE, dc->dry_run == 1);
+        m[n - 1].names = dc->quota->names;
+        m[n - 1].policy_header = dc->quota->policy_header;
     }
     return n;
 }
@@ -341,7 +346,7 @@ static int limit_request(request_rec *r, hl_stage_t stage)
 
     for (i = 0; i < n; ++i)
         m[i].key = apr_pstrcat(r->pool, m[i].scope, "|",
-                               client_part(r, &m[i].quota, sc), NULL);
+                               client_part(r, &m[i].quota, sc, ip), NULL);
     admit = decide_locked(r, m, n, hl_now_ms());
     if (admit < 0)
         return DECLINED;

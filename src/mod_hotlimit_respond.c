@@ -17,6 +17,7 @@
 #include "mod_hotlimit.h"
 #include "hl_negotiate.h"
 #include "hl_render.h"
+#include "hl_fmt.h"
 
 APLOG_USE_MODULE(hotlimit);
 
@@ -29,9 +30,12 @@ static hl_policy_view_t *policy_views(request_rec *r, const hl_match_t *m)
     for (i = 0; i < m->quota.nwindows; ++i) {
         const hl_window_t *w = &m->quota.windows[i];
         const hl_verdict_t *vd = &m->decision.windows[i];
-        char name[48];
-
-        v[i].name = apr_pstrdup(r->pool, hl_window_name(w, name, sizeof(name)));
+        if (m->names)
+            v[i].name = m->names[i];
+        else {
+            char name[48];
+            v[i].name = apr_pstrdup(r->pool, hl_window_name(w, name, sizeof(name)));
+        }
         v[i].limit = w->count;
         v[i].window_s = (w->window_ms + 999) / 1000;
         v[i].remaining = vd->remaining;
@@ -56,6 +60,14 @@ static int tightest_window(const hl_policy_view_t *v, int n)
     return best;
 }
 
+/* Returns v in decimal, allocated from r->pool. */
+static const char *number(request_rec *r, uint32_t v)
+{
+    char *out = apr_palloc(r->pool, HL_FMT_U64_MAX);
+    hl_fmt_u64(out, v);
+    return out;
+}
+
 void hl_respond_annotate(request_rec *r, const hl_match_t *m, int headers)
 {
     hl_policy_view_t *v = policy_views(r, m);
@@ -63,13 +75,13 @@ void hl_respond_annotate(request_rec *r, const hl_match_t *m, int headers)
     int t = tightest_window(v, n);
 
     apr_table_setn(r->subprocess_env, "HOTLIMIT_ROUTE", m->route);
-    apr_table_setn(r->subprocess_env, "HOTLIMIT_LIMIT",
-                   apr_psprintf(r->pool, "%u", v[t].limit));
+    apr_table_setn(r->subprocess_env, "HOTLIMIT_LIMIT", number(r, v[t].limit));
     apr_table_setn(r->subprocess_env, "HOTLIMIT_REMAINING",
-                   apr_psprintf(r->pool, "%u", v[t].remaining));
+                   number(r, v[t].remaining));
     if (headers) {
         apr_table_setn(r->err_headers_out, "RateLimit-Policy",
-                       hl_render_policy_header(r->pool, v, n));
+                       m->policy_header ? m->policy_header
+                                        : hl_render_policy_header(r->pool, v, n));
         apr_table_setn(r->err_headers_out, "RateLimit",
                        hl_render_ratelimit_header(r->pool, v, n));
     }

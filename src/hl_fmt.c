@@ -1,0 +1,35 @@
+/*
+ * hl_fmt.c - decimal formatting without stdio (see hl_fmt.h).
+ */
+#include <string.h>
+#include "hl_fmt.h"
+
+/* "00" "01" ... "99": two digits per division halves the divisions. */
+static const char digit_pairs[201] =
+    "00010203040506070809101112131415161718192021222324252627282930313233343536373839"
+    "40414243444546474849505152535455565758596061626364656667686970717273747576777879"
+    "8081828384858687888990919293949596979899";
+
+size_t hl_fmt_u64(char *out, uint64_t v)
+{
+    char rev[HL_FMT_U64_MAX];
+    char *p = rev + sizeof(rev);
+    size_t n;
+
+    while (v >= 100) {
+        unsigned i = (unsigned)(v % 100) * 2;
+        v /= 100;
+        *--p = digit_pairs[i + 1];
+        *--p = digit_pairs[i];
+    }
+    if (v >= 10) {
+        *--p = digit_pairs[v * 2 + 1];
+        *--p = digit_pairs[v * 2];
+    }
+    else
+        *--p = (char)('0' + v);
+    n = (size_t)(rev + sizeof(rev) - p);
+    memcpy(out, p, n);
+    out[n] = '\0';
+    return n;
+}
