@@ -194,8 +194,9 @@ int hl_table_post_config(apr_pool_t *pconf, apr_pool_t *ptemp, server_rec *s);
 
 /*
  * Looks route (normalised) and client address ip (may be NULL) up in the
- * published table. Returns 1 and fills *hit, or 0 when there is no table
- * or the store can't be locked (then *hit says enabled, nothing matched).
+ * published table; the caller holds the store lock (hl_store_lock), which
+ * keeps the reloader from switching banks meanwhile. Returns 1 and fills
+ * *hit, or 0 when there is no table (then *hit says enabled, no match).
  */
 int hl_table_find(request_rec *r, const char *route, const hl_cidr_t *ip,
                   hl_table_hit_t *hit);

@@ -5,9 +5,10 @@
  * 1. Collect the quotas that apply: the scope's HotLimitQuota (its route
  *    is the section path) and, later, the quota table's rule.
  * 2. Skip exempt clients (HotLimitExempt, env hotlimit-exempt).
- * 3. Build each key "route|client" outside the lock.
- * 4. Under the global mutex: decide every quota, count the request only if
- *    every non-dry-run quota admits it, update the per-route statistics.
+ * 3. Build each key "route|client".
+ * 4. Under the global mutex, taken once: look the route up in the quota
+ *    table, decide every quota, count the request only if every
+ *    non-dry-run quota admits it, update the per-route statistics.
  * 5. After unlocking: environment, RateLimit headers, logging, the 429.
  *
  * by=user quotas wait for the fixups stage, when authentication has set
@@ -189,19 +190,18 @@ static void add_match(request_rec *r, hl_match_t *m, int *n,
 }
 
 /* Collects the quotas applying to r at this stage into m (the scope's
- * HotLimitQuota, the table's rule and its global bucket). Returns their
- * number, or -1 when the table's kill switch or exempt list says to admit
- * the request untouched. */
+ * HotLimitQuota, the table's rule for route and its global bucket; route is
+ * NULL without a table); the caller holds the store lock. Returns their number, or -1 when the table's kill switch
+ * or exempt list says to admit the request untouched. */
 static int collect_matches(request_rec *r, const hl_dir_conf_t *dc,
-                           const hl_cidr_t *ip, hl_stage_t stage, hl_match_t *m)
+                           const char *route, const hl_cidr_t *ip,
+                           hl_stage_t stage, hl_match_t *m)
 {
     int n = 0;
 
-    if (hl_table_configured()) {
-        char route[HL_ROUTE_MAX];
+    if (route) {
         hl_table_hit_t hit;
 
-        request_route(r, dc, route);
         if (hl_table_find(r, route, ip, &hit)) {
             if (!hit.enabled || hit.exempt)
                 return -1;
@@ -270,17 +270,13 @@ static const hl_match_t *primary_match(const hl_match_t *m, int n)
     return &m[best];
 }
 
-/* Decides the matches under the lock. Returns 1 if the request is admitted
- * (dry-run matches never reject), 0 if rejected, -1 if the store could not
- * be locked (the caller then admits). */
-static int decide_locked(request_rec *r, hl_match_t *m, int n, int64_t now)
+/* Decides the matches; the caller holds the store lock. Returns 1 if the
+ * request is admitted (dry-run matches never reject), 0 if rejected. */
+static int decide_locked(hl_slots_t *slots, hl_shared_t *shared,
+                         hl_match_t *m, int n, int64_t now)
 {
-    hl_slots_t *slots;
-    hl_shared_t *shared;
     int admit = 1, i;
 
-    if (hl_store_lock(r->server, &slots, &shared) != APR_SUCCESS)
-        return -1;
     for (i = 0; i < n; ++i) {
         /* One quota that counts every request: decide and count at once. */
         int commit = n == 1 && m[i].quota.count == HL_COUNT_ALL;
@@ -300,7 +296,6 @@ static int decide_locked(request_rec *r, hl_match_t *m, int n, int64_t now)
                      m[i].decision.admit ? HL_DECISION_ADMITTED
                      : m[i].dry_run ? HL_DECISION_DRY_RUN
                      : HL_DECISION_REJECTED);
-    hl_store_unlock(r->server);
     return admit;
 }
 
@@ -328,6 +323,9 @@ static int limit_request(request_rec *r, hl_stage_t stage)
     hl_match_t m[HL_MAX_MATCHES];
     const hl_match_t *primary;
     hl_cidr_t addr, *ip = &addr;
+    hl_slots_t *slots;
+    hl_shared_t *shared;
+    char route_buf[HL_ROUTE_MAX], *route = NULL;
     int n, i, admit;
 
     if (!ap_is_initial_req(r))
@@ -340,16 +338,22 @@ static int limit_request(request_rec *r, hl_stage_t stage)
         ip = NULL;
     if (client_exempt(r, sc, ip))
         return DECLINED;
-    n = collect_matches(r, dc, ip, stage, m);
-    if (n <= 0)
+    if (hl_table_configured())
+        request_route(r, dc, route = route_buf);
+    /* One critical section per request: table lookup, keys, decision. A
+     * store that cannot be locked admits (logged by the store). */
+    if (hl_store_lock(r->server, &slots, &shared) != APR_SUCCESS)
         return DECLINED;
-
+    n = collect_matches(r, dc, route, ip, stage, m);
+    if (n <= 0) {
+        hl_store_unlock(r->server);
+        return DECLINED;
+    }
     for (i = 0; i < n; ++i)
         m[i].key = apr_pstrcat(r->pool, m[i].scope, "|",
                                client_part(r, &m[i].quota, sc, ip), NULL);
-    admit = decide_locked(r, m, n, hl_now_ms());
-    if (admit < 0)
-        return DECLINED;
+    admit = decide_locked(slots, shared, m, n, hl_now_ms());
+    hl_store_unlock(r->server);
 
     primary = primary_match(m, n);
     hl_respond_annotate(r, primary, dc->headers != 0);

@@ -22,6 +22,7 @@
 #include "util_mutex.h"
 #include "apr_strings.h"
 #include "apr_random.h"
+#include "apr_thread_proc.h"
 
 #include "mod_hotlimit.h"
 
@@ -30,6 +31,7 @@ APLOG_USE_MODULE(hotlimit);
 #define HL_MUTEX_TYPE      "hotlimit-shm"
 #define HL_DEFAULT_SLOTS   65536
 #define HL_STARTED_KEY     "hotlimit-started"
+#define HL_LOCK_TRIES      32    /* trylock + yield rounds before sleeping */
 
 static apr_global_mutex_t *store_mutex;
 static hl_shared_t *store_shared;
@@ -167,6 +169,30 @@ void hl_store_child_init(apr_pool_t *pchild, server_rec *s)
                      " in child; requests will be admitted unlimited");
 }
 
+/*
+ * Takes the mutex, trying a few times before sleeping on it. The critical
+ * section is a few hundred nanoseconds, so a waiter that yields the CPU
+ * once or twice usually finds the mutex free; sleeping at once costs a
+ * kernel round trip per handoff (and Debian's default mechanism, a
+ * priority-inheriting pthread mutex, hands the lock over through the
+ * kernel to a thread that must first be scheduled). Returns what
+ * apr_global_mutex_lock returns.
+ */
+static apr_status_t acquire(apr_global_mutex_t *m)
+{
+    int i;
+
+    for (i = 0; i < HL_LOCK_TRIES; ++i) {
+        apr_status_t rv = apr_global_mutex_trylock(m);
+        if (rv == APR_SUCCESS)
+            return rv;
+        if (!APR_STATUS_IS_EBUSY(rv))
+            break;
+        apr_thread_yield();
+    }
+    return apr_global_mutex_lock(m);
+}
+
 apr_status_t hl_store_lock(server_rec *s, hl_slots_t **slots,
                            hl_shared_t **shared)
 {
@@ -174,7 +200,7 @@ apr_status_t hl_store_lock(server_rec *s, hl_slots_t **slots,
 
     if (!store_mutex || !store_shared)
         return APR_EINIT;
-    rv = apr_global_mutex_lock(store_mutex);
+    rv = acquire(store_mutex);
     if (rv != APR_SUCCESS) {
         ap_log_error(APLOG_MARK, APLOG_ERR, rv, s,
                      "HL00206: cannot lock " HL_MUTEX_TYPE "; admitting");

@@ -413,14 +413,12 @@ int hl_table_post_config(apr_pool_t *pconf, apr_pool_t *ptemp, server_rec *s)
 int hl_table_find(request_rec *r, const char *route, const hl_cidr_t *ip,
                   hl_table_hit_t *hit)
 {
-    hl_slots_t *slots;
-    hl_shared_t *sh;
     const hl_table_t *t;
     const hl_rule_t *rule;
 
     memset(hit, 0, sizeof(*hit));
     hit->enabled = 1;
-    if (!region || hl_store_lock(r->server, &slots, &sh) != APR_SUCCESS)
+    if (!region)
         return 0;
     t = bank(region->active);
     hit->enabled = t->enabled != 0;
@@ -437,6 +435,5 @@ int hl_table_find(request_rec *r, const char *route, const hl_cidr_t *ip,
             hit->global = t->global;
         }
     }
-    hl_store_unlock(r->server);
     return 1;
 }

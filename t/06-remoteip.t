@@ -37,9 +37,11 @@ ok t_cmp(codes('/who/', '203.0.113.2', 3), '200 200 429', 'trusted proxy: client
 ok t_cmp(codes('/who/', '192.0.2.9, 203.0.113.3', 3), '200 200 429',
          'trusted proxy: a chain ending in 203.0.113.3 is its own client');
 ok t_cmp(codes('/who/', undef, 3), '200 200 429', 'no X-Forwarded-For: the proxy itself is a client');
-# The bucket is keyed by the forwarded address: resetting that exact key
-# (the status handler lives in the main server) frees it.
-ok t_cmp(reset_key('/who|203.0.113.1'), 1, 'the key /who|203.0.113.1 existed and was reset');
+# The bucket is keyed by the forwarded address, in a vhost prefixed with its
+# host:port: resetting that exact key (the status handler lives in the main
+# server) frees it.
+my $vh = Apache::TestRequest::hostport();
+ok t_cmp(reset_key("$vh/who|203.0.113.1"), 1, "the key $vh/who|203.0.113.1 existed and was reset");
 ok t_cmp(codes('/who/', '203.0.113.1', 1), '200', '203.0.113.1 admitted again after the reset');
 
 # IPv6 through the trusted proxy, HotLimitIPv6Prefix 64, /v6who 2/1m.
@@ -60,6 +62,7 @@ Apache::TestRequest::module('hl_untrusted');
     my @c = map { GET('/whou/', 'X-Forwarded-For' => "203.0.113.$_")->code } 10 .. 13;
     ok t_cmp("@c", '200 200 429 429', 'untrusted X-Forwarded-For does not split the bucket');
     ok t_cmp(codes('/whou/', undef, 1), '429', 'a request without X-Forwarded-For shares it');
-    ok t_cmp(reset_key('/whou|127.0.0.1'), 1, 'the shared bucket is /whou|127.0.0.1');
+    my $vh = Apache::TestRequest::hostport();
+    ok t_cmp(reset_key("$vh/whou|127.0.0.1"), 1, "the shared bucket is $vh/whou|127.0.0.1");
 }
 Apache::TestRequest::module('default');
