@@ -1,0 +1,350 @@
+# bench/lib.sh - shared by bench/run, bench/callgrind and bench/memory.
+# Sourced, not executed. Writes httpd configs into a scratch directory,
+# starts and stops httpd, and keeps track of what it started so the
+# caller's trap can clean up.
+#
+# Environment (all optional):
+#   HTTPD        httpd binary                (default /usr/sbin/apache2)
+#   APXS         apxs binary                 (default apxs; used for LIBEXECDIR)
+#   MODDIR       httpd module directory      (default `$APXS -q LIBEXECDIR`)
+#   HOTLIMIT_SO  the module under test       (default <repo>/.libs/mod_hotlimit.so)
+#   PORT         first port to try on 127.0.0.1 (default 18480; the next free one is used)
+#   QUOTA        never-triggering quota      (default 2000000000/1h)
+#   SLOTS        HotLimitSlots               (default 65536)
+#   B_EXTRA      extra config lines for B only ('\n' separates lines), e.g.
+#                'Mutex posixsem hotlimit-shm' to try another lock mechanism
+#   KEEP=1       keep the scratch directory
+# shellcheck shell=bash
+
+BENCH_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+REPO_DIR=$(dirname "$BENCH_DIR")
+RESULTS_DIR="$BENCH_DIR/results"
+
+HTTPD=${HTTPD:-/usr/sbin/apache2}
+APXS=${APXS:-apxs}
+if [ -z "${MODDIR:-}" ]; then
+    MODDIR=$("$APXS" -q LIBEXECDIR 2>/dev/null || true)
+    [ -n "$MODDIR" ] || MODDIR=/usr/lib/apache2/modules
+fi
+HOTLIMIT_SO=${HOTLIMIT_SO:-$REPO_DIR/.libs/mod_hotlimit.so}
+PORT=${PORT:-18480}
+# 2e9 per hour: one key at the loopback's ~20k req/s would need > 27 h.
+# A long window also means no slot expires during a run, so with random
+# client keys a full table takes the LRU-eviction path, not expiry reuse.
+QUOTA=${QUOTA:-2000000000/1h}
+SLOTS=${SLOTS:-65536}
+KEEP=${KEEP:-0}
+RUN_USER=${RUN_USER:-www-data}
+RUN_GROUP=${RUN_GROUP:-www-data}
+
+SCRATCH=""
+STARTED_PIDS=()          # httpd (or valgrind) parent pids we started
+
+die() { echo "$(basename "$0"): $*" >&2; exit 1; }
+log() { echo "# $*" >&2; }
+
+# Checks the tools and the module; copies the module into the scratch dir so
+# a rebuild by someone else during the benchmark cannot mix two binaries.
+bench_init() {
+    local tool
+    [ -x "$HTTPD" ] || die "httpd binary '$HTTPD' not found (set HTTPD)"
+    for tool in "$@"; do
+        command -v "$tool" >/dev/null 2>&1 || die "'$tool' not found in PATH"
+    done
+    for m in mpm_event authz_core mime dir remoteip slotmem_shm; do
+        [ -f "$MODDIR/mod_$m.so" ] || die "$MODDIR/mod_$m.so missing (set MODDIR)"
+    done
+    [ -f "$HOTLIMIT_SO" ] || die "$HOTLIMIT_SO not built: run make in $REPO_DIR (or set HOTLIMIT_SO)"
+    SCRATCH=$(mktemp -d /tmp/hlbench.XXXXXX)
+    chmod 755 "$SCRATCH"
+    cp "$HOTLIMIT_SO" "$SCRATCH/mod_hotlimit.so"
+    MODULE_SHA=$(sha256sum "$SCRATCH/mod_hotlimit.so" | cut -c1-12)
+    MODULE_MTIME=$(date -r "$HOTLIMIT_SO" '+%F %T')
+    mkdir -p "$RESULTS_DIR"
+    write_site "$SCRATCH/htdocs"
+}
+
+# Kills every httpd we started (parent first, then stragglers of its group),
+# removes the scratch dir. Safe to call twice.
+bench_cleanup() {
+    local pid
+    for pid in "${STARTED_PIDS[@]:-}"; do
+        [ -n "$pid" ] || continue
+        if kill -0 "$pid" 2>/dev/null; then
+            kill -TERM "$pid" 2>/dev/null || true
+            for _ in $(seq 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+            kill -KILL "$pid" 2>/dev/null || true
+        fi
+    done
+    STARTED_PIDS=()
+    if [ -n "$SCRATCH" ] && [ -d "$SCRATCH" ]; then
+        if [ "$KEEP" = 1 ]; then log "scratch kept in $SCRATCH"
+        else rm -rf "$SCRATCH"; fi
+    fi
+}
+
+# Returns (prints) the first port >= $1 that nothing listens on.
+free_port() {
+    local p=$1
+    while ss -Hltn "sport = :$p" | grep -q .; do p=$((p + 1)); done
+    echo "$p"
+}
+
+# The documents: a 1 KiB static file at /1k.html and, for the table
+# scenarios, the same file three directories deep.
+write_site() {
+    local d=$1
+    mkdir -p "$d/app/v1/items"
+    head -c 1024 /dev/zero | tr '\0' 'x' > "$d/1k.html"
+    cp "$d/1k.html" "$d/app/v1/items/1k.html"
+    echo ok > "$d/index.html"
+    chmod -R a+rX "$d"
+}
+
+# URL path requested by a scenario.
+scenario_path() {
+    case $1 in
+        table*) echo /app/v1/items/1k.html ;;
+        *)      echo /1k.html ;;
+    esac
+}
+
+# Writes the JSON quota table for table10[-hit] / table10k[-hit] into $2.
+# Every route is /t/<n>/login (never the requested one); the -hit variant adds
+# /app/v1/items, the parent of the requested file, with a never-triggering quota,
+# so a hit costs one missed candidate (the exact route) and one hit.
+write_table() {
+    local scenario=$1 out=$2 n hit=0
+    case $scenario in
+        table10|table10-hit)   n=10 ;;
+        table10k|table10k-hit) n=10000 ;;
+        *) die "write_table: unknown scenario $scenario" ;;
+    esac
+    case $scenario in *-hit) hit=1 ;; esac
+    awk -v n="$n" -v hit="$hit" -v quota="$QUOTA" 'BEGIN {
+        printf "{\n  \"enabled\": true,\n  \"routes\": {\n"
+        for (i = 0; i < n; i++)
+            printf "    \"/t/%d/login\": { \"limits\": [\"5/1m\", \"30/1h\"] },\n", i
+        if (hit)
+            printf "    \"/app/v1/items\": { \"limits\": [\"%s\"] },\n", quota
+        printf "    \"/t/last\": { \"max\": 1, \"window\": \"60s\" }\n  }\n}\n"
+    }' > "$out"
+}
+
+# write_conf FILE VARIANT(A|B) SCENARIO PORT [LOGLEVEL]
+# A = plain httpd, B = httpd + mod_hotlimit. Identical except for what the
+# module needs. Modules loaded: mpm_event authz_core mime dir remoteip
+# slotmem_shm (+ hotlimit in B); log_config, unixd, watchdog are built in.
+write_conf() {
+    local file=$1 variant=$2 scenario=$3 port=$4 loglevel=${5:-warn}
+    local dir; dir=$(dirname "$file")
+    local name; name=$(basename "$file" .conf)
+    mkdir -p "$dir/run-$name" "$dir/logs"
+    chmod 755 "$dir" "$dir/run-$name" "$dir/logs"
+    {
+        cat <<EOF
+# generated by bench/$(basename "$0"): variant $variant, scenario $scenario
+ServerRoot "$dir"
+LoadModule mpm_event_module   $MODDIR/mod_mpm_event.so
+LoadModule authz_core_module  $MODDIR/mod_authz_core.so
+LoadModule mime_module        $MODDIR/mod_mime.so
+LoadModule dir_module         $MODDIR/mod_dir.so
+LoadModule remoteip_module    $MODDIR/mod_remoteip.so
+LoadModule slotmem_shm_module $MODDIR/mod_slotmem_shm.so
+EOF
+        [ "$variant" = B ] && echo "LoadModule hotlimit_module      $SCRATCH/mod_hotlimit.so"
+        cat <<EOF
+ServerName 127.0.0.1
+Listen 127.0.0.1:$port
+User $RUN_USER
+Group $RUN_GROUP
+DefaultRuntimeDir "$dir/run-$name"
+PidFile "$dir/run-$name/httpd.pid"
+Mutex default
+ErrorLog "$dir/logs/$name.error.log"
+LogLevel $loglevel
+TypesConfig /etc/mime.types
+DocumentRoot "$SCRATCH/htdocs"
+<Directory />
+    AllowOverride None
+    Require all denied
+</Directory>
+<Directory "$SCRATCH/htdocs">
+    Options None
+    AllowOverride None
+    Require all granted
+</Directory>
+DirectoryIndex index.html
+KeepAlive On
+MaxKeepAliveRequests 0
+KeepAliveTimeout 60
+Timeout 60
+# A fixed set of processes and threads: no spawning or reaping mid-run.
+ServerLimit 2
+StartServers 2
+ThreadLimit 32
+ThreadsPerChild 32
+MaxRequestWorkers 64
+MinSpareThreads 32
+MaxSpareThreads 64
+MaxConnectionsPerChild 0
+<Location /hl-status>
+    SetHandler hotlimit-status
+</Location>
+EOF
+        case $scenario in
+            randomip*)
+                echo "RemoteIPHeader X-Forwarded-For"
+                echo "RemoteIPTrustedProxy 127.0.0.1" ;;
+        esac
+        if [ "$variant" = B ]; then
+            echo "HotLimitSlots ${SCENARIO_SLOTS:-$SLOTS}"
+            case $scenario in
+                onekey|randomip*)
+                    printf '<Location />\n    HotLimitQuota %s\n</Location>\n' "$QUOTA" ;;
+                table*)
+                    write_table "$scenario" "$dir/$name.table.json"
+                    echo "HotLimitQuotaTable \"$dir/$name.table.json\"" ;;
+            esac
+            # Extra lines for B only, e.g. B_EXTRA='Mutex posixsem hotlimit-shm'.
+            [ -z "${B_EXTRA:-}" ] || printf '%b\n' "$B_EXTRA"
+        fi
+    } > "$file"
+}
+
+# Prints nothing and returns 0 if the config is valid; for B configs of the
+# table scenarios returns 2 (and prints the reason) when the module does not
+# know HotLimitQuotaTable yet; dies on any other error.
+check_conf() {
+    local file=$1 out
+    if out=$("$HTTPD" -t -f "$file" 2>&1); then return 0; fi
+    if grep -q "HotLimitQuotaTable" <<<"$out"; then
+        echo "$out" | head -3 >&2
+        return 2
+    fi
+    echo "$out" >&2
+    die "configtest failed for $file"
+}
+
+# Waits until http://127.0.0.1:$1$2 answers (any status), up to $3 s (default 15).
+wait_port() {
+    local port=$1 path=${2:-/} limit=${3:-15} i
+    for i in $(seq $((limit * 10))); do
+        if curl -s -o /dev/null --max-time 2 "http://127.0.0.1:$port$path"; then return 0; fi
+        sleep 0.1
+    done
+    return 1
+}
+
+# start_httpd CONF PORT: starts a daemonized httpd, waits for it to answer.
+# Sets HTTPD_PID.
+start_httpd() {
+    local conf=$1 port=$2
+    local name; name=$(basename "$conf" .conf)
+    local pidfile; pidfile="$(dirname "$conf")/run-$name/httpd.pid"
+    rm -f "$pidfile"
+    "$HTTPD" -f "$conf" -k start || die "httpd failed to start with $conf (see $(dirname "$conf")/logs/$name.error.log)"
+    for _ in $(seq 100); do [ -s "$pidfile" ] && break; sleep 0.1; done
+    [ -s "$pidfile" ] || die "no pid file from httpd ($conf)"
+    HTTPD_PID=$(cat "$pidfile")
+    STARTED_PIDS+=("$HTTPD_PID")
+    wait_port "$port" /index.html 15 || die "httpd ($conf) does not answer on port $port"
+}
+
+# stop_httpd PID: SIGTERM, wait up to 10 s for the parent to exit (it writes
+# the slotmem persistence file on the way out), then SIGKILL.
+stop_httpd() {
+    local pid=$1 i
+    kill -TERM "$pid" 2>/dev/null || return 0
+    for i in $(seq 100); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+    if kill -0 "$pid" 2>/dev/null; then
+        log "httpd $pid did not stop in 10 s: SIGKILL"
+        kill -KILL "$pid" 2>/dev/null || true
+        sleep 0.2
+    fi
+    local keep=() p
+    for p in "${STARTED_PIDS[@]:-}"; do [ "$p" = "$pid" ] || keep+=("$p"); done
+    STARTED_PIDS=("${keep[@]:-}")
+}
+
+# Pids of the children of httpd parent $1.
+httpd_children() {
+    pgrep -P "$1" || true
+}
+
+# Median of the numbers given as arguments.
+median() {
+    printf '%s\n' "$@" | sort -g | awk '{ v[NR] = $1 } END {
+        if (NR == 0) { print "nan"; exit }
+        if (NR % 2) print v[(NR + 1) / 2]; else printf "%.2f\n", (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
+}
+
+# Writes the wrk Lua scripts into $SCRATCH: report.lua (summary only; wrk
+# keeps its fast static request) and randomip.lua (a random public IPv4
+# X-Forwarded-For on every request, plus the same summary).
+write_wrk_scripts() {
+    local port=$1
+    cat > "$SCRATCH/report.lua" <<'EOF'
+function done(summary, latency, requests)
+    local e = summary.errors
+    io.write(string.format(
+        "WRKRESULT requests=%d duration_us=%d rps=%.2f non2xx=%d connect=%d read=%d write=%d timeout=%d p50_us=%d p99_us=%d\n",
+        summary.requests, summary.duration, summary.requests / (summary.duration / 1e6),
+        e.status, e.connect, e.read, e.write, e.timeout,
+        latency:percentile(50), latency:percentile(99)))
+end
+EOF
+    {
+        cat <<'EOF'
+-- A random public IPv4 client address per request (first octet 11..126:
+-- never 10/8 or 127/8, which mod_remoteip would not accept from a
+-- RemoteIPTrustedProxy), so nearly every request is a new client key.
+local counter = 0
+function setup(thread)
+    counter = counter + 1
+    thread:set("tid", counter)
+end
+local random = math.random
+local prefix, suffix
+function init(args)
+    math.randomseed(os.time() * 1000 + (tid or 0) * 7919)
+    prefix = "GET " .. wrk.path .. " HTTP/1.1\r\nHost: " .. wrk.host .. ":" .. wrk.port ..
+             "\r\nX-Forwarded-For: "
+    suffix = "\r\n\r\n"
+end
+function request()
+    return prefix .. random(11, 126) .. "." .. random(0, 255) .. "." ..
+           random(0, 255) .. "." .. random(1, 254) .. suffix
+end
+EOF
+        sed -n '/^function done/,$p' "$SCRATCH/report.lua"
+    } > "$SCRATCH/randomip.lua"
+}
+
+# Parses "key=value" from a WRKRESULT line: wrk_field LINE KEY
+wrk_field() {
+    sed -n "s/.* $2=\([^ ]*\).*/\1/p" <<<"$1"
+}
+
+# wrk_verdict LINE: sets WRK_OK (1 = valid) and WRK_NOTE from a WRKRESULT
+# line. Any non-2xx response, connect/write error or timeout makes the run
+# invalid. A few read errors are tolerated (at most 1 per 10,000 requests):
+# wrk counts a keep-alive connection that the server closes as a read error,
+# and the event MPM now and then closes one when a child has no idle worker
+# (seen with plain httpd as often as with the module); more than that is
+# treated as a failure.
+wrk_verdict() {
+    local line=$1 req non2xx conn rd wr to
+    req=$(wrk_field "$line" requests); non2xx=$(wrk_field "$line" non2xx)
+    conn=$(wrk_field "$line" connect); rd=$(wrk_field "$line" read)
+    wr=$(wrk_field "$line" write); to=$(wrk_field "$line" timeout)
+    WRK_OK=1; WRK_NOTE=""
+    if [ "$non2xx" != 0 ]; then WRK_OK=0; WRK_NOTE="$WRK_NOTE INVALID:non2xx=$non2xx"; fi
+    if [ $((conn + wr + to)) != 0 ]; then
+        WRK_OK=0; WRK_NOTE="$WRK_NOTE INVALID:socket_errors(connect=$conn,write=$wr,timeout=$to)"
+    fi
+    if [ "$rd" != 0 ]; then
+        if [ $((rd * 10000)) -gt "$req" ]; then WRK_OK=0; WRK_NOTE="$WRK_NOTE INVALID:read_errors=$rd"
+        else WRK_NOTE="$WRK_NOTE (read_errors=$rd tolerated)"; fi
+    fi
+}
