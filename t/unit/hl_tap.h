@@ -7,6 +7,7 @@
 #define HL_TAP_H
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 static int hl_tap_n = 0, hl_tap_failed = 0;
@@ -42,6 +43,17 @@ static int hl_tap_ok(int cond, const char *file, int line, const char *name)
     if (!hl_tap_ok(h_ && n_ && strstr(h_, n_) != NULL, __FILE__, __LINE__, (name))) \
         printf("#   '%s' not found in '%.300s'\n", n_ ? n_ : "(null)", h_ ? h_ : "(null)"); \
 } while (0)
+
+/* Returns size zeroed bytes from calloc; bails out of the test on OOM. */
+static inline void *tap_calloc(size_t size)
+{
+    void *mem = calloc(1, size);
+    if (mem == NULL) {
+        printf("Bail out! out of memory\n");
+        exit(2);
+    }
+    return mem;
+}
 
 static int done_testing(void)
 {

@@ -27,15 +27,8 @@ static uint64_t rng(void)
 /* Returns a zeroed block for capacity slots (size in *size); exits on OOM. */
 static void *new_block(uint32_t capacity, size_t *size)
 {
-    void *mem;
-
     *size = hl_slots_size(capacity);
-    mem = calloc(1, *size);
-    if (mem == NULL) {
-        printf("Bail out! out of memory\n");
-        exit(2);
-    }
-    return mem;
+    return tap_calloc(*size);
 }
 
 /* Writes the simple key "k<id>" into buf and returns its length. */

@@ -60,15 +60,8 @@ static void collect(void *baton, hl_problem_t sev, const char *route,
 /* Returns a calloc'd image for max_rules rules (size in *size); exits on OOM. */
 static void *new_image(uint32_t max_rules, size_t *size)
 {
-    void *mem;
-
     *size = hl_table_size(max_rules);
-    mem = calloc(1, *size);
-    if (mem == NULL) {
-        printf("Bail out! out of memory\n");
-        exit(2);
-    }
-    return mem;
+    return tap_calloc(*size);
 }
 
 static void *img;                /* shared 64-rule image */
