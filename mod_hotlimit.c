@@ -434,5 +434,6 @@ AP_DECLARE_MODULE(hotlimit) = {
     create_server_conf,
     merge_server_conf,
     hotlimit_cmds,
-    register_hooks
+    register_hooks,
+    0                       /* flags: merge per-dir configs as usual */
 };
