@@ -15,61 +15,23 @@
 #include <apr_strings.h>
 #include "hl_render.h"
 #include "hl_fmt.h"
+#include "hl_buf.h"
 
 /* ---- a string that grows inside a pool --------------------------------- */
 
-typedef struct {
-    apr_pool_t *p;
-    char       *s;      /* NUL-terminated, cap bytes allocated from p */
-    size_t      len;
-    size_t      cap;
-} hl_sb_t;
-
-/* Starts an empty string in p with room for cap bytes. */
-static void sb_init(hl_sb_t *b, apr_pool_t *p, size_t cap)
-{
-    b->p = p;
-    b->cap = cap < 64 ? 64 : cap;
-    b->s = apr_palloc(p, b->cap);
-    b->len = 0;
-    b->s[0] = '\0';
-}
-
-/*
- * Appends n bytes of s. Growing doubles the buffer (the old one stays in the
- * pool until it is cleared), so appending costs amortised linear time.
- */
-static void sb_addn(hl_sb_t *b, const char *s, size_t n)
-{
-    if (b->len + n + 1 > b->cap) {
-        size_t cap = b->cap * 2;
-        char *ns;
-
-        while (cap < b->len + n + 1)
-            cap *= 2;
-        ns = apr_palloc(b->p, cap);
-        memcpy(ns, b->s, b->len);
-        b->s = ns;
-        b->cap = cap;
-    }
-    memcpy(b->s + b->len, s, n);
-    b->len += n;
-    b->s[b->len] = '\0';
-}
-
 /* Appends the NUL-terminated s (NULL appends nothing). */
-static void sb_add(hl_sb_t *b, const char *s)
+static void sb_add(hl_buf_t *b, const char *s)
 {
     if (s != NULL)
-        sb_addn(b, s, strlen(s));
+        hl_buf_addn(b, s, strlen(s));
 }
 
 /* Appends an unsigned decimal number. */
-static void sb_add_u64(hl_sb_t *b, unsigned long long v)
+static void sb_add_u64(hl_buf_t *b, unsigned long long v)
 {
     char num[HL_FMT_U64_MAX];
 
-    sb_addn(b, num, hl_fmt_u64(num, v));
+    hl_buf_addn(b, num, hl_fmt_u64(num, v));
 }
 
 /* ---- escapers ---------------------------------------------------------- */
@@ -224,27 +186,27 @@ char *hl_json_escape(apr_pool_t *p, const char *s)
  * Appends s as an RFC 8941 sf-string, quotes included: " and \ get a
  * backslash, bytes outside printable ASCII become '?'. NULL gives "".
  */
-static void sb_add_sf_string(hl_sb_t *b, const char *s)
+static void sb_add_sf_string(hl_buf_t *b, const char *s)
 {
     const char *run;
 
-    sb_addn(b, "\"", 1);
+    hl_buf_addn(b, "\"", 1);
     while (s != NULL && *s != '\0') {
         /* Copy the longest run of bytes that need no escaping at once. */
         for (run = s; *s != '\0' && *s != '"' && *s != '\\'
                       && (unsigned char)*s >= 0x20 && (unsigned char)*s <= 0x7E; s++)
             ;
-        sb_addn(b, run, (size_t)(s - run));
+        hl_buf_addn(b, run, (size_t)(s - run));
         if (*s == '"' || *s == '\\') {
-            sb_addn(b, "\\", 1);
-            sb_addn(b, s++, 1);
+            hl_buf_addn(b, "\\", 1);
+            hl_buf_addn(b, s++, 1);
         }
         else if (*s != '\0') {
-            sb_addn(b, "?", 1);
+            hl_buf_addn(b, "?", 1);
             s++;
         }
     }
-    sb_addn(b, "\"", 1);
+    hl_buf_addn(b, "\"", 1);
 }
 
 /* ---- helpers shared by the bodies -------------------------------------- */
@@ -481,7 +443,7 @@ char *hl_render_template(apr_pool_t *p, const char *tpl,
     const hl_policy_view_t *pol = main_policy(info);
     const char *values[5];
     const char *s = tpl, *brace;
-    hl_sb_t b;
+    hl_buf_t b;
     size_t n;
     int k;
 
@@ -493,9 +455,9 @@ char *hl_render_template(apr_pool_t *p, const char *tpl,
     values[3] = hl_html_escape(p, info->route);
     values[4] = hl_html_escape(p, info->lang ? info->lang : "en");
 
-    sb_init(&b, p, strlen(tpl) + 64);
+    hl_buf_init(&b, p, strlen(tpl) + 64);
     while ((brace = strchr(s, '{')) != NULL) {
-        sb_addn(&b, s, (size_t)(brace - s));
+        hl_buf_addn(&b, s, (size_t)(brace - s));
         s = brace;
         if (s[1] == '{') {
             for (n = 0; n < HL_PLACEHOLDER_MAX
@@ -513,7 +475,7 @@ char *hl_render_template(apr_pool_t *p, const char *tpl,
                 }
             }
         }
-        sb_addn(&b, s, 1);      /* a '{' that starts nothing we know */
+        hl_buf_addn(&b, s, 1);      /* a '{' that starts nothing we know */
         s++;
     }
     sb_add(&b, s);
@@ -533,14 +495,14 @@ char *hl_render_problem_json(apr_pool_t *p, const hl_reject_info_t *info)
     const char *route = info->route ? info->route : "";
     const char *detail;
     int i, any_violated = 0, first = 1;
-    hl_sb_t b;
+    hl_buf_t b;
 
     detail = apr_psprintf(p, "Too many requests%s%s; retry after %ld second%s.",
                           *route ? " for " : "", route, retry, retry == 1 ? "" : "s");
     for (i = 0; info->policies != NULL && i < info->npolicies; i++)
         any_violated |= info->policies[i].violated != 0;
 
-    sb_init(&b, p, 512);
+    hl_buf_init(&b, p, 512);
     sb_add(&b, "{\"type\":\"https://iana.org/assignments/http-problem-types#quota-exceeded\","
                "\"title\":\"Too Many Requests\",\"status\":429,\"detail\":\"");
     sb_add(&b, hl_json_escape(p, detail));
@@ -570,10 +532,10 @@ char *hl_render_problem_json(apr_pool_t *p, const hl_reject_info_t *info)
  */
 char *hl_render_policy_header(apr_pool_t *p, const hl_policy_view_t *pol, int n)
 {
-    hl_sb_t b;
+    hl_buf_t b;
     int i;
 
-    sb_init(&b, p, 64);
+    hl_buf_init(&b, p, 64);
     for (i = 0; pol != NULL && i < n; i++) {
         if (i > 0)
             sb_add(&b, ", ");
@@ -595,7 +557,7 @@ char *hl_render_policy_header(apr_pool_t *p, const hl_policy_view_t *pol, int n)
 char *hl_render_ratelimit_header(apr_pool_t *p, const hl_policy_view_t *pol, int n)
 {
     const hl_policy_view_t *best = NULL;
-    hl_sb_t b;
+    hl_buf_t b;
     int i;
 
     for (i = 0; pol != NULL && i < n; i++) {
@@ -603,7 +565,7 @@ char *hl_render_ratelimit_header(apr_pool_t *p, const hl_policy_view_t *pol, int
             || (pol[i].remaining == best->remaining && pol[i].reset_s > best->reset_s))
             best = &pol[i];
     }
-    sb_init(&b, p, 64);
+    hl_buf_init(&b, p, 64);
     if (best == NULL)
         return b.s;
     sb_add_sf_string(&b, best->name);

@@ -14,14 +14,14 @@
 #include "apr_lib.h"
 
 #include "mod_hotlimit.h"
+#include "hl_buf.h"
 
 APLOG_USE_MODULE(hotlimit);
 
 /* What the write and header callbacks fill. */
 typedef struct {
-    apr_pool_t            *pool;
-    char                  *buf;
-    apr_size_t             len, cap, max;
+    hl_buf_t               body;
+    apr_size_t             max;
     int                    too_large;
     hl_fetch_validators_t  seen;   /* validators of this response */
 } fetch_ctx_t;
@@ -39,24 +39,11 @@ static size_t on_body(char *data, size_t size, size_t nmemb, void *baton)
     fetch_ctx_t *ctx = baton;
     size_t n = size * nmemb;
 
-    if (ctx->len + n > ctx->max) {
+    if (ctx->body.len + n > ctx->max) {
         ctx->too_large = 1;
         return 0;
     }
-    if (ctx->len + n + 1 > ctx->cap) {
-        apr_size_t cap = ctx->cap ? ctx->cap : 16384;
-        char *grown;
-        while (cap < ctx->len + n + 1)
-            cap *= 2;
-        grown = apr_palloc(ctx->pool, cap);
-        if (ctx->len)
-            memcpy(grown, ctx->buf, ctx->len);
-        ctx->buf = grown;
-        ctx->cap = cap;
-    }
-    memcpy(ctx->buf + ctx->len, data, n);
-    ctx->len += n;
-    ctx->buf[ctx->len] = '\0';
+    hl_buf_addn(&ctx->body, data, n);
     return n;
 }
 
@@ -132,7 +119,7 @@ apr_status_t hl_fetch_url(apr_pool_t *p, const char *url, int timeout_s,
 
     memset(res, 0, sizeof(*res));
     memset(&ctx, 0, sizeof(ctx));
-    ctx.pool = p;
+    hl_buf_init(&ctx.body, p, 16384);
     ctx.max = max_size;
     curl = curl_easy_init();
     if (!curl) {
@@ -181,8 +168,8 @@ apr_status_t hl_fetch_url(apr_pool_t *p, const char *url, int timeout_s,
         res->error = apr_psprintf(p, "HTTP status %ld", status);
         return APR_EGENERAL;
     }
-    res->body = ctx.buf ? ctx.buf : apr_pstrdup(p, "");
-    res->len = ctx.len;
+    res->body = ctx.body.s;
+    res->len = ctx.body.len;
     *v = ctx.seen;
     return APR_SUCCESS;
 }

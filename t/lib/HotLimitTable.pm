@@ -25,6 +25,8 @@ use POSIX ();
 use Time::HiRes qw(time sleep);
 use LWP::UserAgent ();
 use Apache::Test ();
+use Apache::TestUtil ();
+use HLTest ();
 
 our @EXPORT = qw(
     start_httpd table_server write_table free_port wait_until
@@ -451,6 +453,24 @@ sub wait_generation {
     return $g || 0;
 }
 
+# Runs $change (a sub that changes the table), waits for the next
+# generation and checks, as two tests, that one was published and that it
+# came within one reload interval plus one second. Returns the generation.
+sub change_applies {
+    my ($self, $change, $what) = @_;
+    my $mpm = HotLimitTable::hl_mpm();
+    my $gen = $self->generation;
+    my $t0 = time;
+    $change->();
+    my $g = $self->wait_generation($gen, 5);
+    my $took = time - $t0;
+    Apache::Test::ok(Apache::TestUtil::t_cmp($g > $gen ? 1 : 0, 1,
+                                             "[$mpm] $what (generation $gen -> $g)"));
+    Apache::Test::ok(Apache::TestUtil::t_cmp($took <= $APPLY_WITHIN ? 1 : 0, 1,
+        "[$mpm] ... within interval + 1 s (took " . sprintf('%.2f', $took) . " s)"));
+    return $g;
+}
+
 # Byte offset of the end of the error log now: pass it to wait_log to see
 # only later lines.
 sub log_offset { -s $_[0]{error_log} || 0 }
@@ -458,12 +478,7 @@ sub log_offset { -s $_[0]{error_log} || 0 }
 # Returns the error-log lines after byte $offset.
 sub log_lines {
     my ($self, $offset) = @_;
-    open my $fh, '<', $self->{error_log} or return ();
-    seek $fh, $offset || 0, 0;
-    my @l = <$fh>;
-    close $fh;
-    chomp @l;
-    return @l;
+    return HLTest::hl_lines_since($self->{error_log}, $offset || 0);
 }
 
 # Waits up to $timeout s for an error-log line after $offset matching $re;
