@@ -10,6 +10,7 @@
  * directives are read from the main server only.
  */
 #include <string.h>
+#include <time.h>
 
 #include "httpd.h"
 #include "http_config.h"
@@ -20,6 +21,10 @@
 #include "apr_lib.h"
 #include "apr_strings.h"
 #include "apr_file_io.h"
+#include "apr_optional.h"
+#include "ap_provider.h"
+#include "ap_slotmem.h"
+#include "mod_watchdog.h"
 
 #include "src/mod_hotlimit.h"
 #include "src/hl_render.h"
@@ -123,6 +128,30 @@ bad:
                         "%ld to %ld)", cmd->cmd->name, arg, min, max);
 }
 
+/*
+ * Returns what a HotLimitQuota's counters are named after (allocated from
+ * cmd->pool): a <Location> or <LocationMatch> is its path, so the sections
+ * of one URL path share the counter they mean to. Any other section's
+ * path does not identify it (<If> is "*If", <Files> is only the file name,
+ * the same in every directory), so its file and line are added as a
+ * hash: "index.php#1f2e3d4c". A section keeps its counters across
+ * restarts as long as the lines above it do not move.
+ */
+static const char *section_scope(cmd_parms *cmd, int url_scope)
+{
+    const char *path = cmd->path ? cmd->path : "/";
+    const char *where;
+
+    if (url_scope || !cmd->directive || !cmd->directive->filename)
+        return apr_pstrdup(cmd->pool, path);
+    where = apr_psprintf(cmd->temp_pool, "%s:%d:%s",
+                         cmd->directive->filename, cmd->directive->line_num,
+                         path);
+    return apr_psprintf(cmd->pool, "%s#%08x", path,
+                        (unsigned)(hl_hash64(where, strlen(where), 0)
+                                   & 0xffffffffu));
+}
+
 static const char *set_quota(cmd_parms *cmd, void *dconf, int argc,
                              char *const argv[])
 {
@@ -138,12 +167,12 @@ static const char *set_quota(cmd_parms *cmd, void *dconf, int argc,
     if (hl_quota_parse_args(&dq->quota, argc, (const char *const *)argv,
                             err, sizeof(err)) != 0)
         return apr_psprintf(cmd->pool, "%s: %s", cmd->cmd->name, err);
-    dq->scope = cmd->path ? apr_pstrdup(cmd->pool, cmd->path) : "/";
     /* Only a URL scope may be shown to clients; a directory path would
      * reveal the server's file system. */
     dq->url_scope = cmd->directive && cmd->directive->parent
                     && !strncasecmp(cmd->directive->parent->directive,
                                     "<Location", 9);
+    dq->scope = section_scope(cmd, dq->url_scope);
     dq->spec = "";
     for (i = 0; i < argc; ++i)
         dq->spec = apr_pstrcat(cmd->pool, dq->spec, i ? " " : "", argv[i], NULL);
@@ -379,6 +408,17 @@ int64_t hl_now_ms(void)
     return (int64_t)(apr_time_now() / 1000);
 }
 
+int64_t hl_mono_ms(void)
+{
+    struct timespec ts;
+
+#ifdef CLOCK_BOOTTIME
+    if (clock_gettime(CLOCK_BOOTTIME, &ts) != 0)
+#endif
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+    return HL_MONO_BASE_MS + (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
 static int hl_pre_config(apr_pool_t *pconf, apr_pool_t *plog, apr_pool_t *ptemp)
 {
     (void)plog;
@@ -401,6 +441,51 @@ static int hl_post_config(apr_pool_t *pconf, apr_pool_t *plog,
     return rc;
 }
 
+/*
+ * check_config: runs after the configuration is read, in `apachectl
+ * configtest` as well as before every start and restart, so what would
+ * make the start fail is reported here, before a reload takes a running
+ * server down. Returns OK, or !OK after logging what is missing.
+ */
+static int hl_check_config(apr_pool_t *pconf, apr_pool_t *plog,
+                           apr_pool_t *ptemp, server_rec *s)
+{
+    const hl_server_conf_t *sc = ap_get_module_config(s->module_config,
+                                                      &hotlimit_module);
+    const char *why;
+    int rc = OK;
+    (void)pconf;
+    (void)plog;
+
+    if (!sc->table_source)
+        return OK;
+    if (!ap_lookup_provider(AP_SLOTMEM_PROVIDER_GROUP, "shm",
+                            AP_SLOTMEM_PROVIDER_VERSION)) {
+        ap_log_error(APLOG_MARK, APLOG_EMERG, 0, s,
+                     "HL00010: HotLimitQuotaTable needs mod_slotmem_shm, "
+                     "which is not loaded (a2enmod slotmem_shm, or "
+                     "LoadModule slotmem_shm_module)");
+        rc = !OK;
+    }
+    if (!APR_RETRIEVE_OPTIONAL_FN(ap_watchdog_get_instance)) {
+        ap_log_error(APLOG_MARK, APLOG_EMERG, 0, s,
+                     "HL00011: HotLimitQuotaTable needs mod_watchdog, which "
+                     "is not loaded (LoadModule watchdog_module)");
+        rc = !OK;
+    }
+    /* An unreadable table fails the test, so `apachectl graceful` (which
+     * tests first) refuses to restart; a real start goes on and applies
+     * HotLimitTableFailure, as for a table that breaks later. */
+    if (hl_table_check_source(ptemp, sc->table_source, &why) != APR_SUCCESS) {
+        int testing = ap_state_query(AP_SQ_RUN_MODE) == AP_SQ_RM_CONFIG_TEST;
+        ap_log_error(APLOG_MARK, testing ? APLOG_EMERG : APLOG_WARNING, 0, s,
+                     "HL00012: HotLimitQuotaTable: %s", why);
+        if (testing)
+            rc = !OK;
+    }
+    return rc;
+}
+
 static void hl_child_init(apr_pool_t *pchild, server_rec *s)
 {
     hl_store_child_init(pchild, s);
@@ -410,19 +495,24 @@ static void register_hooks(apr_pool_t *p)
 {
     static const char *const after_remoteip[] = { "mod_remoteip.c", NULL };
     static const char *const before_watchdog[] = { "mod_watchdog.c", NULL };
+    static const char *const after_dir[] = { "mod_dir.c", NULL };
     (void)p;
 
     ap_hook_pre_config(hl_pre_config, NULL, NULL, APR_HOOK_MIDDLE);
     /* The table reloader registers with mod_watchdog before its own
      * post_config starts the watchdog threads. */
     ap_hook_post_config(hl_post_config, NULL, before_watchdog, APR_HOOK_MIDDLE);
+    ap_hook_check_config(hl_check_config, NULL, NULL, APR_HOOK_MIDDLE);
     ap_hook_child_init(hl_child_init, NULL, NULL, APR_HOOK_MIDDLE);
     /* Before Require and authentication, so refused brute-force attempts
      * are counted too; mod_remoteip has set the client address already
      * (post_read_request). */
     ap_hook_check_access(hl_access_checker, after_remoteip, NULL,
                          APR_HOOK_MIDDLE, AP_AUTH_INTERNAL_PER_CONF);
-    ap_hook_fixups(hl_fixups, NULL, NULL, APR_HOOK_FIRST);
+    /* After mod_dir's DirectoryIndex fast redirect (a LAST fixup), so the
+     * index file's quotas are decided too (and by=user quotas, now that
+     * authentication has set REMOTE_USER). */
+    ap_hook_fixups(hl_fixups, after_dir, NULL, APR_HOOK_LAST);
     ap_hook_log_transaction(hl_log_transaction, NULL, NULL, APR_HOOK_MIDDLE);
     ap_hook_handler(hl_status_handler, NULL, NULL, APR_HOOK_MIDDLE);
 }

@@ -11,12 +11,16 @@
  * (admitted) or as it is (rejected): remaining and reset_ms of an admitted
  * request already include it.
  *
- * Clock going backwards (now before the stored time):
- *   fixed   - the window restarts at now with its count kept (no time passed);
- *   sliding - elapsed is read as 0, so the previous window weighs fully;
- *   gcra    - nothing special: the theoretical arrival time is simply further
- *             ahead, which is stricter.
- * In every case retry_ms stays exact in the clock's current frame.
+ * The clock is monotonic in httpd (hl_mono_ms), but a stored time may still
+ * lie ahead of now (counters saved before a reboot and rebased, a corrupt
+ * slot). Such a time is pulled back so that no client stalls for longer
+ * than its window:
+ *   fixed   - the window restarts at now with its count kept;
+ *   sliding - the current window starts now, both counts kept;
+ *   gcra    - the theoretical arrival time is capped at now + tau + interval,
+ *             the furthest a consistent bucket can be ahead.
+ * So retry_ms never exceeds the window (sliding: window + window / limit,
+ * the sliding counter's own worst case).
  *
  * Memory: the caller owns the bucket, policy and verdict; nothing is
  * allocated. Invalid input (limit 0, window 0, a corrupt stored time) is
@@ -145,6 +149,8 @@ static void sliding_roll(hl_bucket_t *b, int64_t window, int64_t now)
     int64_t cur = now - now % window;
 
     b->t = clamp_t(b->t);
+    if (b->t > cur)
+        b->t = cur;   /* a time from the future (clock step): no later than now */
     if (cur <= b->t)
         return;
     /* "< 2 windows" is "exactly one" for an aligned t; for a t left by
@@ -229,6 +235,16 @@ static int64_t gcra_tau_us(const hl_policy_t *p, int64_t interval)
     return (burst - 1) * interval;
 }
 
+/* Returns tat, or now_us + span when tat lies further ahead: a consistent
+ * TAT is never more than tau + interval ahead, so anything further comes
+ * from a clock step or a rebase and would stall the client. */
+static int64_t gcra_clamp_tat(int64_t tat, int64_t now_us, int64_t span)
+{
+    if (span < HL_T_MAX - now_us && tat > now_us + span)
+        return now_us + span;
+    return tat;
+}
+
 /* Decides one request for GCRA (see hl_bucket_check). */
 static void gcra_check(hl_bucket_t *b, const hl_policy_t *p, int64_t now,
                        hl_verdict_t *v)
@@ -236,7 +252,7 @@ static void gcra_check(hl_bucket_t *b, const hl_policy_t *p, int64_t now,
     int64_t interval = gcra_interval_us(p), tau = gcra_tau_us(p, interval);
     int64_t now_us = now * 1000, tat;
 
-    b->t = clamp_t(b->t);
+    b->t = gcra_clamp_tat(clamp_t(b->t), now_us, tau + interval);
     tat = b->t > now_us ? b->t : now_us;
     if (tat - now_us <= tau) {
         admit(v, (uint32_t)((tau - (tat - now_us)) / interval),
@@ -250,11 +266,14 @@ static void gcra_check(hl_bucket_t *b, const hl_policy_t *p, int64_t now,
 /* Counts one request for GCRA. */
 static void gcra_commit(hl_bucket_t *b, const hl_policy_t *p, int64_t now)
 {
-    int64_t now_us = now * 1000, tat = clamp_t(b->t);
+    int64_t interval = gcra_interval_us(p);
+    int64_t now_us = now * 1000;
+    int64_t tat = gcra_clamp_tat(clamp_t(b->t), now_us,
+                                 gcra_tau_us(p, interval) + interval);
 
     if (tat < now_us)
         tat = now_us;
-    b->t = clamp_t(tat + gcra_interval_us(p));
+    b->t = clamp_t(tat + interval);
 }
 
 /* ---- public entry points ---- */

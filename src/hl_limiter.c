@@ -128,3 +128,31 @@ int hl_limiter_reset(hl_slots_t *t, const char *key, size_t keylen)
     }
     return removed;
 }
+
+/* Returns t + delta, pulled back to limit when later than it. */
+static int64_t shifted(int64_t t, int64_t delta, int64_t limit)
+{
+    t += delta;
+    return t > limit ? limit : t;
+}
+
+void hl_limiter_rebase(hl_slots_t *t, int64_t delta_ms, int64_t now_ms)
+{
+    uint32_t i;
+
+    for (i = 0; i < t->hdr->capacity; ++i) {
+        hl_slot_t *s = &t->slots[i];
+
+        if (s->tag == 0)
+            continue;
+        /* A GCRA bucket keeps its time in microseconds and may be ahead of
+         * now by up to one window; the bucket caps it at its next check. */
+        if (s->tag == (uint32_t)HL_ALGO_GCRA + 1)
+            s->bucket.t = shifted(s->bucket.t, delta_ms * 1000,
+                                  (now_ms + (int64_t)HL_MAX_WINDOW_MS) * 1000);
+        else
+            s->bucket.t = shifted(s->bucket.t, delta_ms, now_ms);
+        s->expires_ms = shifted(s->expires_ms, delta_ms,
+                                now_ms + 2 * (int64_t)HL_MAX_WINDOW_MS);
+    }
+}

@@ -57,6 +57,14 @@ void hl_limiter_count(hl_slots_t *t, const hl_quota_t *q, hl_origin_t origin,
 int hl_limiter_reset(hl_slots_t *t, const char *key, size_t keylen);
 
 /*
+ * Moves every stored time of the table by delta_ms (counters saved under
+ * another clock base: a previous boot's monotonic clock), then pulls any
+ * time that lands after now_ms back to now_ms, so no counter is ahead of
+ * the clock it is read with. Never fails.
+ */
+void hl_limiter_rebase(hl_slots_t *t, int64_t delta_ms, int64_t now_ms);
+
+/*
  * Writes the slot key of window i of `key` into out (HL_KEY_MAX bytes):
  * origin, window index, '|', then the key, compacted. Returns its length.
  * The user-visible key starts at HL_SLOT_KEY_PREFIX bytes.

@@ -331,7 +331,6 @@ int hl_slots_attach(hl_slots_t *t, void *mem, size_t size, uint32_t capacity,
                     uint64_t seed)
 {
     size_t need;
-    char *base = mem;
 
     if (t == NULL || mem == NULL || capacity == 0 || capacity == UINT32_MAX)
         return -1;
@@ -341,9 +340,7 @@ int hl_slots_attach(hl_slots_t *t, void *mem, size_t size, uint32_t capacity,
     if (need == 0 || size < need)
         return -1;
 
-    t->hdr = mem;
-    t->buckets = (uint32_t *)(base + buckets_offset());
-    t->slots = (hl_slot_t *)(base + slots_offset(capacity));
+    hl_slots_map(t, mem, capacity);
     if (table_is_valid(t, capacity))
         return 0;
 
@@ -355,6 +352,15 @@ int hl_slots_attach(hl_slots_t *t, void *mem, size_t size, uint32_t capacity,
     t->hdr->seed = seed;
     hl_slots_clear(t);
     return 1;
+}
+
+void hl_slots_map(hl_slots_t *t, void *mem, uint32_t capacity)
+{
+    char *base = mem;
+
+    t->hdr = mem;
+    t->buckets = (uint32_t *)(base + buckets_offset());
+    t->slots = (hl_slot_t *)(base + slots_offset(capacity));
 }
 
 /*

@@ -68,6 +68,14 @@ size_t hl_slots_size(uint32_t capacity);
 int hl_slots_attach(hl_slots_t *t, void *mem, size_t size, uint32_t capacity,
                     uint64_t seed);
 
+/*
+ * Points *t at a table already initialised in mem (by hl_slots_attach in
+ * this or another process) without reading or checking it: for a process
+ * that maps memory another one validated, while others may be using it.
+ * Never fails; the caller owns mem.
+ */
+void hl_slots_map(hl_slots_t *t, void *mem, uint32_t capacity);
+
 /* Empties the table (all counters dropped), keeping capacity and seed. */
 void hl_slots_clear(hl_slots_t *t);
 

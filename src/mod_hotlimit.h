@@ -129,8 +129,6 @@ void hl_store_child_init(apr_pool_t *pchild, server_rec *s);
 apr_status_t hl_store_lock(server_rec *s, hl_slots_t **slots, hl_shared_t **shared);
 void hl_store_unlock(server_rec *s);
 
-/* Returns the configured capacity, 0 before post_config. */
-uint32_t hl_store_capacity(void);
 
 /* ---- mod_hotlimit_access.c: the decision ------------------------------- */
 int hl_access_checker(request_rec *r);
@@ -182,6 +180,15 @@ typedef struct {
     int         has_global;  /* the compact e/m/t global bucket */
     hl_quota_t  global;
 } hl_table_hit_t;
+
+/*
+ * Checks that a table source can be read without blocking: a URL always
+ * passes; a file must exist, be a regular file (not a FIFO or device) and
+ * open for reading. Returns APR_SUCCESS, or an error with a one-line
+ * reason naming the file in *why (allocated from p).
+ */
+apr_status_t hl_table_check_source(apr_pool_t *p, const char *source,
+                                   const char **why);
 
 /* Returns 1 if HotLimitQuotaTable is configured (after post_config). */
 int hl_table_configured(void);
@@ -236,7 +243,15 @@ apr_status_t hl_fetch_url(apr_pool_t *p, const char *url, int timeout_s,
 /* ---- mod_hotlimit_status.c -------------------------------------------- */
 int hl_status_handler(request_rec *r);
 
-/* Returns the current time in ms since the epoch. */
+/* Returns the wall clock in ms since the epoch: for display and for
+ * translating saved counters, never for deciding. */
 int64_t hl_now_ms(void);
+
+/* Returns the decision clock in ms: monotonic, counting suspended time
+ * (CLOCK_BOOTTIME), offset by HL_MONO_BASE_MS so that times of the boot
+ * before (rebased saved counters) stay positive. Steps of the system
+ * clock (NTP, date -s) never move it. */
+#define HL_MONO_BASE_MS ((int64_t)1 << 40)
+int64_t hl_mono_ms(void);
 
 #endif

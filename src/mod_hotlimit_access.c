@@ -1,18 +1,35 @@
 /*
- * mod_hotlimit_access.c - the decision, once per initial request, at the
- * access-checker stage (before Require, authentication and any handler).
+ * mod_hotlimit_access.c - the decision, at the access-checker stage
+ * (before Require, authentication and any handler), for every request of
+ * the chain a client request goes through.
  *
- * 1. Collect the quotas that apply: the scope's HotLimitQuota (its route
- *    is the section path) and, later, the quota table's rule.
+ * 1. Collect the quotas that apply: the scope's HotLimitQuota and the
+ *    quota table's rule for the request's route and its global bucket.
  * 2. Skip exempt clients (HotLimitExempt, env hotlimit-exempt).
- * 3. Build each key "route|client".
+ * 3. Build each key "scope|client".
  * 4. Under the global mutex, taken once: look the route up in the quota
- *    table, decide every quota, count the request only if every
- *    non-dry-run quota admits it, update the per-route statistics.
+ *    table, drop the quotas this client request has already been decided
+ *    on, decide the rest, count the request only if every non-dry-run
+ *    quota admits it, update the per-route statistics.
  * 5. After unlocking: environment, RateLimit headers, logging, the 429.
  *
- * by=user quotas wait for the fixups stage, when authentication has set
- * REMOTE_USER. count=failures|status quotas are decided here but counted in
+ * Which requests are decided. A client request may become several
+ * request_recs: internal redirects (mod_rewrite in .htaccess, ErrorDocument
+ * 404 to a front controller, CGI Location) are new requests with r->prev
+ * set; DirectoryIndex and MultiViews copy a subrequest into the request
+ * (a "fast redirect") during fixups. Every quota any of them reaches is
+ * decided, and none twice, so:
+ *  - the access checker decides initial requests and internal redirects
+ *    (never subrequests: lookups are not served; never the ErrorDocument
+ *    of our own 429);
+ *  - the fixups hook, after mod_dir, decides again whenever the request's
+ *    configuration, path or query changed since the last decision (a fast
+ *    redirect, or a redirect httpd did not re-check because its
+ *    configuration is the same), and decides by=user quotas, which need
+ *    REMOTE_USER;
+ *  - the keys already decided are kept on the client's first request_rec
+ *    (r walked up through prev and main) and skipped afterwards.
+ * count=failures|status quotas are decided like the others but counted in
  * the log_transaction hook, once the final status is known.
  */
 #include <string.h>
@@ -36,23 +53,81 @@ APLOG_USE_MODULE(hotlimit);
 
 typedef enum { HL_STAGE_ACCESS, HL_STAGE_FIXUPS } hl_stage_t;
 
-/* Per-request state: what fixups and log_transaction need. */
+/* Per client request state, on its first request_rec: what later requests
+ * of the chain, fixups and log_transaction need. */
 typedef struct {
-    int        user_rule;   /* the table matched a by=user rule: decide it
-                               at fixups */
-    int        nmatches;    /* admitted count=failures|status matches, */
-    hl_match_t matches[HL_MAX_MATCHES];  /* counted in log_transaction */
+    apr_array_header_t *decided;   /* of const char *: origin + key of every
+                                      quota decided for this client request */
+    const void *conf;              /* what the last decision looked at: */
+    const char *uri, *args, *path_info;  /* per_dir_config, path, query */
+    int         user_pending;      /* a by=user quota waits for fixups */
+    int         nmatches;          /* admitted count=failures|status */
+    hl_match_t  matches[HL_MAX_MATCHES];  /* matches, for log_transaction */
 } hl_pending_t;
 
-/* Returns the request's state, created on first use (from r->pool). */
-static hl_pending_t *request_state(request_rec *r)
+/* Returns the request the client sent: r walked up through internal
+ * redirects (prev) and subrequests (main). Never NULL. */
+static request_rec *client_request(request_rec *r)
 {
-    hl_pending_t *p = ap_get_module_config(r->request_config, &hotlimit_module);
-    if (!p) {
-        p = apr_pcalloc(r->pool, sizeof(*p));
-        ap_set_module_config(r->request_config, &hotlimit_module, p);
+    while (r->main || r->prev)
+        r = r->main ? r->main : r->prev;
+    return r;
+}
+
+/* Returns the state of the client request r belongs to, created on first
+ * use (from that request's pool), or NULL when create is 0 and there is
+ * none yet. */
+static hl_pending_t *request_state(request_rec *r, int create)
+{
+    request_rec *top = client_request(r);
+    hl_pending_t *p = ap_get_module_config(top->request_config,
+                                           &hotlimit_module);
+    if (!p && create) {
+        p = apr_pcalloc(top->pool, sizeof(*p));
+        p->decided = apr_array_make(top->pool, 4, sizeof(const char *));
+        ap_set_module_config(top->request_config, &hotlimit_module, p);
     }
     return p;
+}
+
+/* Returns 1 if r looks at what the last decision of its client request
+ * looked at (same configuration, path, query and PATH_INFO). */
+static int same_as_decided(const hl_pending_t *p, const request_rec *r)
+{
+    return p->conf == (const void *)r->per_dir_config
+           && !strcmp(p->uri, r->uri ? r->uri : "")
+           && !strcmp(p->args, r->args ? r->args : "")
+           && !strcmp(p->path_info, r->path_info ? r->path_info : "");
+}
+
+/* Records what r looks at as the last decision of its client request. */
+static void remember_decided_request(hl_pending_t *p, const request_rec *r)
+{
+    p->conf = r->per_dir_config;
+    p->uri = r->uri ? r->uri : "";
+    p->args = r->args ? r->args : "";
+    p->path_info = r->path_info ? r->path_info : "";
+}
+
+/* Returns the identity of match m for the decided list: origin + key,
+ * allocated from pool. */
+static const char *decided_id(apr_pool_t *pool, const hl_match_t *m)
+{
+    char origin[2] = { (char)m->origin, 0 };
+    return apr_pstrcat(pool, origin, m->key, NULL);
+}
+
+/* Returns 1 if match m was already decided for this client request. */
+static int already_decided(const hl_pending_t *p, const hl_match_t *m)
+{
+    int i;
+
+    for (i = 0; i < p->decided->nelts; ++i) {
+        const char *id = APR_ARRAY_IDX(p->decided, i, const char *);
+        if (id[0] == (char)m->origin && !strcmp(id + 1, m->key))
+            return 1;
+    }
+    return 0;
 }
 
 /* Returns 1 if the client of r (address ip, NULL if unparsable) is exempt
@@ -131,12 +206,13 @@ static const char *client_part(request_rec *r, const hl_quota_t *q,
     return apr_pstrdup(r->pool, buf);
 }
 
-/* Returns 1 if quota q is decided at this stage: by=user quotas wait for
- * fixups, when authentication has set REMOTE_USER; all others are decided
- * at the access checker. */
+/* Returns 1 if quota q may be decided at this stage: by=user quotas wait
+ * for fixups, when authentication has set REMOTE_USER; the others are
+ * decided at the access checker, or at fixups when the request changed
+ * (fast redirect) or the access checker did not run. */
 static int decided_at(const hl_quota_t *q, hl_stage_t stage)
 {
-    return (q->by == HL_BY_USER) == (stage == HL_STAGE_FIXUPS);
+    return q->by != HL_BY_USER || stage == HL_STAGE_FIXUPS;
 }
 
 /* Writes the route of r used for table lookups into buf (HL_ROUTE_MAX
@@ -205,8 +281,8 @@ static int collect_matches(request_rec *r, const hl_dir_conf_t *dc,
         if (hl_table_find(r, route, ip, &hit)) {
             if (!hit.enabled || hit.exempt)
                 return -1;
-            if (hit.has_rule && hit.rule.by == HL_BY_USER)
-                request_state(r)->user_rule = 1;
+            if (hit.has_rule && !decided_at(&hit.rule, stage))
+                request_state(r, 1)->user_pending = 1;
             if (hit.has_rule && decided_at(&hit.rule, stage))
                 add_match(r, m, &n, &hit.rule, hit.route, hit.route,
                           HL_ORIGIN_TABLE, hit.rule.dry_run >= 0
@@ -217,6 +293,8 @@ static int collect_matches(request_rec *r, const hl_dir_conf_t *dc,
                           dc->dry_run == 1);
         }
     }
+    if (dc->quota && !decided_at(&dc->quota->quota, stage))
+        request_state(r, 1)->user_pending = 1;
     if (dc->quota && decided_at(&dc->quota->quota, stage)) {
         const char *shown = dc->quota->scope;
         if (!dc->quota->url_scope) {
@@ -308,10 +386,22 @@ static void remember_pending(request_rec *r, const hl_match_t *m, int n)
     for (i = 0; i < n; ++i) {
         if (m[i].quota.count == HL_COUNT_ALL || !m[i].decision.admit)
             continue;
-        p = request_state(r);
+        p = request_state(r, 1);
         if (p->nmatches < HL_MAX_MATCHES)
             p->matches[p->nmatches++] = m[i];
     }
+}
+
+/* Drops from m (n entries) the matches this client request was already
+ * decided on. Returns how many are left. */
+static int drop_decided(const hl_pending_t *p, hl_match_t *m, int n)
+{
+    int i, kept = 0;
+
+    for (i = 0; i < n; ++i)
+        if (!already_decided(p, &m[i]))
+            m[kept++] = m[i];
+    return kept;
 }
 
 /* Runs the whole decision for r at one stage. Returns DECLINED, or the
@@ -322,17 +412,28 @@ static int limit_request(request_rec *r, hl_stage_t stage)
     const hl_server_conf_t *sc;
     hl_match_t m[HL_MAX_MATCHES];
     const hl_match_t *primary;
+    hl_pending_t *state;
     hl_cidr_t addr, *ip = &addr;
     hl_slots_t *slots;
     hl_shared_t *shared;
     char route_buf[HL_ROUTE_MAX], *route = NULL;
     int n, i, admit;
 
-    if (!ap_is_initial_req(r))
+    /* Subrequests are lookups, not served (a fast redirect is decided at
+     * fixups); the ErrorDocument of our own 429 is not a new attempt. */
+    if (r->main || (r->prev && r->prev->status == HTTP_TOO_MANY_REQUESTS))
         return DECLINED;
     dc = ap_get_module_config(r->per_dir_config, &hotlimit_module);
     if (!dc || dc->engine == 0 || (!dc->quota && !hl_table_configured()))
         return DECLINED;
+    state = request_state(r, stage == HL_STAGE_ACCESS);
+    if (stage == HL_STAGE_FIXUPS && state && same_as_decided(state, r)
+        && !state->user_pending)
+        return DECLINED;
+    if (!state)
+        state = request_state(r, 1);
+    remember_decided_request(state, r);
+    state->user_pending = 0;
     sc = ap_get_module_config(r->server->module_config, &hotlimit_module);
     if (!r->useragent_ip || hl_ip_parse(r->useragent_ip, &addr) != 0)
         ip = NULL;
@@ -345,16 +446,21 @@ static int limit_request(request_rec *r, hl_stage_t stage)
     if (hl_store_lock(r->server, &slots, &shared) != APR_SUCCESS)
         return DECLINED;
     n = collect_matches(r, dc, route, ip, stage, m);
+    for (i = 0; i < n; ++i)
+        m[i].key = apr_pstrcat(r->pool, m[i].scope, "|",
+                               client_part(r, &m[i].quota, sc, ip), NULL);
+    if (n > 0)
+        n = drop_decided(state, m, n);
     if (n <= 0) {
         hl_store_unlock(r->server);
         return DECLINED;
     }
-    for (i = 0; i < n; ++i)
-        m[i].key = apr_pstrcat(r->pool, m[i].scope, "|",
-                               client_part(r, &m[i].quota, sc, ip), NULL);
-    admit = decide_locked(slots, shared, m, n, hl_now_ms());
+    admit = decide_locked(slots, shared, m, n, hl_mono_ms());
     hl_store_unlock(r->server);
 
+    for (i = 0; i < n; ++i)
+        APR_ARRAY_PUSH(state->decided, const char *) =
+            decided_id(client_request(r)->pool, &m[i]);
     primary = primary_match(m, n);
     hl_respond_annotate(r, primary, dc->headers != 0);
     for (i = 0; i < n; ++i)
@@ -369,7 +475,8 @@ static int limit_request(request_rec *r, hl_stage_t stage)
 int hl_access_checker(request_rec *r)
 {
     /* An internal redirect (mod_rewrite to a front controller, ErrorDocument)
-     * is not decided again; give it the variables without REDIRECT_. */
+     * gets the variables of the request it came from without REDIRECT_;
+     * its own decision below replaces them if it has quotas left. */
     if (r->prev && !r->main) {
         static const char *const names[] = {
             "HOTLIMIT_ROUTE", "HOTLIMIT_LIMIT", "HOTLIMIT_REMAINING", NULL };
@@ -386,15 +493,6 @@ int hl_access_checker(request_rec *r)
 
 int hl_fixups(request_rec *r)
 {
-    const hl_dir_conf_t *dc = ap_get_module_config(r->per_dir_config,
-                                                   &hotlimit_module);
-    const hl_pending_t *p = ap_get_module_config(r->request_config,
-                                                 &hotlimit_module);
-
-    /* Only by=user quotas are left for this stage: skip the rest cheaply. */
-    if (!(dc && dc->quota && dc->quota->quota.by == HL_BY_USER)
-        && !(p && p->user_rule))
-        return DECLINED;
     return limit_request(r, HL_STAGE_FIXUPS);
 }
 
@@ -418,7 +516,7 @@ int hl_log_transaction(request_rec *r)
         hl_match_t *m = &p->matches[i];
         if (hl_quota_counts_status(&m->quota, last->status))
             hl_limiter_count(slots, &m->quota, m->origin, m->key,
-                             strlen(m->key), hl_now_ms());
+                             strlen(m->key), hl_mono_ms());
     }
     hl_store_unlock(r->server);
     return DECLINED;

@@ -271,15 +271,48 @@ static void write_html(request_rec *r, const hl_snapshot_t *snap)
              "<a href=\"?metrics\">metrics</a></p></body></html>\n", r);
 }
 
+/*
+ * Returns NULL if r may be a same-site request, else why it is cross-site:
+ * a Sec-Fetch-Site other than same-origin or none (typed or bookmarked), or
+ * an Origin other than this server's scheme://Host. A request with neither
+ * header (curl, scripts) is not a browser's cross-site request.
+ */
+static const char *cross_site(request_rec *r)
+{
+    const char *site = apr_table_get(r->headers_in, "Sec-Fetch-Site");
+    const char *origin = apr_table_get(r->headers_in, "Origin");
+    const char *host = apr_table_get(r->headers_in, "Host");
+    const char *own;
+
+    if (site && strcasecmp(site, "same-origin") && strcasecmp(site, "none"))
+        return apr_pstrcat(r->pool, "Sec-Fetch-Site: ", site, NULL);
+    if (!origin)
+        return NULL;
+    if (!host)
+        host = apr_psprintf(r->pool, "%s:%u", r->hostname ? r->hostname : "",
+                            (unsigned)ap_get_server_port(r));
+    own = apr_pstrcat(r->pool, ap_http_scheme(r), "://", host, NULL);
+    if (strcasecmp(origin, own))
+        return apr_pstrcat(r->pool, "Origin: ", origin, NULL);
+    return NULL;
+}
+
 /* Handles POST reset=KEY. Returns the handler's status. */
 static int handle_reset(request_rec *r)
 {
+    const char *why = cross_site(r);
     apr_array_header_t *pairs = NULL;
     hl_slots_t *slots;
     hl_shared_t *shared;
     const char *key = NULL;
     int removed, i;
 
+    if (why) {
+        ap_log_rerror(APLOG_MARK, APLOG_WARNING, 0, r,
+                      "HL00301: cross-site reset refused (%s) from %s",
+                      ap_escape_logitem(r->pool, why), r->useragent_ip);
+        return HTTP_FORBIDDEN;
+    }
     if (ap_parse_form_data(r, NULL, &pairs, -1, 8192) != OK || !pairs)
         return HTTP_BAD_REQUEST;
     for (i = 0; i < pairs->nelts; ++i) {
@@ -304,7 +337,7 @@ static int handle_reset(request_rec *r)
     hl_store_unlock(r->server);
     ap_log_rerror(APLOG_MARK, APLOG_NOTICE, 0, r,
                   "HL00300: counters of key '%s' reset by %s (%d slots)",
-                  key, r->useragent_ip, removed);
+                  ap_escape_logitem(r->pool, key), r->useragent_ip, removed);
     ap_set_content_type(r, "application/json");
     ap_rprintf(r, "{\"reset\":\"%s\",\"removed\":%d}\n",
                hl_json_escape(r->pool, key), removed);

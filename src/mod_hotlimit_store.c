@@ -1,27 +1,46 @@
 /*
- * mod_hotlimit_store.c - the counters' home: one mod_slotmem_shm item that
- * holds an hl_shared_t header followed by the slot table, and the global
- * mutex "hotlimit-shm" that guards both.
+ * mod_hotlimit_store.c - the counters' home: one anonymous shared-memory
+ * segment holding an hl_shared_t header followed by the slot table, and the
+ * global mutex "hotlimit-shm" that guards both.
  *
- * Created in post_config by the parent (never in a child); children inherit
- * the mapping through fork and re-attach the mutex in child_init. The item
- * is created with AP_SLOTMEM_TYPE_PERSIST, so mod_slotmem_shm saves it at
- * every restart and stop and restores it at the next create: counters
- * survive a graceful restart always; with HotLimitPersist Off they are
- * cleared at the first start of the process (a full stop/start). The item
- * name carries the capacity and layout version, and the header is checked
- * too, so a persisted file of another geometry is never misread.
+ * Why not a mod_slotmem_shm item: slotmem creates a new segment for every
+ * configuration generation and copies the old one through a file at the
+ * restart, while old-generation children still write to the old one. Their
+ * late increments are lost, and under load the copy fails its checksum
+ * (AH02551) and the new generation starts empty. So:
+ *
+ *  - The segment and the mutex are created ONCE per httpd parent process,
+ *    in the process pool (which lives across graceful and full restarts),
+ *    at the first real post_config. Later generations find them again
+ *    through the process pool's userdata and attach as they are; old and
+ *    new children share the very same memory and lock, so no increment is
+ *    ever lost to a restart. Children inherit both through fork.
+ *  - The counters are written to a file only when the parent exits (a
+ *    full stop), under the mutex, after every child is gone; the next
+ *    start reads it back (HotLimitPersist On) and deletes it. Times in the
+ *    file are translated from the old boot's monotonic clock to the new
+ *    one through the wall clock (hl_limiter_rebase).
+ *  - HotLimitSlots and the Mutex mechanism are fixed for the life of the
+ *    parent: a changed value is reported at a graceful restart and takes
+ *    effect at the next full stop and start.
+ *
+ * The module's DSO is unloaded and loaded again at each restart, so no
+ * function pointer of this file may outlive a generation: the exit-time
+ * save is a pconf cleanup that checks it runs in the exiting parent.
  */
 #include <string.h>
+#include <unistd.h>
 
 #include "httpd.h"
 #include "http_config.h"
 #include "http_log.h"
-#include "ap_provider.h"
-#include "ap_slotmem.h"
+#include "http_core.h"
+#include "ap_mpm.h"
 #include "util_mutex.h"
 #include "apr_strings.h"
 #include "apr_random.h"
+#include "apr_shm.h"
+#include "apr_file_io.h"
 #include "apr_thread_proc.h"
 
 #include "mod_hotlimit.h"
@@ -30,18 +49,44 @@ APLOG_USE_MODULE(hotlimit);
 
 #define HL_MUTEX_TYPE      "hotlimit-shm"
 #define HL_DEFAULT_SLOTS   65536
-#define HL_STARTED_KEY     "hotlimit-started"
+#define HL_LIFE_KEY        "hotlimit-store"
+#define HL_PERSIST_NAME    "hotlimit-counters.persist"
+#define HL_PERSIST_MAGIC   0x484c4350u  /* "HLCP" */
+#define HL_PERSIST_VERSION 1u
 #define HL_LOCK_TRIES      32    /* trylock + yield rounds before sleeping */
 
+/* What lives as long as the httpd parent: allocated from the process pool
+ * at the first start and found again by every later generation. */
+typedef struct {
+    apr_shm_t          *shm;
+    apr_global_mutex_t *mutex;
+    uint32_t            capacity;
+    apr_size_t          size;      /* of the segment */
+    pid_t               parent;    /* the process that may save at exit */
+    int                 persist;   /* HotLimitPersist of the newest config */
+    const char         *persist_path;
+} hl_store_life_t;
+
+/* The header of a persisted counters file; the raw segment follows. */
+typedef struct {
+    uint32_t magic;
+    uint32_t version;
+    uint32_t shared_version;   /* HL_SHARED_VERSION */
+    uint32_t slots_version;    /* HL_SLOTS_VERSION */
+    uint32_t capacity;
+    uint32_t reserved;
+    uint64_t size;             /* bytes of segment that follow */
+    int64_t  saved_wall_ms;    /* wall clock when saved */
+    int64_t  saved_mono_ms;    /* hl_mono_ms when saved */
+    uint64_t checksum;         /* hl_hash64 of the segment bytes */
+} hl_persist_header_t;
+
+/* This generation's view of the store (the DSO's statics are new each
+ * generation; the memory they point to is not). */
+static hl_store_life_t *store_life;
 static apr_global_mutex_t *store_mutex;
 static hl_shared_t *store_shared;
 static hl_slots_t store_slots;
-static uint32_t store_capacity;
-
-uint32_t hl_store_capacity(void)
-{
-    return store_capacity;
-}
 
 int hl_store_pre_config(apr_pool_t *pconf)
 {
@@ -65,8 +110,9 @@ static uint64_t random_seed(void)
     return seed;
 }
 
-/* Checks or initialises the header of the segment at base. Returns 1 if the
- * segment was (re)initialised, 0 if a valid one was kept. */
+/* Initialises the header of the segment at base, or keeps a valid one,
+ * and attaches store_slots to the table after it, validating it. Returns
+ * 1 if anything was (re)initialised, 0 if a valid segment was kept. */
 static int attach_shared(void *base, apr_size_t size, uint32_t capacity)
 {
     hl_shared_t *sh = base;
@@ -88,69 +134,244 @@ static int attach_shared(void *base, apr_size_t size, uint32_t capacity)
     return fresh;
 }
 
+/*
+ * Reads the counters saved by the previous httpd into the segment at base
+ * (size bytes for capacity slots) and deletes the file. Returns 1 if they
+ * were loaded, 0 if there was nothing usable (logged, segment untouched
+ * or zeroed). Times are rebased onto this boot's monotonic clock.
+ */
+static int load_persisted(server_rec *s, apr_pool_t *p, const char *path,
+                          void *base, apr_size_t size, uint32_t capacity)
+{
+    hl_persist_header_t h;
+    apr_file_t *f;
+    apr_size_t n = sizeof(h);
+    apr_status_t rv;
+    const char *why = NULL;
+
+    rv = apr_file_open(&f, path, APR_FOPEN_READ | APR_FOPEN_BINARY,
+                       APR_OS_DEFAULT, p);
+    if (APR_STATUS_IS_ENOENT(rv))
+        return 0;
+    if (rv != APR_SUCCESS) {
+        ap_log_error(APLOG_MARK, APLOG_WARNING, rv, s,
+                     "HL00210: cannot open saved counters %s; starting empty",
+                     path);
+        return 0;
+    }
+    rv = apr_file_read_full(f, &h, n, &n);
+    if (rv != APR_SUCCESS || h.magic != HL_PERSIST_MAGIC
+        || h.version != HL_PERSIST_VERSION)
+        why = "not a counters file of this version";
+    else if (h.shared_version != HL_SHARED_VERSION
+             || h.slots_version != HL_SLOTS_VERSION
+             || h.capacity != capacity || h.size != size)
+        why = apr_psprintf(p, "saved for %u slots of another layout (now "
+                           "%u slots)", h.capacity, capacity);
+    else {
+        n = size;
+        rv = apr_file_read_full(f, base, n, &n);
+        if (rv != APR_SUCCESS || n != size)
+            why = "truncated";
+        else if (hl_hash64(base, size, 0) != h.checksum)
+            why = "checksum mismatch";
+    }
+    apr_file_close(f);
+    apr_file_remove(path, p);
+    if (why) {
+        memset(base, 0, size);
+        ap_log_error(APLOG_MARK, APLOG_WARNING, 0, s,
+                     "HL00211: saved counters %s not loaded (%s); starting "
+                     "empty", path, why);
+        return 0;
+    }
+    if (attach_shared(base, size, capacity) != 0) {
+        ap_log_error(APLOG_MARK, APLOG_WARNING, 0, s,
+                     "HL00212: saved counters %s were inconsistent; "
+                     "starting empty", path);
+        return 0;
+    }
+    hl_limiter_rebase(&store_slots,
+                      (hl_mono_ms() - hl_now_ms())
+                      - (h.saved_mono_ms - h.saved_wall_ms), hl_mono_ms());
+    return 1;
+}
+
+/*
+ * Writes the segment to life->persist_path (through a temporary file and
+ * a rename, so a crash never leaves half a file). Returns APR_SUCCESS or
+ * the error after logging. The caller holds the mutex.
+ */
+static apr_status_t save_persisted(server_rec *s, apr_pool_t *p,
+                                   const hl_store_life_t *life)
+{
+    hl_persist_header_t h;
+    void *base = apr_shm_baseaddr_get(life->shm);
+    const char *tmp = apr_pstrcat(p, life->persist_path, ".new", NULL);
+    apr_file_t *f;
+    apr_size_t n;
+    apr_status_t rv;
+
+    memset(&h, 0, sizeof(h));
+    h.magic = HL_PERSIST_MAGIC;
+    h.version = HL_PERSIST_VERSION;
+    h.shared_version = HL_SHARED_VERSION;
+    h.slots_version = HL_SLOTS_VERSION;
+    h.capacity = life->capacity;
+    h.size = life->size;
+    h.saved_wall_ms = hl_now_ms();
+    h.saved_mono_ms = hl_mono_ms();
+    h.checksum = hl_hash64(base, life->size, 0);
+    rv = apr_file_open(&f, tmp, APR_FOPEN_WRITE | APR_FOPEN_CREATE
+                       | APR_FOPEN_TRUNCATE | APR_FOPEN_BINARY,
+                       APR_FPROT_UREAD | APR_FPROT_UWRITE, p);
+    if (rv == APR_SUCCESS) {
+        n = sizeof(h);
+        rv = apr_file_write_full(f, &h, n, NULL);
+        if (rv == APR_SUCCESS)
+            rv = apr_file_write_full(f, base, life->size, NULL);
+        if (rv == APR_SUCCESS)
+            rv = apr_file_flush(f);
+        apr_file_close(f);
+    }
+    if (rv == APR_SUCCESS)
+        rv = apr_file_rename(tmp, life->persist_path, p);
+    if (rv != APR_SUCCESS) {
+        apr_file_remove(tmp, p);
+        ap_log_error(APLOG_MARK, APLOG_ERR, rv, s,
+                     "HL00213: cannot save counters to %s", life->persist_path);
+    }
+    else
+        ap_log_error(APLOG_MARK, APLOG_INFO, 0, s,
+                     "HL00214: saved %u counters to %s",
+                     store_slots.hdr->used, life->persist_path);
+    return rv;
+}
+
+/* Context of the exit-time save, allocated from pconf. */
+typedef struct {
+    server_rec      *s;
+    apr_pool_t      *pool;   /* the process pool: still alive at exit */
+    hl_store_life_t *life;
+} hl_save_ctx_t;
+
+/*
+ * pconf cleanup: when the parent itself is exiting (full stop, not a
+ * restart) and HotLimitPersist is On, saves the counters under the mutex.
+ * Always returns APR_SUCCESS.
+ */
+static apr_status_t save_at_exit(void *data)
+{
+    hl_save_ctx_t *c = data;
+
+    if (ap_state_query(AP_SQ_MAIN_STATE) != AP_SQ_MS_EXITING
+        || getpid() != c->life->parent)
+        return APR_SUCCESS;
+    if (!c->life->persist) {
+        apr_file_remove(c->life->persist_path, c->pool);
+        return APR_SUCCESS;
+    }
+    if (apr_global_mutex_lock(c->life->mutex) != APR_SUCCESS)
+        return APR_SUCCESS;
+    save_persisted(c->s, c->pool, c->life);
+    apr_global_mutex_unlock(c->life->mutex);
+    return APR_SUCCESS;
+}
+
+/*
+ * First start of this httpd parent: creates the segment and the mutex in
+ * the process pool, loads saved counters when HotLimitPersist is On.
+ * Returns the new life record, or NULL after logging.
+ */
+static hl_store_life_t *create_life(server_rec *s, apr_pool_t *pconf,
+                                    uint32_t capacity, int persist)
+{
+    apr_pool_t *pp = s->process->pool;
+    hl_store_life_t *life = apr_pcalloc(pp, sizeof(*life));
+    apr_status_t rv;
+    void *base;
+    int loaded = 0;
+
+    life->capacity = capacity;
+    life->size = sizeof(hl_shared_t) + hl_slots_size(capacity);
+    life->parent = getpid();
+    life->persist_path = ap_runtime_dir_relative(pp, HL_PERSIST_NAME);
+    rv = apr_shm_create(&life->shm, life->size, NULL, pp);
+    if (rv != APR_SUCCESS) {
+        ap_log_error(APLOG_MARK, APLOG_CRIT, rv, s,
+                     "HL00202: cannot create %" APR_SIZE_T_FMT " bytes of "
+                     "shared memory for %u slots", life->size, capacity);
+        return NULL;
+    }
+    base = apr_shm_baseaddr_get(life->shm);
+    memset(base, 0, life->size);
+    if (persist && life->persist_path)
+        loaded = load_persisted(s, pconf, life->persist_path, base,
+                                life->size, capacity);
+    else if (life->persist_path)
+        apr_file_remove(life->persist_path, pconf);
+    if (!loaded)
+        attach_shared(base, life->size, capacity);
+    ap_log_error(APLOG_MARK, APLOG_INFO, 0, s,
+                 "HL00203: %s %u counter slots (%" APR_SIZE_T_FMT
+                 " bytes of shared memory, %u in use)",
+                 loaded ? "restored" : "created", capacity, life->size,
+                 store_slots.hdr->used);
+
+    /* The mutex lives as long as the segment: old and new children of a
+     * graceful restart must exclude each other. */
+    rv = ap_global_mutex_create(&life->mutex, NULL, HL_MUTEX_TYPE, NULL, s,
+                                pp, 0);
+    if (rv != APR_SUCCESS) {
+        ap_log_error(APLOG_MARK, APLOG_CRIT, rv, s,
+                     "HL00204: cannot create mutex " HL_MUTEX_TYPE);
+        return NULL;
+    }
+    apr_pool_userdata_set(life, HL_LIFE_KEY, apr_pool_cleanup_null, pp);
+    return life;
+}
+
 int hl_store_post_config(apr_pool_t *pconf, server_rec *s)
 {
     hl_server_conf_t *sc = ap_get_module_config(s->module_config,
                                                 &hotlimit_module);
-    const ap_slotmem_provider_t *shm;
-    ap_slotmem_instance_t *inst = NULL;
-    apr_size_t size;
-    void *base = NULL;
-    void *started = NULL;
-    const char *name;
-    apr_status_t rv;
-    int fresh;
+    uint32_t capacity = sc->slots != HL_UNSET ? (uint32_t)sc->slots
+                                              : HL_DEFAULT_SLOTS;
+    hl_store_life_t *life = NULL;
+    hl_save_ctx_t *ctx;
+    void *found = NULL;
 
-    store_capacity = sc->slots != HL_UNSET ? (uint32_t)sc->slots : HL_DEFAULT_SLOTS;
-    shm = ap_lookup_provider(AP_SLOTMEM_PROVIDER_GROUP, "shm",
-                             AP_SLOTMEM_PROVIDER_VERSION);
-    if (!shm) {
-        ap_log_error(APLOG_MARK, APLOG_CRIT, 0, s,
-                     "HL00201: mod_slotmem_shm is not loaded: add "
-                     "'LoadModule slotmem_shm_module' (a2enmod slotmem_shm)");
-        return HTTP_INTERNAL_SERVER_ERROR;
+    apr_pool_userdata_get(&found, HL_LIFE_KEY, s->process->pool);
+    life = found;
+    if (!life) {
+        life = create_life(s, pconf, capacity, sc->persist != 0);
+        if (!life)
+            return HTTP_INTERNAL_SERVER_ERROR;
     }
-    size = sizeof(hl_shared_t) + hl_slots_size(store_capacity);
-    name = apr_psprintf(pconf, "hotlimit-v%u-%u-%u", HL_SHARED_VERSION,
-                        HL_SLOTS_VERSION, store_capacity);
-    rv = shm->create(&inst, name, size, 1, AP_SLOTMEM_TYPE_PERSIST, pconf);
-    if (rv == APR_SUCCESS)
-        rv = shm->dptr(inst, 0, &base);
-    if (rv != APR_SUCCESS || !base) {
-        ap_log_error(APLOG_MARK, APLOG_CRIT, rv, s,
-                     "HL00202: cannot create shared memory '%s' of %"
-                     APR_SIZE_T_FMT " bytes for %u slots", name, size,
-                     store_capacity);
-        return HTTP_INTERNAL_SERVER_ERROR;
+    else {
+        /* A restart: the running table stays, old children and all. Only
+         * pointers are recomputed; the memory is not touched. */
+        if (capacity != life->capacity)
+            ap_log_error(APLOG_MARK, APLOG_WARNING, 0, s,
+                         "HL00208: HotLimitSlots %u takes effect at the next "
+                         "full stop and start; keeping %u slots and their "
+                         "counters", capacity, life->capacity);
+        hl_slots_map(&store_slots, (char *)apr_shm_baseaddr_get(life->shm)
+                     + sizeof(hl_shared_t), life->capacity);
+        ap_log_error(APLOG_MARK, APLOG_INFO, 0, s,
+                     "HL00209: kept %u counter slots across the restart "
+                     "(%u in use)", life->capacity, store_slots.hdr->used);
     }
-    fresh = attach_shared(base, size, store_capacity);
-    store_shared = base;
+    life->persist = sc->persist != 0;
+    store_life = life;
+    store_mutex = life->mutex;
+    store_shared = apr_shm_baseaddr_get(life->shm);
 
-    /* The process pool lives across restarts: its absence means this is
-     * the first start, where HotLimitPersist Off wants a clean table. */
-    apr_pool_userdata_get(&started, HL_STARTED_KEY, s->process->pool);
-    if (!started) {
-        apr_pool_userdata_set((const void *)1, HL_STARTED_KEY,
-                              apr_pool_cleanup_null, s->process->pool);
-        if (sc->persist == 0 && !fresh) {
-            hl_slots_clear(&store_slots);
-            hl_stats_clear(&store_shared->stats);
-            fresh = 1;
-        }
-    }
-    ap_log_error(APLOG_MARK, APLOG_INFO, 0, s,
-                 "HL00203: %s %u counter slots (%" APR_SIZE_T_FMT
-                 " bytes of shared memory, %u in use)",
-                 fresh ? "created" : "restored", store_capacity, size,
-                 store_slots.hdr->used);
-
-    rv = ap_global_mutex_create(&store_mutex, NULL, HL_MUTEX_TYPE, NULL, s,
-                                pconf, 0);
-    if (rv != APR_SUCCESS) {
-        ap_log_error(APLOG_MARK, APLOG_CRIT, rv, s,
-                     "HL00204: cannot create mutex " HL_MUTEX_TYPE);
-        return HTTP_INTERNAL_SERVER_ERROR;
-    }
+    ctx = apr_pcalloc(pconf, sizeof(*ctx));
+    ctx->s = s;
+    ctx->pool = s->process->pool;
+    ctx->life = life;
+    apr_pool_cleanup_register(pconf, ctx, save_at_exit, apr_pool_cleanup_null);
     return OK;
 }
 

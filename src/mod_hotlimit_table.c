@@ -19,7 +19,10 @@
  * The item is persisted by mod_slotmem_shm like the counters, so the last
  * good table survives restarts while the source stays the same.
  */
+#include <errno.h>
+#include <fcntl.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "httpd.h"
 #include "http_config.h"
@@ -71,6 +74,42 @@ static hl_table_t *bank(uint32_t i)
 {
     return (hl_table_t *)(void *)((char *)region + APR_ALIGN_DEFAULT(sizeof(*region))
                                   + (apr_size_t)i * region->bank_size);
+}
+
+apr_status_t hl_table_check_source(apr_pool_t *p, const char *source,
+                                   const char **why)
+{
+    const char *path;
+    apr_finfo_t fi;
+    apr_status_t rv;
+    int fd;
+
+    *why = NULL;
+    if (!strncasecmp(source, "http://", 7) || !strncasecmp(source, "https://", 8))
+        return APR_SUCCESS;
+    path = ap_server_root_relative(p, source);
+    if (!path) {
+        *why = "bad path";
+        return APR_EBADPATH;
+    }
+    rv = apr_stat(&fi, path, APR_FINFO_TYPE, p);
+    if (rv != APR_SUCCESS) {
+        *why = apr_psprintf(p, "%s: cannot stat (%pm)", path, &rv);
+        return rv;
+    }
+    if (fi.filetype != APR_REG) {
+        *why = apr_psprintf(p, "%s: not a regular file", path);
+        return APR_EINVAL;
+    }
+    /* O_NONBLOCK: a FIFO swapped in since the stat cannot block us. */
+    fd = open(path, O_RDONLY | O_NONBLOCK);
+    if (fd < 0) {
+        rv = APR_FROM_OS_ERROR(errno);
+        *why = apr_psprintf(p, "%s: cannot open (%pm)", path, &rv);
+        return rv;
+    }
+    close(fd);
+    return APR_SUCCESS;
 }
 
 int hl_table_configured(void)
@@ -310,8 +349,12 @@ static int create_region(apr_pool_t *pconf, server_rec *s, const char *source)
 
     shm = ap_lookup_provider(AP_SLOTMEM_PROVIDER_GROUP, "shm",
                              AP_SLOTMEM_PROVIDER_VERSION);
-    if (!shm)
-        return HTTP_INTERNAL_SERVER_ERROR;  /* the store logged it already */
+    if (!shm) {
+        ap_log_error(APLOG_MARK, APLOG_CRIT, 0, s,
+                     "HL00201: mod_slotmem_shm is not loaded: the quota table "
+                     "needs it (a2enmod slotmem_shm)");
+        return HTTP_INTERNAL_SERVER_ERROR;
+    }
     rv = shm->create(&inst, apr_psprintf(pconf, "hotlimit-table-v%u-%u",
                                          HL_TABLE_VERSION, HL_TABLE_MAX_ROUTES),
                      size, 1, AP_SLOTMEM_TYPE_PERSIST, pconf);

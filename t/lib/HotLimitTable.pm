@@ -138,6 +138,7 @@ sub todo_ok {
 #   table    if given, written to @DIR@/table.json before the start (a
 #            string or a structure), e.g. for HotLimitQuotaTable @DIR@/table.json
 #   files    { 'rel/path' => content } extra documents
+#   env      { NAME => value } extra environment for httpd (LD_PRELOAD...)
 #   timeout  seconds to wait until it answers (default 20)
 # The config has: the LoadModule lines of this run's MPM, Listen on a free
 # loopback port, everything under the instance directory, DocumentRoot
@@ -354,6 +355,9 @@ sub _tail {
 sub start {
     my $self = shift;
     my $httpd = Apache::Test::vars('httpd') or die "no httpd in Apache::Test's config";
+    # Extra environment for httpd and its children (env => { NAME => value }).
+    my %env = %{ $self->{env} || {} };
+    local @ENV{keys %env} = values %env;
     unlink $self->{pid_file};
     for my $try (1 .. 3) {
         my $off = -s $self->{error_log} || 0;
@@ -383,8 +387,9 @@ sub start {
 }
 
 # Stops the instance (SIGTERM to the parent, then SIGKILL after 10 s).
+# keep => 1 leaves the saved counters for the next start.
 sub stop {
-    my $self = shift;
+    my ($self, %o) = @_;
     my $pid = delete $self->{pid} or return;
     kill 'TERM', $pid;
     my $gone = HotLimitTable::wait_until(sub { !kill(0, $pid) }, 10);
@@ -394,7 +399,7 @@ sub stop {
     }
     # The slotmem persistence files (~10 MB for the table) are of no use
     # once the instance is gone; the logs stay.
-    unlink glob "$self->{dir}/run/*.persist";
+    unlink glob "$self->{dir}/run/*.persist" unless $o{keep};
 }
 
 # Returns the pids of the processes whose parent is $ppid (default: this
