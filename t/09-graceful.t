@@ -22,7 +22,7 @@ t_debug("parent $ppid, children before the restart: @old");
 my $off = hl_offset(hl_error_log());
 ok t_cmp(kill('USR1', $ppid), 1, "SIGUSR1 sent to the httpd parent $ppid");
 
-# The restart is complete when the parent logged it, the module restored its
+# The restart is complete when the parent logged it, the module kept its
 # segment, and every child of the old generation is gone (an old child
 # would still count in the old segment).
 # event and worker log "AH00493: SIGUSR1 received.  Doing graceful restart",
@@ -34,14 +34,14 @@ while (time < $deadline) {
     @lines = hl_lines_since(hl_error_log(), $off);
     my %now = map { ($_ => 1) } hl_children($ppid);
     @alive = grep { $now{$_} } @old;
-    last if (grep { /$RESTART/ } @lines) && (grep { /HL00203: restored/ } @lines) && !@alive;
+    last if (grep { /$RESTART/ } @lines) && (grep { /HL00209: kept/ } @lines) && !@alive;
     sleep 0.1;
 }
 ok t_cmp(scalar(grep { /$RESTART/ } @lines) ? 1 : 0, 1,
          'error log: the parent began a graceful restart (AH00493 or AH00171)');
-my ($restored) = grep { /HL00203: restored/ } @lines;
-ok t_cmp($restored // '', qr/HL00203: restored \d+ counter slots .*, [1-9]\d* in use\)/,
-         'error log: HL00203 restored the counters');
+my ($restored) = grep { /HL00209: kept/ } @lines;
+ok t_cmp($restored // '', qr/HL00209: kept \d+ counter slots across the restart \([1-9]\d* in use\)/,
+         'error log: HL00209 kept the counters');
 ok t_cmp("@alive", '', 'the old generation of children is gone');
 
 my $up = 0;

@@ -42,7 +42,7 @@ my $good = join "\n",
     "<Location /a/health>\n    HotLimitEngine Off\n</Location>",
     "<LocationMatch \"^/b/[0-9]+\$\">\n    HotLimitQuota 3/500ms 10/1d by=cookie:sid\n</LocationMatch>";
 
-plan tests => 2 * @bad + 2 + 2, need { "the base config (run through t/run-httpd-tests.sh)" => -r $base };
+plan tests => 2 * @bad + 2 + 2 + 8, need { "the base config (run through t/run-httpd-tests.sh)" => -r $base };
 
 my $httpd = Apache::Test::vars('httpd');
 my $logs = hl_logs();
@@ -53,8 +53,11 @@ my $loads = do {
 my $n = 0;
 
 # Writes a config with $body and runs httpd -t on it. Returns (exit, output).
+# Without mod_slotmem_shm when the second argument is true.
 sub configtest {
-    my $body = shift;
+    my ($body, $no_slotmem) = @_;
+    my $load = $no_slotmem ? join('', grep { !/slotmem_shm/ } split /^/, $loads)
+                           : $loads;
     my $file = "$logs/configtest-" . ++$n . '.conf';
     open my $fh, '>', $file or die "$file: $!";
     print {$fh} <<"EOC";
@@ -64,7 +67,7 @@ ErrorLog "$logs/configtest_error_log"
 DefaultRuntimeDir "$logs"
 ServerName localhost
 Listen 127.0.0.1:1
-$loads
+$load
 $body
 EOC
     close $fh;
@@ -88,4 +91,39 @@ for my $c (@bad) {
     my ($rc, $out) = configtest('HotLimitQuota 5/1m');
     ok t_cmp($rc != 0 ? 1 : 0, 1, 'HotLimitQuota outside a directory section fails');
     ok t_cmp($out, qr/HotLimitQuota not allowed here/, '... as "not allowed here"');
+}
+
+# --- what a start would need: configtest fails naming it (spec section 8),
+# so that `systemctl reload` (a graceful restart) never takes a running
+# server down ---------------------------------------------------------------
+my $table = "$logs/configtest-table.json";
+{
+    open my $fh, '>', $table or die "$table: $!";
+    print {$fh} qq({"routes": {"/a": {"max": 5, "window": 60}}}\n);
+    close $fh;
+}
+{
+    my ($rc, $out) = configtest("HotLimitQuotaTable $table", 1);
+    ok t_cmp($rc != 0 ? 1 : 0, 1, 'a table without mod_slotmem_shm: configtest fails');
+    ok t_cmp($out, qr/HL00010: .*mod_slotmem_shm/, '... naming mod_slotmem_shm');
+}
+{
+    my ($rc, $out) = configtest("HotLimitQuotaTable $table");
+    ok t_cmp($rc, 0, 'the same table with mod_slotmem_shm passes');
+}
+{
+    my ($rc, $out) = configtest("HotLimitQuotaTable $logs/no-such-table.json");
+    ok t_cmp($rc != 0 ? 1 : 0, 1, 'a missing table file: configtest fails');
+    ok t_cmp($out, qr/HL00012: .*no-such-table\.json/, '... naming the file');
+}
+{
+    my $fifo = "$logs/configtest-fifo.json";
+    unlink $fifo;
+    system('mkfifo', $fifo) == 0 or die "mkfifo: $!";
+    my $t0 = time;
+    my ($rc, $out) = configtest("HotLimitQuotaTable $fifo");
+    ok t_cmp($rc != 0 ? 1 : 0, 1, 'a FIFO as table file: configtest fails');
+    ok t_cmp($out, qr/HL00012: .*configtest-fifo\.json/, '... naming it');
+    ok t_cmp(time - $t0 < 10 ? 1 : 0, 1, '... at once, without blocking on the FIFO');
+    unlink $fifo;
 }

@@ -34,7 +34,7 @@ base_conf() {
     {
         echo "LoadModule mpm_${mpm}_module $modules/mod_mpm_${mpm}.so"
         for m in authz_core authz_host authz_user authn_core authn_file auth_basic \
-                 alias dir mime env setenvif headers rewrite remoteip slotmem_shm; do
+                 alias dir mime env setenvif headers rewrite remoteip slotmem_shm negotiation; do
             echo "LoadModule ${m}_module $modules/mod_${m}.so"
         done
         if [ "$mpm" = prefork ] && [ -f "$modules/libphp8.2.so" ]; then

@@ -1,0 +1,3 @@
+<?php
+header("Content-Type: text/plain");
+echo "LOGIN php reached\n";
