@@ -310,6 +310,47 @@ static void test_clock_backwards(void)
     }
 }
 
+/*
+ * Stored times ahead of now (counters saved before a reboot, a clock that
+ * stepped): the bucket keeps its count but never makes the client wait
+ * longer than the window (sliding: window + window / limit).
+ */
+static void test_future_times(void)
+{
+    static const hl_algo_t algos[] = { HL_ALGO_FIXED, HL_ALGO_SLIDING,
+                                       HL_ALGO_GCRA };
+    size_t a;
+    char nbuf[128];
+
+    for (a = 0; a < 3; a++) {
+        hl_policy_t p = pol(algos[a], 5, 1000, 0);
+        int64_t ahead = BASE_MS + 3600 * 1000, max_retry;
+        hl_bucket_t b;
+        hl_verdict_t v;
+        int i;
+
+        max_retry = algos[a] == HL_ALGO_SLIDING ? 1000 + 1000 / 5 : 1000;
+        memset(&b, 0, sizeof(b));
+        for (i = 0; i < 5; i++)
+            hit(&b, &p, ahead);
+        v = peek(&b, &p, BASE_MS);
+        snprintf(nbuf, sizeof(nbuf), "%s: times 1 h ahead: still full",
+                 hl_algo_name(algos[a]));
+        ok(!v.admit, nbuf);
+        snprintf(nbuf, sizeof(nbuf), "%s: times 1 h ahead: retry %lld <= %lld ms",
+                 hl_algo_name(algos[a]), (long long)v.retry_ms,
+                 (long long)max_retry);
+        ok(v.retry_ms >= 1 && v.retry_ms <= max_retry, nbuf);
+        snprintf(nbuf, sizeof(nbuf), "%s: times 1 h ahead: reset %lld ms bounded",
+                 hl_algo_name(algos[a]), (long long)v.reset_ms);
+        ok(v.reset_ms <= 2 * 1000, nbuf);
+        hl_bucket_check(&b, &p, BASE_MS, &v);
+        snprintf(nbuf, sizeof(nbuf), "%s: times 1 h ahead: admitted after retry",
+                 hl_algo_name(algos[a]));
+        ok(peek(&b, &p, BASE_MS + v.retry_ms).admit, nbuf);
+    }
+}
+
 static void test_extremes(void)
 {
     static const hl_algo_t algos[] = { HL_ALGO_FIXED, HL_ALGO_SLIDING,
@@ -746,6 +787,7 @@ int main(void)
     test_sliding_numbers();
     test_gcra_numbers();
     test_clock_backwards();
+    test_future_times();
     test_extremes();
     test_policy_from_quota();
     test_properties();
