@@ -10,7 +10,7 @@ use Apache::TestUtil;
 use Apache::TestRequest qw(GET POST);
 use HLTest;
 
-plan tests => 21;
+plan tests => 21 + 5;
 
 my @codes = map { GET('/stat/')->code } 1 .. 4;
 ok t_cmp("@codes", '200 200 429 429', '/stat: 2 admitted, 2 rejected');
@@ -58,11 +58,32 @@ ok t_cmp("@codes", '200 200 429 429', '/stat: 2 admitted, 2 rejected');
              'HTML page: /stat with 2 admitted and 2 rejected');
 }
 
+# --- cross-site resets are refused (Origin, Sec-Fetch-Site) ------------------------------
+{
+    my $off = hl_offset(hl_error_log());
+    my $res = POST '/hotlimit-status', content => [ reset => '/stat|127.0.0.1' ],
+                   Origin => 'https://evil.example';
+    ok t_cmp($res->code, 403, 'POST reset with a foreign Origin: 403');
+    $res = POST '/hotlimit-status', content => [ reset => '/stat|127.0.0.1' ],
+                'Sec-Fetch-Site' => 'cross-site';
+    ok t_cmp($res->code, 403, 'POST reset with Sec-Fetch-Site: cross-site: 403');
+    $res = POST '/hotlimit-status', content => [ reset => '/stat|127.0.0.1' ],
+                Origin => 'null';
+    ok t_cmp($res->code, 403, 'POST reset with Origin: null (sandboxed page): 403');
+    ok t_cmp(GET('/stat/')->code, 429, 'the key is still spent after the refused resets');
+    my @l = hl_wait_lines(hl_error_log(), $off, sub { grep { /HL00301/ } @_ }, 3);
+    ok t_cmp(scalar(grep { /HL00301: cross-site reset refused \(Origin: https:\/\/evil\.example\)/ } @l), 1,
+             'error log: HL00301 says why');
+}
+
 # --- POST reset=KEY ----------------------------------------------------------------------
 {
     my $off = hl_offset(hl_error_log());
-    my $res = POST '/hotlimit-status', content => [ reset => '/stat|127.0.0.1' ];
-    ok t_cmp($res->code, 200, 'POST reset: 200');
+    my $origin = 'http://' . Apache::TestRequest::hostport();
+    my $res = POST '/hotlimit-status', content => [ reset => '/stat|127.0.0.1' ],
+                   Origin => $origin, 'Sec-Fetch-Site' => 'same-origin';
+    t_debug("same-origin reset with Origin: $origin");
+    ok t_cmp($res->code, 200, 'POST reset from the same origin: 200');
     my $j = hl_json($res) || {};
     ok t_cmp(($j->{reset} // '') . ' ' . (($j->{removed} // 0) > 0 ? 'removed' : 'nothing'),
              '/stat|127.0.0.1 removed', 'POST reset: the key was removed');

@@ -67,8 +67,10 @@ for my $i (1 .. 2) {
 ok t_cmp(GET('/fc/front.html')->code, 429, 'ErrorDocument: the front controller is spent');
 
 # --- PHP: .htaccess pretty URLs to login.php, <Files index.php> -----------
-SKIP: {
-    skip 'mod_php is not loaded under this MPM', 8 unless $php;
+if (!$php) {
+    skip('mod_php is not loaded under this MPM', 0) for 1 .. 8;
+}
+else {
     ok t_cmp(GET('/rwphp/signin')->content, qr/LOGIN php reached/, 'PHP rewrite: 1 reaches login.php');
     ok t_cmp(GET('/rwphp/site/login')->content, qr/LOGIN php reached/, 'PHP pretty URL: 2 reaches login.php');
     ok t_cmp(GET('/rwphp/login.php')->code, 200, 'PHP: 3 directly');
