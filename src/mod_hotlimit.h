@@ -3,7 +3,7 @@
  * the shared-memory store and the functions each glue file offers.
  *
  * Glue files (httpd headers allowed): mod_hotlimit.c (module, directives,
- * config merge, hook registration), mod_hotlimit_store.c (slotmem + mutex),
+ * config merge, hook registration), mod_hotlimit_store.c (counters segment + mutex),
  * mod_hotlimit_access.c (the access-checker decision), mod_hotlimit_respond.c
  * (429 responses and headers), mod_hotlimit_status.c (status handler),
  * mod_hotlimit_table.c (quota table reload and publication).

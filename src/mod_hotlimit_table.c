@@ -16,7 +16,8 @@
  * is a table failure, handled by HotLimitTableFailure: `open` publishes an
  * empty table (static directives stay), `last-good` keeps the current one.
  *
- * The item is persisted by mod_slotmem_shm like the counters, so the last
+ * The item is persisted by mod_slotmem_shm (the counters are not: see
+ * mod_hotlimit_store.c), so the last
  * good table survives restarts while the source stays the same.
  */
 #include <errno.h>
