@@ -1,8 +1,8 @@
 /*
  * hl_route.h - route names: normalisation (spec section 4), dotted
- * framework names, parent candidates, and reading a route or a key from a
- * query string or a Cookie header. Pure: no httpd headers, no allocation
- * (callers give buffers).
+ * framework names and parent candidates. Pure: no httpd headers, no
+ * allocation (callers give buffers). A route or key read from a query
+ * string or a Cookie header is read by hl_php.h.
  */
 #ifndef HL_ROUTE_H
 #define HL_ROUTE_H
@@ -35,21 +35,5 @@ size_t hl_route_from_name(char *out, size_t outlen, const char *name, size_t len
  * candidate, and "/" is never a candidate of a longer route).
  */
 size_t hl_route_parent(char *route, size_t len);
-
-/*
- * Finds argument `name` in a raw query string ("a=1&r=site%2Flogin"), decoded
- * as PHP does ('+' is a space, %XX decoded, the last duplicate wins; a
- * decoded NUL ends the value). Writes the value into out (cut at outlen-1).
- * Returns the length, or -1 if absent or empty.
- */
-long hl_query_arg(char *out, size_t outlen, const char *query, const char *name);
-
-/*
- * Finds cookie `name` in a Cookie header ("a=1; sid=xyz"). The first
- * match wins; surrounding double quotes are removed. Writes into out (cut at
- * outlen-1). Returns the length, or -1 if absent or empty.
- */
-long hl_cookie_value(char *out, size_t outlen, const char *cookie_header,
-                     const char *name);
 
 #endif

@@ -43,6 +43,7 @@
 #include "apr_strings.h"
 
 #include "mod_hotlimit.h"
+#include "hl_php.h"
 #include "hl_route.h"
 #include "hl_table.h"
 

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "hl_php.h"
 #include "hl_route.h"
 
 #define CHECK(cond) do { \
@@ -174,12 +175,12 @@ static void check_all(const uint8_t *data, size_t size, int from_name)
 
 /* Checks a query argument or cookie result got (in out, outlen bytes)
  * against the uncut result want (in full): -1 with "" both, or the first
- * outlen-1 bytes of a NUL-free value. */
+ * outlen-1 bytes of the value (which may hold NUL bytes), NUL-terminated. */
 static void check_value(long got, const char *out, size_t outlen,
                         long want, const char *full)
 {
-    CHECK(got == -1 || (got >= 1 && (size_t)got < outlen));
-    CHECK(strlen(out) == (got < 0 ? 0 : (size_t)got));
+    CHECK(got >= -1 && (got < 0 || (size_t)got < outlen));
+    CHECK(out[got < 0 ? 0 : got] == '\0');
     if (want < 0) {
         CHECK(got == -1);
     } else {
@@ -201,14 +202,46 @@ static void check_value_route(const char *v, long n)
     check_route(r, rn, sizeof(r));
 }
 
+/* Reads variable name (and element key, if not NULL) of text both ways,
+ * $_GET and $_COOKIE, uncut and into every outlen, and checks the cut
+ * results against the uncut ones. Returns the two uncut lengths. */
+static void check_source(const char *text, size_t size, const char *name,
+                         const char *key, long *qlen, long *clen)
+{
+    static const hl_php_source_t sources[2] = { HL_PHP_GET, HL_PHP_COOKIE };
+    size_t full_len = size + 2, i, s;
+
+    for (s = 0; s < 2; ++s) {
+        char *full = malloc(full_len);
+        long want;
+
+        CHECK(full != NULL);
+        want = hl_php_var(full, full_len, text, sources[s], name, key);
+        check_value(want, full, full_len, want, full);
+        CHECK(want < 0 || (size_t)want <= size);
+        check_value_route(full, want);
+        for (i = 0; i < sizeof(outlens) / sizeof(outlens[0]); ++i) {
+            size_t outlen = outlens[i];
+            char *out = malloc(outlen);
+
+            CHECK(out != NULL);
+            check_value(hl_php_var(out, outlen, text, sources[s], name, key),
+                        out, outlen, want, full);
+            free(out);
+        }
+        *(s == 0 ? qlen : clen) = want;
+        free(full);
+    }
+}
+
 /* size > 0. The first byte picks the name length (0..7), the next bytes
- * are the name, the rest is the query string / Cookie header. */
+ * are the name ("name|key" for an array element), the rest is the query
+ * string / Cookie header. */
 static void check_args(const uint8_t *data, size_t size)
 {
-    char name[8];
-    size_t nlen = data[0] % 8, i, full_len;
-    char *text, *qfull, *cfull;
-    long qwant, cwant;
+    char name[8], *key, *text;
+    size_t nlen = data[0] % 8;
+    long q, c, qe, ce;
 
     if (nlen > size - 1)
         nlen = size - 1;
@@ -217,33 +250,23 @@ static void check_args(const uint8_t *data, size_t size)
     data += 1 + nlen;
     size -= 1 + nlen;
     text = malloc(size + 1);
-    full_len = size + 2;
-    qfull = malloc(full_len);
-    cfull = malloc(full_len);
-    CHECK(text != NULL && qfull != NULL && cfull != NULL);
+    CHECK(text != NULL);
     memcpy(text, data, size);
     text[size] = '\0';
-    qwant = hl_query_arg(qfull, full_len, text, name);
-    check_value(qwant, qfull, full_len, qwant, qfull);
-    CHECK(qwant < 0 || (size_t)qwant <= size);
-    check_value_route(qfull, qwant);
-    cwant = hl_cookie_value(cfull, full_len, text, name);
-    check_value(cwant, cfull, full_len, cwant, cfull);
-    CHECK(cwant < 0 || (size_t)cwant <= size);
-    check_value_route(cfull, cwant);
-    for (i = 0; i < sizeof(outlens) / sizeof(outlens[0]); ++i) {
-        size_t outlen = outlens[i];
-        char *out = malloc(outlen);
-
-        CHECK(out != NULL);
-        check_value(hl_query_arg(out, outlen, text, name), out, outlen,
-                    qwant, qfull);
-        check_value(hl_cookie_value(out, outlen, text, name), out, outlen,
-                    cwant, cfull);
-        free(out);
+    check_source(text, size, name, NULL, &q, &c);
+    {
+        char qb[8], cb[8];      /* the wrappers read the same variable */
+        CHECK(hl_query_arg(qb, sizeof(qb), text, name) == (q < 7 ? q : 7));
+        CHECK(hl_cookie_value(cb, sizeof(cb), text, name) == (c < 7 ? c : 7));
     }
-    free(cfull);
-    free(qfull);
+    key = strchr(name, '|');
+    if (key != NULL) {
+        *key++ = '\0';
+        check_source(text, size, name, key, &qe, &ce);
+        check_source(text, size, name, NULL, &q, &c);
+        CHECK(qe < 0 || q < 0);     /* name[key] set: name is no string */
+        CHECK(ce < 0 || c < 0);
+    }
     free(text);
 }
 

@@ -3,6 +3,7 @@
  * arguments and cookies.
  */
 #include <string.h>
+#include "hl_php.h"
 #include "hl_route.h"
 #include "hl_tap.h"
 
@@ -143,100 +144,310 @@ static void test_parent(void)
     is_int(hl_route_parent(r, 4), 0, "no slash, no parent");
 }
 
-static long q(const char *query, const char *name)
+/*
+ * Request variables as PHP 8.2 reads them. Every vector below was checked
+ * against php8.2 8.2.36: $_GET through parse_str() and through mod_php,
+ * $_COOKIE through the built-in web server (php -S) and mod_php.
+ * want NULL: $_GET[name] / $_COOKIE[name] is not a string (absent or an
+ * array). wlen: the value's length (values may hold NUL bytes).
+ */
+typedef struct {
+    hl_php_source_t src;
+    const char *input, *name, *key, *want;
+    long wlen;
+} php_vec_t;
+
+#define G HL_PHP_GET
+#define C HL_PHP_COOKIE
+#define S(s) s, (long)(sizeof(s) - 1)     /* a value and its length */
+#define ABSENT NULL, -1
+
+static const php_vec_t php_vectors[] = {
+    /* $_GET: decoding */
+    { G, "r=site%2Flogin",            "r",     NULL, S("site/login") },
+    { G, "a=1&r=site%2flogin&b=2",    "r",     NULL, S("site/login") },
+    { G, "r=a+b%20c",                 "r",     NULL, S("a b c") },
+    { G, "r=a%2Bb",                   "r",     NULL, S("a+b") },
+    { G, "r=%zz%4",                   "r",     NULL, S("%zz%4") },
+    { G, "a=%zz&r=%2",                "r",     NULL, S("%2") },
+    { G, "r=ab%00cd",                 "r",     NULL, S("ab\0cd") },
+    { G, "r=%00",                     "r",     NULL, S("\0") },
+    { G, "r=a=b",                     "r",     NULL, S("a=b") },
+    { G, "r=1;r=2",                   "r",     NULL, S("1;r=2") },
+    /* $_GET: empty values, duplicates, separators */
+    { G, "r=",                        "r",     NULL, S("") },
+    { G, "r",                         "r",     NULL, S("") },
+    { G, "r=a&r=b",                   "r",     NULL, S("b") },
+    { G, "r=a&r=",                    "r",     NULL, S("") },
+    { G, "r=a&r",                     "r",     NULL, S("") },
+    { G, "&&r=y&&",                   "r",     NULL, S("y") },
+    { G, "=x&r=y",                    "r",     NULL, S("y") },
+    { G, "",                          "r",     NULL, ABSENT },
+    { G, "&&&",                       "r",     NULL, ABSENT },
+    /* $_GET: names */
+    { G, "%72=x",                     "r",     NULL, S("x") },
+    { G, "R=x",                       "r",     NULL, ABSENT },
+    { G, "rr=a&xr=b",                 "r",     NULL, ABSENT },
+    { G, " r=1",                      "r",     NULL, S("1") },
+    { G, "+r=1",                      "r",     NULL, S("1") },
+    { G, "%20%20r=1",                 "r",     NULL, S("1") },
+    { G, "%09r=1",                    "r",     NULL, ABSENT },
+    { G, "%09r=1",                    "\tr",   NULL, S("1") },
+    { G, "r%00x=1",                   "r",     NULL, S("1") },
+    { G, "r.x=1",                     "r_x",   NULL, S("1") },
+    { G, "r.x=1",                     "r.x",   NULL, ABSENT },
+    { G, "r_x=1&r.x=2&r+x=3",         "r_x",   NULL, S("3") },
+    { G, "r x=1",                     "r_x",   NULL, S("1") },
+    { G, "r[=1",                      "r",     NULL, ABSENT },
+    { G, "r[=1",                      "r_",    NULL, S("1") },
+    { G, "r[a.b[c=1",                 "r_a_b_c", NULL, S("1") },
+    { G, "[a]=1&[=2",                 "_a_",   NULL, ABSENT },
+    { G, "__Host-x=1",                "__Host-x", NULL, S("1") },
+    { G, "._Host-x=1",                "__Host-x", NULL, ABSENT },
+    { G, "_.Secure-x=1",              "__Secure-x", NULL, ABSENT },
+    { G, "_[Host-=1",                 "__Host-", NULL, ABSENT },
+    /* $_GET: arrays are not strings */
+    { G, "r[]=x",                     "r",     NULL, ABSENT },
+    { G, "r[a]=x",                    "r",     NULL, ABSENT },
+    { G, "r%5B%5D=x",                 "r",     NULL, ABSENT },
+    { G, "r=x&r[]=y",                 "r",     NULL, ABSENT },
+    { G, "r[]=y&r=x",                 "r",     NULL, S("x") },
+    { G, "r[a]x=1",                   "r",     NULL, ABSENT },
+    { G, "r[__Host-x]=1&x=2",         "r",     NULL, ABSENT },
+    /* $_GET[name][key] */
+    { G, "r[a]=1&r[b]=2",             "r",     "a",  S("1") },
+    { G, "r[a]=1&r[a]=2",             "r",     "a",  S("2") },
+    { G, "r[a]=1&r=x&r[b]=2",         "r",     "a",  ABSENT },
+    { G, "r[a]=1&r=x&r[b]=2",         "r",     "b",  S("2") },
+    { G, "r[a][b]=1",                 "r",     "a",  ABSENT },
+    { G, "r[a]=1&r[a][b]=2",          "r",     "a",  ABSENT },
+    { G, "r[a][b]=2&r[a]=1",          "r",     "a",  S("1") },
+    { G, "r[a]x[b]=1",                "r",     "a",  S("1") },
+    { G, "r[a][b=1",                  "r",     "a",  S("1") },
+    { G, "r[a%5Db]=1",                "r",     "a",  S("1") },
+    { G, "r=x",                       "r",     "a",  ABSENT },
+    { G, "r[]=a&r[]=b",               "r",     "0",  S("a") },
+    { G, "r[]=a&r[]=b",               "r",     "1",  S("b") },
+    { G, "r[]=a&r[][x]=b&r[]=c",      "r",     "2",  S("c") },
+    { G, "r[]=a&r[5]=b&r[]=c",        "r",     "6",  S("c") },
+    { G, "r[-3]=a&r[]=b",             "r",     "-2", S("b") },
+    { G, "r[01]=a&r[1]=b",            "r",     "01", S("a") },
+    { G, "r[01]=a&r[1]=b",            "r",     "1",  S("b") },
+    { G, "r[00]=a&r[]=b",             "r",     "0",  S("b") },
+    { G, "r[-0]=a&r[]=b",             "r",     "0",  S("b") },
+    { G, "r[ 1]=a&r[]=b",             "r",     "0",  S("b") },
+    { G, "r[ 1]=a&r[]=b",             "r",     " 1", S("a") },
+    { G, "r[ ]=x",                    "r",     "0",  S("x") },
+    { G, "r[%09]=x",                  "r",     "0",  S("x") },
+    { G, "r[  ]=x",                   "r",     "  ", S("x") },
+    { G, "r[][x=1",                   "r",     "0",  S("1") },
+    { G, "r[9223372036854775807]=a&r[]=b", "r", "9223372036854775807", S("a") },
+    { G, "r[9223372036854775806]=a&r[]=b&r[]=c", "r", "9223372036854775807", S("b") },
+    { G, "r[9223372036854775808]=a&r[]=b", "r", "0", S("b") },
+    { G, "r[-9223372036854775808]=a&r[]=b", "r", "-9223372036854775807", S("b") },
+    { G, "r[__Host-x]=1",             "r",     "__Host-x", ABSENT },
+    { G, "__Host-r[__Host-x]=1",      "__Host-r", "__Host-x", S("1") },
+    /* $_COOKIE: %-spellings of one value, rawurldecode */
+    { C, "sid=abc",                   "sid",   NULL, S("abc") },
+    { C, "sid=%61bc",                 "sid",   NULL, S("abc") },
+    { C, "sid=a%62c",                 "sid",   NULL, S("abc") },
+    { C, "sid=%61%62%63",             "sid",   NULL, S("abc") },
+    { C, "sid=a+b",                   "sid",   NULL, S("a+b") },
+    { C, "sid=a%2Bb",                 "sid",   NULL, S("a+b") },
+    { C, "sid=a%20b",                 "sid",   NULL, S("a b") },
+    { C, "sid=%zz%4",                 "sid",   NULL, S("%zz%4") },
+    { C, "sid=a%00b",                 "sid",   NULL, S("a\0b") },
+    /* $_COOKIE: the first one wins, separators, white space */
+    { C, "sid=first; sid=second",     "sid",   NULL, S("first") },
+    { C, "sid=; sid=x",               "sid",   NULL, S("") },
+    { C, "sid; sid=y",                "sid",   NULL, S("") },
+    { C, "=x; sid=y",                 "sid",   NULL, S("y") },
+    { C, ";;sid=x;;",                 "sid",   NULL, S("x") },
+    { C, ";;;",                       "sid",   NULL, ABSENT },
+    { C, " \tsid=x",                  "sid",   NULL, S("x") },
+    { C, "\vsid=x",                   "sid",   NULL, S("x") },
+    { C, "sid= x",                    "sid",   NULL, S(" x") },
+    { C, "sid=x ; a=1",               "sid",   NULL, S("x ") },
+    { C, "sid =x",                    "sid",   NULL, ABSENT },
+    { C, "sid =x",                    "sid_",  NULL, S("x") },
+    { C, "sid=\"q\"",                 "sid",   NULL, S("\"q\"") },
+    { C, "a=b=c;sid=v=w",             "sid",   NULL, S("v=w") },
+    { C, "SID=x",                     "sid",   NULL, ABSENT },
+    { C, "xsid=x; sidx=y",            "sid",   NULL, ABSENT },
+    /* $_COOKIE: names are not decoded, but mangled */
+    { C, "s%69d=x",                   "sid",   NULL, ABSENT },
+    { C, "s%69d=x",                   "s%69d", NULL, S("x") },
+    { C, "a.b=1",                     "a_b",   NULL, S("1") },
+    { C, "s id=1",                    "s_id",  NULL, S("1") },
+    { C, "sid[=1; sid[=2",            "sid_",  NULL, S("1") },
+    { C, "__Host-sid=1; ._Host-sid=2", "__Host-sid", NULL, S("1") },
+    /* $_COOKIE: arrays */
+    { C, "sid[]=1; sid=2",            "sid",   NULL, ABSENT },
+    { C, "sid=1; sid[a]=2",           "sid",   NULL, ABSENT },
+    { C, "sid=1; sid=2; sid[]=3",     "sid",   NULL, ABSENT },
+    { C, "sid[a]=1; sid[a]=2",        "sid",   "a",  S("2") },
+};
+
+/* Returns the name of a vector for its TAP line (bytes outside printable
+ * ASCII as \xNN), in name (size bytes). */
+static const char *vec_name(const php_vec_t *v, char *name, size_t size)
 {
-    return hl_query_arg(buf, sizeof(buf), query, name);
+    size_t len = (size_t)snprintf(name, size, "%s[%s]%s%s%s \"",
+                                  v->src == C ? "$_COOKIE" : "$_GET", v->name,
+                                  v->key ? "[" : "", v->key ? v->key : "",
+                                  v->key ? "]" : "");
+    const unsigned char *p;
+
+    for (p = (const unsigned char *)v->input; *p && len + 6 < size; ++p)
+        len += (size_t)snprintf(name + len, size - len,
+                                *p >= ' ' && *p < 127 ? "%c" : "\\x%02x", *p);
+    snprintf(name + len, size - len, "\"");
+    return name;
 }
 
-static void test_query_arg(void)
+static void test_php_vectors(void)
+{
+    size_t i;
+
+    for (i = 0; i < sizeof(php_vectors) / sizeof(php_vectors[0]); ++i) {
+        const php_vec_t *v = &php_vectors[i];
+        char name[160];
+        long n;
+
+        memset(buf, 'X', sizeof(buf));
+        n = v->key ? hl_php_var(buf, sizeof(buf), v->input, v->src, v->name, v->key)
+            : v->src == C ? hl_cookie_value(buf, sizeof(buf), v->input, v->name)
+            : hl_query_arg(buf, sizeof(buf), v->input, v->name);
+        vec_name(v, name, sizeof(name));
+        if (v->want == NULL) {
+            if (!ok(n == -1 && buf[0] == '\0', name))
+                printf("#   got %ld '%s', expected absent\n", n, buf);
+        } else if (!ok(n == v->wlen && memcmp(buf, v->want, (size_t)n + 1) == 0,
+                       name)) {
+            printf("#   got %ld '%s', expected %ld '%s'\n", n, buf, v->wlen,
+                   v->want);
+        }
+    }
+}
+
+/*
+ * Returns (in a static buffer) head, then n filler tokens made by the
+ * format fillfmt from their number (it may leave the number out), then tail.
+ */
+static char *fill(const char *head, const char *fillfmt, int n, const char *tail)
+{
+    static char big[64 * 1024];
+    size_t len = 0;
+    int i;
+
+    len += (size_t)snprintf(big + len, sizeof(big) - len, "%s", head);
+    for (i = 0; i < n; ++i)
+        len += (size_t)snprintf(big + len, sizeof(big) - len, fillfmt, i);
+    snprintf(big + len, sizeof(big) - len, "%s", tail);
+    return big;
+}
+
+/* Returns $_GET[r] / $_COOKIE[sid] of s as a string ("(absent)"). */
+static const char *qv(const char *s)
+{
+    return hl_query_arg(buf, sizeof(buf), s, "r") < 0 ? "(absent)" : buf;
+}
+
+static const char *cv(const char *s)
+{
+    return hl_cookie_value(buf, sizeof(buf), s, "sid") < 0 ? "(absent)" : buf;
+}
+
+/* max_input_vars = 1000: PHP reads the first 1000 counted tokens only.
+ * (Checked with php -S / mod_php, the tokens built as here.) */
+static void test_max_input_vars(void)
+{
+    /* the target as token 999, 1000 and 1001 */
+    is_str(qv(fill("", "a%d=1&", 998, "r=x")), "x", "$_GET: r as the 999th variable is read");
+    is_str(qv(fill("", "a%d=1&", 999, "r=x")), "x", "$_GET: r as the 1000th variable is read");
+    is_str(qv(fill("", "a%d=1&", 1000, "r=x")), "(absent)", "$_GET: r as the 1001st variable is not");
+    /* a duplicate before and after the cut: the issue's route */
+    is_str(qv(fill("r=site/login&", "a%d=1&", 997, "r=site/index")), "site/index",
+           "$_GET: a duplicate as the 999th wins");
+    is_str(qv(fill("r=site/login&", "a%d=1&", 998, "r=site/index")), "site/index",
+           "$_GET: a duplicate as the 1000th wins");
+    is_str(qv(fill("r=site/login&", "a%d=1&", 999, "r=site/index")), "site/login",
+           "$_GET: a duplicate as the 1001st is not read (PHP sees the first)");
+    is_str(qv(fill("r=site/login&", "a%d=1&", 1000, "r=site/index")), "site/login",
+           "$_GET: ... nor as the 1002nd (the issue's query)");
+    /* what counts */
+    is_str(qv(fill("r=a&", "a%d&", 999, "r=b")), "a", "$_GET: tokens without '=' count");
+    is_str(qv(fill("r=a&", "=%d&", 999, "r=b")), "a", "$_GET: tokens with an empty name count");
+    is_str(qv(fill("r=a&", "a[%d]=1&", 999, "r=b")), "a", "$_GET: array elements count");
+    is_str(qv(fill("r=a&", "&&", 5000, "r=b")), "b", "$_GET: empty tokens do not count");
+    is_str(qv(fill("", "a=%d&", 999, "r=x")), "x", "$_GET: duplicates count once each (1000th read)");
+    is_str(qv(fill("", "a=%d&", 1000, "r=x")), "(absent)", "$_GET: duplicates count once each (1001st not)");
+    /* cookies */
+    is_str(cv(fill("", "a%d=1; ", 999, "sid=x")), "x", "$_COOKIE: sid as the 1000th cookie is read");
+    is_str(cv(fill("", "a%d=1; ", 1000, "sid=x")), "(absent)", "$_COOKIE: sid as the 1001st is not");
+    is_str(cv(fill("", "a%d; ", 1000, "sid=x")), "(absent)", "$_COOKIE: cookies without '=' count");
+    is_str(cv(fill("", "=a%d; ", 5000, "sid=x")), "x", "$_COOKIE: cookies with an empty name do not count");
+    is_str(cv(fill("", " \t;", 5000, "sid=x")), "x", "$_COOKIE: blank cookies do not count");
+    is_str(cv(fill("", ";;", 5000, "sid=x")), "x", "$_COOKIE: empty tokens do not count");
+}
+
+/* Returns (in a static buffer) head, name, `levels` times "[a]", tail. */
+static const char *nested(const char *head, const char *name, int levels,
+                          const char *tail)
+{
+    static char in[512];
+    size_t len = (size_t)snprintf(in, sizeof(in), "%s%s", head, name);
+    int i;
+
+    for (i = 0; i < levels; ++i)
+        len += (size_t)snprintf(in + len, sizeof(in) - len, "[a]");
+    snprintf(in + len, sizeof(in) - len, "%s", tail);
+    return in;
+}
+
+/* PHP's max_input_nesting_level = 64: a deeper name deletes the variable. */
+static void test_nesting(void)
+{
+    is_int(hl_php_var(buf, sizeof(buf), nested("r=x&", "r", 64, "=1"), G, "r", NULL), -1,
+           "64 levels: r is an array");
+    is_int(hl_php_var(buf, sizeof(buf), nested("r=x&", "r", 64, "=1"), G, "r", "a"), -1,
+           "... whose [a] is an array too");
+    is_str(qv(nested("r=x&", "r", 65, "=1&r=z")), "z", "65 levels, then r=z: r is z");
+    is_int(hl_php_var(buf, sizeof(buf), nested("r[b]=x&", "r", 65, "=1"), G, "r", "b"), -1,
+           "65 levels: r is deleted (r[b] is gone)");
+    is_int(hl_php_var(buf, sizeof(buf), nested("r[b]=x&", "r", 65, "=1&r[c]=y"), G, "r", "b"), -1,
+           "... and a later r[c] makes a new array");
+    is_int(hl_php_var(buf, sizeof(buf), nested("r[b]=x&", "r", 64, "[b=1"), G, "r", "b"), -1,
+           "64 levels and an unclosed '[': deleted too");
+    is_str(hl_php_var(buf, sizeof(buf), nested("r[b]=x&", "r", 63, "[b=1"), G, "r", "b") < 0
+           ? "(absent)" : buf, "x", "63 levels and an unclosed '[': kept");
+    is_str(cv(nested("sid=1; ", "sid", 65, "=1; sid=2")), "2",
+           "$_COOKIE: 65 levels delete sid, so a later sid is the first one");
+    is_str(cv(nested("sid=1; ", "sid", 64, "=1; sid=2")), "(absent)",
+           "$_COOKIE: 64 levels: sid stays an array");
+}
+
+static void test_php_api(void)
 {
     char small[4];
 
-    is_int(q("r=site%2Flogin", "r"), 10, "length of decoded value");
-    is_str(buf, "site/login", "%2F decoded");
-    q("a=1&r=site%2flogin&b=2", "r");
-    is_str(buf, "site/login", "lower-case hex, middle argument");
-    q("r=a+b%20c", "r");
-    is_str(buf, "a b c", "+ and %20 are spaces");
-    q("r=a&r=b", "r");
-    is_str(buf, "b", "last duplicate wins");
-    is_int(q("r=a&r=", "r"), -1, "last duplicate empty gives -1");
-    is_int(q("r=a&r", "r"), -1, "last duplicate without = gives -1");
-    is_int(q("rr=a", "r"), -1, "r does not match rr");
-    is_int(q("r[]=a", "r"), -1, "r does not match r[]");
-    is_int(q("r[=a", "r"), -1, "r does not match r[");
-    is_int(q("xr=a", "r"), -1, "r does not match xr");
-    is_int(q("R=a", "r"), -1, "names are case-sensitive");
-    is_int(q("a=%zz&r=%2", "r"), 2, "invalid % kept");
-    is_str(buf, "%2", "trailing % sequence literal");
-    q("r=%zz%4", "r");
-    is_str(buf, "%zz%4", "invalid % sequences literal");
-    q("%72=x", "r");
-    is_str(buf, "x", "key is decoded before comparing");
-    q("r=a&+r=b", "r");
-    is_str(buf, "b", "leading space of a key dropped (PHP)");
-    q("r=a&r%00x=b", "r");
-    is_str(buf, "b", "key ends at a decoded NUL (PHP)");
-    q("my_route=a&my.route=b&my+route=c", "my_route");
-    is_str(buf, "c", "' ' and '.' in a key read as '_' (PHP)");
-    is_int(q("r=ab%00cd", "r"), 2, "decoded NUL ends the value");
-    is_int(q("r=%00cd", "r"), -1, "value empty after NUL");
-    is_int(q("", "r"), -1, "empty query");
-    is_int(q("&&&", "r"), -1, "only separators");
-    is_int(q("=x&r=y", "r"), 1, "empty key skipped");
-    is_int(q("r=a=b", "r"), 3, "= inside value kept");
-    is_str(buf, "a=b", "value with =");
-    is_int(q("r=x", ""), -1, "empty name");
-    is_int(q(NULL, "r"), -1, "NULL query");
-    is_int(q("r=x", NULL), -1, "NULL name");
     is_int(hl_query_arg(small, sizeof(small), "r=abcdef", "r"), 3, "value cut at outlen-1");
     is_str(small, "abc", "cut value");
+    is_int(hl_query_arg(small, sizeof(small), "r=%41%42%43%44", "r"), 3, "cut while decoding");
+    is_str(small, "ABC", "cut decoded value");
     is_int(hl_query_arg(small, 1, "r=abcdef", "r"), -1, "outlen 1 gives -1");
     is_str(small, "", "outlen 1 writes empty string");
     is_int(hl_query_arg(NULL, 8, "r=a", "r"), -1, "NULL out");
-    is_int(hl_query_arg(small, sizeof(small), "r=%41%42%43%44", "r"), 3, "cut while decoding");
-    is_str(small, "ABC", "cut decoded value");
-}
-
-static long ck(const char *hdr, const char *name)
-{
-    return hl_cookie_value(buf, sizeof(buf), hdr, name);
-}
-
-static void test_cookie(void)
-{
-    char small[4];
-
-    is_int(ck("a=1; sid=xyz", "sid"), 3, "cookie length");
-    is_str(buf, "xyz", "cookie value");
-    ck("sid=first; sid=second", "sid");
-    is_str(buf, "first", "first match wins");
-    ck(" \tsid = \"quoted\" \t; a=1", "sid");
-    is_str(buf, "quoted", "trimmed and unquoted");
-    ck("sid=\"\"x\"\"", "sid");
-    is_str(buf, "\"x\"", "one pair of quotes removed");
-    ck("sid=\"open", "sid");
-    is_str(buf, "\"open", "unbalanced quote kept");
-    ck("sid=\"", "sid");
-    is_str(buf, "\"", "lone quote kept");
-    is_int(ck("sid=\"\"", "sid"), -1, "empty quoted value");
-    is_int(ck("sid=; sid=x", "sid"), -1, "first match empty gives -1");
-    is_int(ck("SID=x", "sid"), -1, "names are case-sensitive");
-    is_int(ck("xsid=x; sidx=y", "sid"), -1, "no partial name match");
-    is_int(ck("sid; a=1", "sid"), -1, "cookie without = is not a match");
-    ck("sid; sid=v", "sid");
-    is_str(buf, "v", "skips a name without =");
-    ck("a=b=c;sid=v=w", "sid");
-    is_str(buf, "v=w", "= in value kept");
-    is_int(ck("", "sid"), -1, "empty header");
-    is_int(ck(";;;", "sid"), -1, "only separators");
-    is_int(ck(NULL, "sid"), -1, "NULL header");
-    is_int(ck("sid=x", ""), -1, "empty name");
-    is_int(ck("sid=x", NULL), -1, "NULL name");
-    is_int(hl_cookie_value(small, sizeof(small), "sid=abcdef", "sid"), 3, "cut at outlen-1");
+    is_int(hl_query_arg(small, sizeof(small), NULL, "r"), -1, "NULL query");
+    is_int(hl_query_arg(small, sizeof(small), "r=x", NULL), -1, "NULL name");
+    is_int(hl_query_arg(small, sizeof(small), "r=x", ""), -1, "empty name");
+    is_int(hl_cookie_value(small, sizeof(small), "sid=abcdef", "sid"), 3, "cookie cut at outlen-1");
     is_str(small, "abc", "cut cookie");
-    is_int(hl_cookie_value(small, 1, "sid=abcdef", "sid"), -1, "outlen 1 gives -1");
-    is_int(hl_cookie_value(NULL, 8, "sid=a", "sid"), -1, "NULL out");
+    is_int(hl_cookie_value(small, 1, "sid=abcdef", "sid"), -1, "cookie: outlen 1 gives -1");
+    is_int(hl_cookie_value(NULL, 8, "sid=a", "sid"), -1, "cookie: NULL out");
+    is_int(hl_cookie_value(small, sizeof(small), NULL, "sid"), -1, "NULL header");
+    is_int(hl_cookie_value(small, sizeof(small), "sid=x", NULL), -1, "cookie: NULL name");
+    is_int(hl_php_var(small, sizeof(small), "r[]=x", G, "r", ""), -1, "empty key");
 }
 
 int main(void)
@@ -244,7 +455,9 @@ int main(void)
     test_normalize();
     test_from_name();
     test_parent();
-    test_query_arg();
-    test_cookie();
+    test_php_vectors();
+    test_max_input_vars();
+    test_nesting();
+    test_php_api();
     return done_testing();
 }
