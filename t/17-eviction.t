@@ -12,7 +12,7 @@ use Apache::Test;
 use Apache::TestUtil;
 use HotLimitTable;
 
-plan tests => 17, need need_module('mod_hotlimit.c');
+plan tests => 19, need need_module('mod_hotlimit.c');
 
 my $mpm = hl_mpm();
 my $FLOOD = 200;    # more than three times HotLimitSlots
@@ -59,6 +59,9 @@ my $st = $h->status;
 ok t_cmp($st->{slots}{used}, 64, "[$mpm] ... the table of 64 slots is full");
 ok t_cmp($st->{slots}{evictions} > 0 ? 1 : 0, 1,
          "[$mpm] ... and evicting ($st->{slots}{evictions} evictions)");
+ok t_cmp($st->{slots}{classes}, 4,
+         "[$mpm] ... in 4 eviction classes: shared, /login, /t/login, /api");
+ok t_cmp($h->metrics, qr/^hotlimit_slot_classes 4$/m, "[$mpm] metrics: hotlimit_slot_classes 4");
 ok t_cmp($h->get('/login')->code, 429, "[$mpm] /login still 429 after the X-Api-Key flood");
 ok t_cmp($h->get('/t/login')->code, 429, "[$mpm] /t/login still 429 after the X-Api-Key flood");
 
