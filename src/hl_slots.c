@@ -12,13 +12,16 @@
  *    1 if it has HL_SLOT_AT_LIMIT, else list 0;
  *  - class records 0..nclasses-1 are in use; each one but record 0 is in
  *    the class index (linear probing on its hash), and records are never
- *    removed but by hl_slots_clear, so the index needs no deletion.
+ *    removed but by hl_slots_clear, so the index needs no deletion;
+ *  - the class tree names the largest class; it is derived from the
+ *    class counts and rebuilt by hl_slots_attach.
  *
  * Costs: hl_slots_find, hl_slots_remove and hl_slots_get of an existing key
  * are O(1) (one chain, plus a probe of the class index, load <= 1/2).
  * Creating a key in a full table frees or evicts: up to 2 * HL_EVICT_SCAN
- * slot reads in each of at most three classes, plus one read of the count
- * of every class in use (nclasses <= HL_CLASSES) to find the largest.
+ * slot reads in each of at most three classes; the largest class is read
+ * off the class tree (below) in O(1), and each slot that changes class
+ * costs log2(HL_CLASSES) = 10 steps to keep that tree.
  *
  * The block may come back from disk (mod_slotmem_shm persistence) or be
  * left half-updated by a process killed inside a call, so:
@@ -36,9 +39,11 @@
  */
 typedef char hl_slot_size_check[(sizeof(hl_slot_t) <= 120) ? 1 : -1];
 /* Class numbers fit the 16 bits of hl_slot_t.cls and of the index; the
- * index is a power of two at least twice as large (load <= 1/2); one
- * decision's windows all stay protected from each other. */
+ * class tree is complete (a power of two of records); the index is a
+ * power of two at least twice as large (load <= 1/2); one decision's
+ * windows all stay protected from each other. */
 typedef char hl_class_check[(HL_CLASSES <= 65536
+                             && (HL_CLASSES & (HL_CLASSES - 1)) == 0
                              && HL_CLASS_INDEX >= 2 * HL_CLASSES
                              && (HL_CLASS_INDEX & (HL_CLASS_INDEX - 1)) == 0
                              && HL_SLOTS_RECENT >= HL_MAX_WINDOWS) ? 1 : -1];
@@ -77,10 +82,16 @@ static size_t class_index_offset(void)
     return classes_offset() + align8(HL_CLASSES * sizeof(hl_slot_class_t));
 }
 
+/* Returns the offset of the class tree in the block. */
+static size_t class_tree_offset(void)
+{
+    return class_index_offset() + align8(HL_CLASS_INDEX * sizeof(uint16_t));
+}
+
 /* Returns the offset of the bucket heads in the block. */
 static size_t buckets_offset(void)
 {
-    return class_index_offset() + align8(HL_CLASS_INDEX * sizeof(uint16_t));
+    return class_tree_offset() + align8(HL_CLASSES * sizeof(uint16_t));
 }
 
 /* Returns the offset of the slot array in the block. */
@@ -172,7 +183,8 @@ static int list_of(const hl_slot_t *s)
     return (s->flags & HL_SLOT_AT_LIMIT) ? 1 : 0;
 }
 
-/* Takes slot idx out of its class list (it must be in it). */
+/* Takes slot idx out of its class list (it must be in it). Leaves the
+ * class count alone. */
 static void list_unlink(hl_slots_t *t, uint32_t idx)
 {
     hl_slot_t *s = slot_at(t, idx);
@@ -189,11 +201,10 @@ static void list_unlink(hl_slots_t *t, uint32_t idx)
         c->tail[l] = s->lru_prev;
     s->lru_prev = 0;
     s->lru_next = 0;
-    c->count--;
 }
 
 /* Puts slot idx (in no list) at the head of the list its cls and flags
- * name: most recently used. */
+ * name: most recently used. Leaves the class count alone. */
 static void list_push_head(hl_slots_t *t, uint32_t idx)
 {
     hl_slot_t *s = slot_at(t, idx);
@@ -207,7 +218,48 @@ static void list_push_head(hl_slots_t *t, uint32_t idx)
     else
         c->tail[l] = idx;
     c->head[l] = idx;
-    c->count++;
+}
+
+/*
+ * The class tree: a complete binary tree over the HL_CLASSES records (node
+ * n has children 2n and 2n+1; node HL_CLASSES + c is record c itself),
+ * each inner node holding the record with the most slots below it, the
+ * lower record on a tie. tree[1] is then the largest class in O(1), and a
+ * count change costs log2(HL_CLASSES) steps. It is derived from the
+ * counts: hl_slots_attach rebuilds it rather than trusting the block.
+ */
+
+/* Returns the record that node n stands for. */
+static uint32_t tree_node(const hl_slots_t *t, uint32_t n)
+{
+    return n >= HL_CLASSES ? n - HL_CLASSES : t->class_tree[n];
+}
+
+/* Sets inner node n from its two children. */
+static void tree_set(hl_slots_t *t, uint32_t n)
+{
+    uint32_t a = tree_node(t, 2 * n), b = tree_node(t, 2 * n + 1);
+
+    t->class_tree[n] = (uint16_t)(t->classes[b].count > t->classes[a].count ? b : a);
+}
+
+/* Recomputes every inner node. O(HL_CLASSES). */
+static void tree_build(hl_slots_t *t)
+{
+    uint32_t n;
+
+    for (n = HL_CLASSES - 1; n >= 1; n--)
+        tree_set(t, n);
+}
+
+/* Adds delta (+1 or -1) to the slot count of record c. */
+static void count_add(hl_slots_t *t, uint32_t c, int delta)
+{
+    uint32_t n;
+
+    t->classes[c].count = (uint32_t)((int64_t)t->classes[c].count + delta);
+    for (n = (HL_CLASSES + c) / 2; n >= 1; n /= 2)
+        tree_set(t, n);
 }
 
 /* Takes slot idx out of the chain of its bucket (no-op if not found). */
@@ -333,6 +385,7 @@ static void free_slot(hl_slots_t *t, uint32_t idx)
     }
     chain_unlink(t, idx);
     list_unlink(t, idx);
+    count_add(t, s->cls, -1);
     memset(s, 0, sizeof(*s));
     s->chain = t->hdr->free_head;
     t->hdr->free_head = idx;
@@ -352,6 +405,7 @@ void hl_slots_clear(hl_slots_t *t)
 
     memset(t->classes, 0, HL_CLASSES * sizeof(hl_slot_class_t));
     memset(t->class_index, 0, HL_CLASS_INDEX * sizeof(uint16_t));
+    memset(t->class_tree, 0, HL_CLASSES * sizeof(uint16_t));  /* all counts 0 */
     memset(t->buckets, 0, (size_t)h->nbuckets * sizeof(uint32_t));
     memset(t->slots, 0, (size_t)h->capacity * sizeof(hl_slot_t));
     for (i = 0; i + 1 < h->capacity; i++)
@@ -544,10 +598,13 @@ int hl_slots_attach(hl_slots_t *t, void *mem, size_t size, uint32_t capacity,
     t->hdr = mem;
     t->classes = (hl_slot_class_t *)(base + classes_offset());
     t->class_index = (uint16_t *)(base + class_index_offset());
+    t->class_tree = (uint16_t *)(base + class_tree_offset());
     t->buckets = (uint32_t *)(base + buckets_offset());
     t->slots = (hl_slot_t *)(base + slots_offset(capacity));
-    if (table_is_valid(t, capacity))
+    if (table_is_valid(t, capacity)) {
+        tree_build(t);
         return 0;
+    }
 
     memset(t->hdr, 0, sizeof(*t->hdr));
     t->hdr->magic = HL_SLOTS_MAGIC;
@@ -619,28 +676,24 @@ static uint32_t evictable(const hl_slots_t *t, uint32_t c)
 }
 
 /* Returns the class holding the most slots; on a tie the requester's class
- * rc, else the first record. O(nclasses). */
+ * rc, else the first record. O(1) through the class tree. */
 static uint32_t victim_class(const hl_slots_t *t, uint32_t rc)
 {
-    uint32_t c, best = rc;
+    uint32_t best = t->class_tree[1];
 
-    for (c = 0; c < t->hdr->nclasses; c++) {
-        if (t->classes[c].count > t->classes[best].count)
-            best = c;
-    }
-    return best;
+    return t->classes[rc].count >= t->classes[best].count ? rc : best;
 }
 
 /*
- * Returns the live slot to evict for a new key of class rc: the least
- * recently used evictable slot of the victim class, else of the first class
+ * Returns the live slot to evict from victim class v: its least recently
+ * used evictable slot, else that of the first class
  * that has one, else (a table of at most HL_SLOTS_RECENT slots) the least
  * recently used of the victim class even if recent. 0 only if the table
  * has no used slot (inconsistent).
  */
-static uint32_t choose_eviction(const hl_slots_t *t, uint32_t rc)
+static uint32_t choose_eviction(const hl_slots_t *t, uint32_t v)
 {
-    uint32_t v = victim_class(t, rc), idx = evictable(t, v), c;
+    uint32_t idx = evictable(t, v), c;
 
     for (c = 0; idx == 0 && c < t->hdr->nclasses; c++)
         idx = evictable(t, c);
@@ -677,15 +730,15 @@ static uint32_t take_slot(hl_slots_t *t, uint32_t rc, int64_t now_ms)
 
         if (v != rc)
             reclaim(t, v, now_ms);
-    }
-    if (h->free_head == 0) {
-        idx = choose_eviction(t, rc);
-        if (idx != 0) {
-            free_slot(t, idx);
-            h->evictions++;
+        if (h->free_head == 0) {
+            idx = choose_eviction(t, v);
+            if (idx != 0) {
+                free_slot(t, idx);
+                h->evictions++;
+            }
+            else
+                hl_slots_clear(t);
         }
-        else
-            hl_slots_clear(t);
     }
     idx = h->free_head;
     h->free_head = slot_at(t, idx)->chain;
@@ -728,7 +781,11 @@ hl_slot_t *hl_slots_get(hl_slots_t *t, const char *key, size_t len,
             s->expires_ms = 0;
             s->flags = 0;
         }
-        s->cls = (uint16_t)rc;
+        if (s->cls != rc) {
+            count_add(t, s->cls, -1);
+            count_add(t, rc, +1);
+            s->cls = (uint16_t)rc;
+        }
         list_push_head(t, idx);
         remember(t, idx);
         return s;
@@ -749,6 +806,7 @@ hl_slot_t *hl_slots_get(hl_slots_t *t, const char *key, size_t len,
     s->chain = t->buckets[b];
     t->buckets[b] = idx;
     list_push_head(t, idx);
+    count_add(t, rc, +1);
     remember(t, idx);
     t->hdr->inserts++;
     if (created != NULL)

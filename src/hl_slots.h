@@ -5,8 +5,8 @@
  * only 32-bit indexes, so the block may be mapped anywhere and persisted.
  *
  * Layout: header | hl_slot_class_t classes[HL_CLASSES]
- *         | uint16_t class index[HL_CLASS_INDEX] | uint32_t bucket heads[nbuckets]
- *         | hl_slot_t slots[capacity]
+ *         | uint16_t class index[HL_CLASS_INDEX] | uint16_t class tree[HL_CLASSES]
+ *         | uint32_t bucket heads[nbuckets] | hl_slot_t slots[capacity]
  * A hash index (separate chaining through slot indexes) finds a key in O(1).
  *
  * Eviction classes. Every slot belongs to a class: in the limiter, one per
@@ -47,7 +47,8 @@
 #define HL_SLOTS_MAGIC   0x484c5354u /* "HLST" */
 #define HL_SLOTS_VERSION 2u          /* 2: eviction classes */
 #define HL_EVICT_SCAN    8           /* list tail entries checked for expiry */
-#define HL_CLASSES       1024        /* class records, class 0 shared */
+#define HL_CLASSES       1024        /* class records, class 0 shared;
+                                        a power of two */
 #define HL_CLASS_INDEX   2048        /* open-addressing index of the classes */
 #define HL_SLOTS_RECENT  8           /* slots protected from hl_slots_get */
 
@@ -98,6 +99,7 @@ typedef struct {
     hl_slots_header_t *hdr;
     hl_slot_class_t   *classes;
     uint16_t          *class_index;
+    uint16_t          *class_tree;
     uint32_t          *buckets;
     hl_slot_t         *slots;
 } hl_slots_t;

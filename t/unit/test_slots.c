@@ -170,6 +170,13 @@ static int check_structure(const hl_slots_t *t)
         total += in_class;
     }
     if (total != h->used) { why = "listed count != used"; goto out; }
+    {   /* the class tree names the first record with the most slots */
+        uint32_t best = 0;
+        for (c = 1; c < HL_CLASSES; c++)
+            if (t->classes[c].count > t->classes[best].count)
+                best = c;
+        if (t->class_tree[1] != best) { why = "class tree does not name the largest class"; goto out; }
+    }
     /* free list */
     for (idx = h->free_head, n = 0; idx != 0; idx = t->slots[idx - 1].chain) {
         if (idx > cap) { why = "free link out of range"; goto out; }
@@ -212,7 +219,8 @@ static void test_size(void)
     size_t hdr = (sizeof(hl_slots_header_t) + 7) / 8 * 8;
     size_t cls = HL_CLASSES * sizeof(hl_slot_class_t);
     size_t idx = HL_CLASS_INDEX * sizeof(uint16_t);
-    size_t fixed = hdr + cls + idx;
+    size_t tree = HL_CLASSES * sizeof(uint16_t);
+    size_t fixed = hdr + cls + idx + tree;
     size_t i;
 
     ok(sizeof(hl_slot_t) <= 120, "sizeof(hl_slot_t) <= 120");
@@ -230,7 +238,7 @@ static void test_size(void)
             nb *= 2;
         want = fixed + ((size_t)nb * 4 + 7) / 8 * 8 + (size_t)c * sizeof(hl_slot_t);
         snprintf(name, sizeof(name),
-                 "hl_slots_size(%u) = header + classes + index + buckets + slots", c);
+                 "hl_slots_size(%u) = header + classes + index + tree + buckets + slots", c);
         is_int(hl_slots_size(c), want, name);
         snprintf(name, sizeof(name), "capacity %u: <= 124 bytes per slot + fixed part", c);
         ok(hl_slots_size(c) <= fixed + 8 + (size_t)c * 124, name);
@@ -247,7 +255,8 @@ static void test_size(void)
         is_int(t.hdr->nbuckets, 2, "capacity 3: 2 buckets");
         is_int((char *)t.classes - (char *)mem, hdr, "class records right after the header");
         is_int((char *)t.class_index - (char *)mem, hdr + cls, "class index after them");
-        is_int((char *)t.buckets - (char *)mem, fixed, "buckets after the class index");
+        is_int((char *)t.class_tree - (char *)mem, hdr + cls + idx, "class tree after the index");
+        is_int((char *)t.buckets - (char *)mem, fixed, "buckets after the class tree");
         is_int((char *)t.slots - (char *)mem, fixed + 8, "slots after the buckets, 8-aligned");
         is_int((uintptr_t)t.slots % 8, 0, "slots 8-aligned");
         ok((char *)(t.slots + 3) == (char *)mem + size, "slots end at the end of the block");
@@ -454,6 +463,15 @@ static void test_attach(void)
     expect_reinit(index_dup, "class index entry repeated");
     expect_reinit(index_big, "class index entry out of range");
     expect_reinit(index_moved, "class index entry off its probe path");
+    {   /* the class tree is derived: attach rebuilds it */
+        size_t size;
+        hl_slots_t t4, t5;
+        void *mem4 = populated(&t4, &size);
+        memset(t4.class_tree, 0xff, HL_CLASSES * sizeof(uint16_t));
+        is_int(hl_slots_attach(&t5, mem4, size, 1024, 5), 0, "garbage class tree: block kept (0)");
+        ok(check_structure(&t5), "... and the tree rebuilt");
+        free(mem4);
+    }
     {   /* the populated block itself is sound and kept */
         size_t size;
         hl_slots_t t4, t5;
