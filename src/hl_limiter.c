@@ -7,14 +7,39 @@
  * admit, every window counts the request. Slots are tagged with the
  * algorithm, so a quota whose algo changes starts fresh, while a changed
  * count or window applies to the existing counter at once.
+ *
+ * Every slot of a quota (all its windows and clients) is in the eviction
+ * class of its origin and scope, and is flagged "at limit" while its window
+ * has no request left, so that a flood of new keys, on this quota or any
+ * other, evicts those last (hl_slots.h).
  */
 #include <string.h>
 #include "hl_limiter.h"
 
-/* Returns the slot tag for q: the algorithm, offset so that 0 stays "free". */
-static uint32_t slot_tag(const hl_quota_t *q)
+/* Seed of the class hash. Class hashes are persisted with the table:
+ * never change it without bumping HL_SLOTS_VERSION. */
+#define HL_CLASS_SEED 0x636c617373686c31ULL /* "classhl1" */
+
+/* Returns the slot tag of an algorithm, offset so that 0 stays "free". */
+static uint8_t slot_tag_of(hl_algo_t algo)
 {
-    return (uint32_t)q->algo + 1;
+    return (uint8_t)(algo + 1);
+}
+
+/* Returns the slot tag for q. */
+static uint8_t slot_tag(const hl_quota_t *q)
+{
+    return slot_tag_of(q->algo);
+}
+
+/* The origin is folded into the seed, so 'd' and 't' quotas of one scope
+ * are two classes. 0 is kept for the shared class. */
+uint64_t hl_limiter_class(hl_origin_t origin, const char *scope,
+                          size_t scope_len)
+{
+    uint64_t h = hl_hash64(scope, scope_len, HL_CLASS_SEED ^ (uint64_t)origin);
+
+    return h != 0 ? h : 1;
 }
 
 size_t hl_limiter_slot_key(char out[HL_KEY_MAX], hl_origin_t origin, int i,
@@ -39,22 +64,25 @@ size_t hl_limiter_slot_key(char out[HL_KEY_MAX], hl_origin_t origin, int i,
     return hl_key_compact(out, full, n);
 }
 
-/* Returns the slot of window i of key, created if needed. Never NULL. */
+/* Returns the slot of window i of key in class cls, created if needed.
+ * Never NULL. */
 static hl_slot_t *window_slot(hl_slots_t *t, const hl_quota_t *q,
                               hl_origin_t origin, int i, const char *key,
-                              size_t keylen, int64_t now_ms)
+                              size_t keylen, uint64_t cls, int64_t now_ms)
 {
     char skey[HL_KEY_MAX];
     size_t slen = hl_limiter_slot_key(skey, origin, i, key, keylen);
-    return hl_slots_get(t, skey, slen, slot_tag(q), now_ms, NULL);
+    return hl_slots_get(t, skey, slen, slot_tag(q), cls, now_ms, NULL);
 }
 
 void hl_limiter_decide(hl_slots_t *t, const hl_quota_t *q, hl_origin_t origin,
-                       const char *key, size_t keylen, int64_t now_ms,
-                       int commit, hl_decision_t *d)
+                       const char *key, size_t keylen, size_t scope_len,
+                       int64_t now_ms, int commit, hl_decision_t *d)
 {
     hl_slot_t *slots[HL_MAX_WINDOWS];
     hl_policy_t pol[HL_MAX_WINDOWS];
+    uint64_t cls = hl_limiter_class(origin, key,
+                                    scope_len < keylen ? scope_len : keylen);
     int64_t retry_ms = 0;
     int i;
 
@@ -64,7 +92,7 @@ void hl_limiter_decide(hl_slots_t *t, const hl_quota_t *q, hl_origin_t origin,
     d->remaining = UINT32_MAX;
     for (i = 0; i < q->nwindows; ++i) {
         hl_policy_from_quota(q, i, &pol[i]);
-        slots[i] = window_slot(t, q, origin, i, key, keylen, now_ms);
+        slots[i] = window_slot(t, q, origin, i, key, keylen, cls, now_ms);
         hl_bucket_check(&slots[i]->bucket, &pol[i], now_ms, &d->windows[i]);
         slots[i]->expires_ms = hl_bucket_expires_ms(&slots[i]->bucket, &pol[i]);
         if (!d->windows[i].admit) {
@@ -73,11 +101,15 @@ void hl_limiter_decide(hl_slots_t *t, const hl_quota_t *q, hl_origin_t origin,
                 retry_ms = d->windows[i].retry_ms;
         }
     }
-    if (d->admit && commit) {
-        for (i = 0; i < q->nwindows; ++i) {
+    for (i = 0; i < q->nwindows; ++i) {
+        /* At limit: counted up to the limit now, or full already. */
+        if (d->admit && commit) {
             hl_bucket_commit(&slots[i]->bucket, &pol[i], now_ms);
             slots[i]->expires_ms = hl_bucket_expires_ms(&slots[i]->bucket, &pol[i]);
+            hl_slots_set_at_limit(t, slots[i], d->windows[i].remaining == 0);
         }
+        else
+            hl_slots_set_at_limit(t, slots[i], !d->windows[i].admit);
     }
     for (i = 0; i < q->nwindows; ++i) {
         /* A rejected request is counted nowhere: a window that would have
@@ -97,18 +129,26 @@ void hl_limiter_decide(hl_slots_t *t, const hl_quota_t *q, hl_origin_t origin,
 }
 
 void hl_limiter_count(hl_slots_t *t, const hl_quota_t *q, hl_origin_t origin,
-                      const char *key, size_t keylen, int64_t now_ms)
+                      const char *key, size_t keylen, size_t scope_len,
+                      int64_t now_ms)
 {
+    uint64_t cls = hl_limiter_class(origin, key,
+                                    scope_len < keylen ? scope_len : keylen);
     int i;
 
     for (i = 0; i < q->nwindows; ++i) {
         hl_policy_t pol;
+        hl_verdict_t v;
         hl_slot_t *s;
 
         hl_policy_from_quota(q, i, &pol);
-        s = window_slot(t, q, origin, i, key, keylen, now_ms);
+        s = window_slot(t, q, origin, i, key, keylen, cls, now_ms);
+        /* The check only rolls the counter forward; it tells whether this
+         * request is the last one the window has room for. */
+        hl_bucket_check(&s->bucket, &pol, now_ms, &v);
         hl_bucket_commit(&s->bucket, &pol, now_ms);
         s->expires_ms = hl_bucket_expires_ms(&s->bucket, &pol);
+        hl_slots_set_at_limit(t, s, !v.admit || v.remaining == 0);
     }
 }
 
@@ -147,7 +187,7 @@ void hl_limiter_rebase(hl_slots_t *t, int64_t delta_ms, int64_t now_ms)
             continue;
         /* A GCRA bucket keeps its time in microseconds and may be ahead of
          * now by up to one window; the bucket caps it at its next check. */
-        if (s->tag == (uint32_t)HL_ALGO_GCRA + 1)
+        if (s->tag == slot_tag_of(HL_ALGO_GCRA))
             s->bucket.t = shifted(s->bucket.t, delta_ms * 1000,
                                   (now_ms + (int64_t)HL_MAX_WINDOW_MS) * 1000);
         else

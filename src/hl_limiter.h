@@ -33,22 +33,35 @@ typedef struct {
 } hl_decision_t;
 
 /*
- * Decides on one request of `key` ("route|client", any length: it is
- * compacted to fit a slot) against every window of q at now_ms. When
- * commit is nonzero and every window admits, counts the request in every
- * window. Never fails: a full table evicts (see hl_slots_get).
+ * Decides on one request of `key` ("scope|client", any length: it is
+ * compacted to fit a slot) against every window of q at now_ms. The first
+ * scope_len bytes of key are the quota's scope: with origin they name the
+ * eviction class of its slots (hl_slots.h), so that keys of one quota never
+ * evict the live counters of another. When commit is nonzero and every
+ * window admits, counts the request in every window. Flags each window's
+ * slot as at its limit when it has no request left. Never fails: a full
+ * table frees or evicts (see hl_slots_get).
  */
 void hl_limiter_decide(hl_slots_t *t, const hl_quota_t *q, hl_origin_t origin,
-                       const char *key, size_t keylen, int64_t now_ms,
-                       int commit, hl_decision_t *d);
+                       const char *key, size_t keylen, size_t scope_len,
+                       int64_t now_ms, int commit, hl_decision_t *d);
 
 /*
  * Counts one finished request of `key` in every window of q (used by
  * count=failures|status: the decision was made before the handler, the
- * counting happens once the status is known). Never fails.
+ * counting happens once the status is known). scope_len as for
+ * hl_limiter_decide. Never fails.
  */
 void hl_limiter_count(hl_slots_t *t, const hl_quota_t *q, hl_origin_t origin,
-                      const char *key, size_t keylen, int64_t now_ms);
+                      const char *key, size_t keylen, size_t scope_len,
+                      int64_t now_ms);
+
+/*
+ * Returns the eviction class hash of the quota with this origin and scope
+ * (scope_len bytes), as passed to hl_slots_get; never 0.
+ */
+uint64_t hl_limiter_class(hl_origin_t origin, const char *scope,
+                          size_t scope_len);
 
 /*
  * Removes the counters of `key` ("route|client") for every window and

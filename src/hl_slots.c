@@ -1,20 +1,34 @@
 /*
- * hl_slots.c - the slot table: a hash index and an LRU list over a
- * caller-supplied memory block (layout in hl_slots.h). No allocation, no
- * floats, no locks: the caller holds the global mutex around every call.
+ * hl_slots.c - the slot table: a hash index and per-class LRU lists over a
+ * caller-supplied memory block (layout and eviction rule in hl_slots.h). No
+ * allocation, no floats, no locks: the caller holds the global mutex around
+ * every call.
  *
  * Conventions used throughout:
  *  - a link stored in the block is a slot number + 1; 0 means "none";
  *  - a free slot has tag 0 and is linked through `chain` from free_head;
  *  - a used slot has tag >= 1 and sits exactly once in the chain of the
- *    bucket of its hash, and exactly once in the LRU list.
+ *    bucket of its hash, and exactly once in one list of its class: list
+ *    1 if it has HL_SLOT_AT_LIMIT, else list 0;
+ *  - class records 0..nclasses-1 are in use; each one but record 0 is in
+ *    the class index (linear probing on its hash), and records are never
+ *    removed but by hl_slots_clear, so the index needs no deletion;
+ *  - the class tree names the largest class; it is derived from the
+ *    class counts and rebuilt by hl_slots_attach.
+ *
+ * Costs: hl_slots_find, hl_slots_remove and hl_slots_get of an existing key
+ * are O(1) (one chain, plus a probe of the class index, load <= 1/2).
+ * Creating a key in a full table frees or evicts: up to 2 * HL_EVICT_SCAN
+ * slot reads in each of at most three classes; the largest class is read
+ * off the class tree (below) in O(1), and each slot that changes class
+ * costs log2(HL_CLASSES) = 10 steps to keep that tree.
  *
  * The block may come back from disk (mod_slotmem_shm persistence) or be
  * left half-updated by a process killed inside a call, so:
  *  - hl_slots_attach checks the whole structure and re-initialises a block
  *    that is not consistent;
- *  - every loop that follows links stops after `capacity` steps, so a bad
- *    block can never hang the process that holds the mutex.
+ *  - every loop that follows links stops after a bounded number of steps,
+ *    so a bad block can never hang the process that holds the mutex.
  */
 #include <string.h>
 #include "hl_slots.h"
@@ -24,6 +38,15 @@
  * most 124 bytes. Compilation fails here (negative array size) if it grows.
  */
 typedef char hl_slot_size_check[(sizeof(hl_slot_t) <= 120) ? 1 : -1];
+/* Class numbers fit the 16 bits of hl_slot_t.cls and of the index; the
+ * class tree is complete (a power of two of records); the index is a
+ * power of two at least twice as large (load <= 1/2); one decision's
+ * windows all stay protected from each other. */
+typedef char hl_class_check[(HL_CLASSES <= 65536
+                             && (HL_CLASSES & (HL_CLASSES - 1)) == 0
+                             && HL_CLASS_INDEX >= 2 * HL_CLASSES
+                             && (HL_CLASS_INDEX & (HL_CLASS_INDEX - 1)) == 0
+                             && HL_SLOTS_RECENT >= HL_MAX_WINDOWS) ? 1 : -1];
 
 #define HL_FNV_OFFSET   0xcbf29ce484222325ULL
 #define HL_FNV_PRIME    0x100000001b3ULL
@@ -47,10 +70,28 @@ static uint32_t nbuckets_for(uint32_t capacity)
     return n;
 }
 
+/* Returns the offset of the class records in the block. */
+static size_t classes_offset(void)
+{
+    return align8(sizeof(hl_slots_header_t));
+}
+
+/* Returns the offset of the class index in the block. */
+static size_t class_index_offset(void)
+{
+    return classes_offset() + align8(HL_CLASSES * sizeof(hl_slot_class_t));
+}
+
+/* Returns the offset of the class tree in the block. */
+static size_t class_tree_offset(void)
+{
+    return class_index_offset() + align8(HL_CLASS_INDEX * sizeof(uint16_t));
+}
+
 /* Returns the offset of the bucket heads in the block. */
 static size_t buckets_offset(void)
 {
-    return align8(sizeof(hl_slots_header_t));
+    return class_tree_offset() + align8(HL_CLASSES * sizeof(uint16_t));
 }
 
 /* Returns the offset of the slot array in the block. */
@@ -136,35 +177,89 @@ static uint32_t bucket_of(const hl_slots_t *t, uint64_t hash)
     return (uint32_t)(hash & (t->hdr->nbuckets - 1));
 }
 
-/* Takes slot idx out of the LRU list (it must be in it). */
-static void lru_unlink(hl_slots_t *t, uint32_t idx)
+/* Returns the list (0 open, 1 at limit) slot s belongs to. */
+static int list_of(const hl_slot_t *s)
+{
+    return (s->flags & HL_SLOT_AT_LIMIT) ? 1 : 0;
+}
+
+/* Takes slot idx out of its class list (it must be in it). Leaves the
+ * class count alone. */
+static void list_unlink(hl_slots_t *t, uint32_t idx)
 {
     hl_slot_t *s = slot_at(t, idx);
+    hl_slot_class_t *c = &t->classes[s->cls];
+    int l = list_of(s);
 
     if (s->lru_prev != 0)
         slot_at(t, s->lru_prev)->lru_next = s->lru_next;
     else
-        t->hdr->lru_head = s->lru_next;
+        c->head[l] = s->lru_next;
     if (s->lru_next != 0)
         slot_at(t, s->lru_next)->lru_prev = s->lru_prev;
     else
-        t->hdr->lru_tail = s->lru_prev;
+        c->tail[l] = s->lru_prev;
     s->lru_prev = 0;
     s->lru_next = 0;
 }
 
-/* Puts slot idx (not in the LRU list) at its head: most recently used. */
-static void lru_push_head(hl_slots_t *t, uint32_t idx)
+/* Puts slot idx (in no list) at the head of the list its cls and flags
+ * name: most recently used. Leaves the class count alone. */
+static void list_push_head(hl_slots_t *t, uint32_t idx)
 {
     hl_slot_t *s = slot_at(t, idx);
+    hl_slot_class_t *c = &t->classes[s->cls];
+    int l = list_of(s);
 
     s->lru_prev = 0;
-    s->lru_next = t->hdr->lru_head;
-    if (t->hdr->lru_head != 0)
-        slot_at(t, t->hdr->lru_head)->lru_prev = idx;
+    s->lru_next = c->head[l];
+    if (c->head[l] != 0)
+        slot_at(t, c->head[l])->lru_prev = idx;
     else
-        t->hdr->lru_tail = idx;
-    t->hdr->lru_head = idx;
+        c->tail[l] = idx;
+    c->head[l] = idx;
+}
+
+/*
+ * The class tree: a complete binary tree over the HL_CLASSES records (node
+ * n has children 2n and 2n+1; node HL_CLASSES + c is record c itself),
+ * each inner node holding the record with the most slots below it, the
+ * lower record on a tie. tree[1] is then the largest class in O(1), and a
+ * count change costs log2(HL_CLASSES) steps. It is derived from the
+ * counts: hl_slots_attach rebuilds it rather than trusting the block.
+ */
+
+/* Returns the record that node n stands for. */
+static uint32_t tree_node(const hl_slots_t *t, uint32_t n)
+{
+    return n >= HL_CLASSES ? n - HL_CLASSES : t->class_tree[n];
+}
+
+/* Sets inner node n from its two children. */
+static void tree_set(hl_slots_t *t, uint32_t n)
+{
+    uint32_t a = tree_node(t, 2 * n), b = tree_node(t, 2 * n + 1);
+
+    t->class_tree[n] = (uint16_t)(t->classes[b].count > t->classes[a].count ? b : a);
+}
+
+/* Recomputes every inner node. O(HL_CLASSES). */
+static void tree_build(hl_slots_t *t)
+{
+    uint32_t n;
+
+    for (n = HL_CLASSES - 1; n >= 1; n--)
+        tree_set(t, n);
+}
+
+/* Adds delta (+1 or -1) to the slot count of record c. */
+static void count_add(hl_slots_t *t, uint32_t c, int delta)
+{
+    uint32_t n;
+
+    t->classes[c].count = (uint32_t)((int64_t)t->classes[c].count + delta);
+    for (n = (HL_CLASSES + c) / 2; n >= 1; n /= 2)
+        tree_set(t, n);
 }
 
 /* Takes slot idx out of the chain of its bucket (no-op if not found). */
@@ -203,51 +298,205 @@ static uint32_t locate(const hl_slots_t *t, const char *key, size_t len,
 }
 
 /*
+ * Returns the record of class hash cls, or 0 when cls is 0 or has no
+ * record. If empty is not NULL it receives the index position where cls
+ * would be added (HL_CLASS_INDEX if the index has no empty entry).
+ */
+static uint32_t class_find(const hl_slots_t *t, uint64_t cls, uint32_t *empty)
+{
+    uint32_t pos = (uint32_t)cls & (HL_CLASS_INDEX - 1), n;
+
+    if (empty != NULL)
+        *empty = HL_CLASS_INDEX;
+    if (cls == 0)
+        return 0;
+    for (n = 0; n < HL_CLASS_INDEX; n++, pos = (pos + 1) & (HL_CLASS_INDEX - 1)) {
+        uint32_t r = t->class_index[pos];
+
+        if (r == 0) {
+            if (empty != NULL)
+                *empty = pos;
+            return 0;
+        }
+        if (r < t->hdr->nclasses && t->classes[r].hash == cls)
+            return r;
+    }
+    return 0;
+}
+
+/* Returns the record of class hash cls, adding one if there is room;
+ * 0 (the shared class) for cls 0 or when every record is taken. */
+static uint32_t class_intern(hl_slots_t *t, uint64_t cls)
+{
+    uint32_t empty, r = class_find(t, cls, &empty);
+
+    if (r != 0 || cls == 0 || t->hdr->nclasses >= HL_CLASSES
+        || empty == HL_CLASS_INDEX)
+        return r;
+    r = t->hdr->nclasses++;
+    memset(&t->classes[r], 0, sizeof(t->classes[r]));
+    t->classes[r].hash = cls;
+    t->class_index[empty] = (uint16_t)r;
+    return r;
+}
+
+/* Returns -1 when cls has no record yet and one would be added, else the
+ * record it uses (0 for cls 0 and once every record is taken). */
+int hl_slots_class_of(const hl_slots_t *t, uint64_t cls)
+{
+    uint32_t r = class_find(t, cls, NULL);
+
+    if (r != 0 || cls == 0 || t->hdr->nclasses >= HL_CLASSES)
+        return (int)r;
+    return -1;
+}
+
+/* Records idx as just returned by hl_slots_get. */
+static void remember(hl_slots_t *t, uint32_t idx)
+{
+    hl_slots_header_t *h = t->hdr;
+
+    h->recent[h->recent_pos % HL_SLOTS_RECENT] = idx;
+    h->recent_pos = (h->recent_pos + 1) % HL_SLOTS_RECENT;
+}
+
+/* Returns 1 if idx is one of the HL_SLOTS_RECENT slots last returned. */
+static int is_recent(const hl_slots_t *t, uint32_t idx)
+{
+    int i;
+
+    for (i = 0; i < HL_SLOTS_RECENT; i++) {
+        if (t->hdr->recent[i] == idx)
+            return 1;
+    }
+    return 0;
+}
+
+/* Frees the used slot idx: out of its chain, list and the recent slots,
+ * zeroed, on the free list. */
+static void free_slot(hl_slots_t *t, uint32_t idx)
+{
+    hl_slot_t *s = slot_at(t, idx);
+    int i;
+
+    for (i = 0; i < HL_SLOTS_RECENT; i++) {
+        if (t->hdr->recent[i] == idx)
+            t->hdr->recent[i] = 0;
+    }
+    chain_unlink(t, idx);
+    list_unlink(t, idx);
+    count_add(t, s->cls, -1);
+    memset(s, 0, sizeof(*s));
+    s->chain = t->hdr->free_head;
+    t->hdr->free_head = idx;
+    t->hdr->used--;
+}
+
+/*
  * Empties the table: every slot zeroed and on the free list (in order),
- * no bucket chains, empty LRU list, statistics (evictions, inserts) reset.
- * Keeps magic, version, capacity, nbuckets and seed. O(capacity).
+ * no bucket chains, only the shared class (empty), statistics (evictions,
+ * reclaims, inserts) reset. Keeps magic, version, capacity, nbuckets and
+ * seed. O(capacity).
  */
 void hl_slots_clear(hl_slots_t *t)
 {
     hl_slots_header_t *h = t->hdr;
     uint32_t i;
 
+    memset(t->classes, 0, HL_CLASSES * sizeof(hl_slot_class_t));
+    memset(t->class_index, 0, HL_CLASS_INDEX * sizeof(uint16_t));
+    memset(t->class_tree, 0, HL_CLASSES * sizeof(uint16_t));  /* all counts 0 */
     memset(t->buckets, 0, (size_t)h->nbuckets * sizeof(uint32_t));
     memset(t->slots, 0, (size_t)h->capacity * sizeof(hl_slot_t));
     for (i = 0; i + 1 < h->capacity; i++)
         t->slots[i].chain = i + 2;
     h->free_head = 1;
     h->used = 0;
-    h->lru_head = 0;
-    h->lru_tail = 0;
+    h->nclasses = 1;
+    h->sweep = 0;
+    memset(h->recent, 0, sizeof(h->recent));
+    h->recent_pos = 0;
     h->evictions = 0;
+    h->reclaims = 0;
     h->inserts = 0;
 }
 
 /*
- * Returns 1 if the LRU list is sound: walked from the head, every link is
- * in range, points back to the previous one and names a used slot (tag
- * != 0, key_len <= HL_KEY_MAX); it ends at lru_tail after exactly `used`
- * slots. The back-link test makes a repeated slot impossible.
+ * Returns 1 if the class records and their index agree: record 0 has hash
+ * 0, records 1..nclasses-1 have distinct nonzero hashes that the index
+ * finds, the index holds exactly those nclasses - 1 entries, and records
+ * from nclasses on are all zero.
  */
-static int lru_is_valid(const hl_slots_t *t)
+static int classes_are_valid(const hl_slots_t *t)
+{
+    static const hl_slot_class_t zero;
+    const hl_slots_header_t *h = t->hdr;
+    uint32_t r, pos, entries = 0;
+
+    if (h->nclasses < 1 || h->nclasses > HL_CLASSES || t->classes[0].hash != 0)
+        return 0;
+    for (r = h->nclasses; r < HL_CLASSES; r++) {
+        if (memcmp(&t->classes[r], &zero, sizeof(zero)) != 0)
+            return 0;
+    }
+    for (pos = 0; pos < HL_CLASS_INDEX; pos++) {
+        if (t->class_index[pos] >= h->nclasses)
+            return 0;
+        entries += t->class_index[pos] != 0;
+    }
+    if (entries != h->nclasses - 1)
+        return 0;
+    for (r = 1; r < h->nclasses; r++) {
+        if (t->classes[r].hash == 0 || class_find(t, t->classes[r].hash, NULL) != r)
+            return 0;
+    }
+    return 1;
+}
+
+/*
+ * Returns 1 if every class list is sound: walked from its head, every link
+ * is in range, points back to the previous one and names a used slot (tag
+ * != 0, key_len <= HL_KEY_MAX) of that class with the flag of that list;
+ * it ends at the list's tail; each class counts the slots of its two
+ * lists, and all lists hold `used` slots. The back-link test makes a
+ * repeated slot within a list impossible; the class and flag test, a slot
+ * in two lists.
+ */
+static int lists_are_valid(const hl_slots_t *t)
 {
     const hl_slots_header_t *h = t->hdr;
-    uint32_t idx = h->lru_head, prev = 0, n = 0;
+    uint32_t c, total = 0;
 
-    while (idx != 0) {
-        const hl_slot_t *s;
+    for (c = 0; c < h->nclasses; c++) {
+        const hl_slot_class_t *k = &t->classes[c];
+        uint32_t in_class = 0;
+        int l;
 
-        if (idx > h->capacity || n == h->capacity)
+        for (l = 0; l < 2; l++) {
+            uint32_t idx = k->head[l], prev = 0;
+
+            while (idx != 0) {
+                const hl_slot_t *s;
+
+                if (idx > h->capacity || total == h->used)
+                    return 0;
+                s = slot_at(t, idx);
+                if (s->lru_prev != prev || s->tag == 0 || s->key_len > HL_KEY_MAX
+                    || s->cls != c || (s->flags & ~HL_SLOT_AT_LIMIT) != 0
+                    || list_of(s) != l)
+                    return 0;
+                prev = idx;
+                idx = s->lru_next;
+                in_class++;
+                total++;
+            }
+            if (prev != k->tail[l])
+                return 0;
+        }
+        if (in_class != k->count)
             return 0;
-        s = slot_at(t, idx);
-        if (s->lru_prev != prev || s->tag == 0 || s->key_len > HL_KEY_MAX)
-            return 0;
-        prev = idx;
-        idx = s->lru_next;
-        n++;
     }
-    return prev == h->lru_tail && n == h->used;
+    return total == h->used;
 }
 
 /*
@@ -272,8 +521,8 @@ static int free_list_is_valid(const hl_slots_t *t)
 
 /*
  * Returns 1 if the bucket chains are sound: in-range links to used slots
- * whose hash belongs to that bucket, `used` entries in all. With the two
- * lists above this means every used slot is in exactly one chain.
+ * whose hash belongs to that bucket, `used` entries in all. With the lists
+ * above this means every used slot is in exactly one chain.
  */
 static int chains_are_valid(const hl_slots_t *t)
 {
@@ -300,23 +549,28 @@ static int chains_are_valid(const hl_slots_t *t)
 
 /*
  * Returns 1 if the block holds a table of this capacity and version whose
- * header and lists are consistent (O(capacity + nbuckets)), 0 otherwise.
+ * header, classes and lists are consistent
+ * (O(capacity + nbuckets + HL_CLASSES + HL_CLASS_INDEX)), 0 otherwise.
  */
 static int table_is_valid(const hl_slots_t *t, uint32_t capacity)
 {
     const hl_slots_header_t *h = t->hdr;
+    int i;
 
     if (h->magic != HL_SLOTS_MAGIC || h->version != HL_SLOTS_VERSION
         || h->capacity != capacity || h->nbuckets != nbuckets_for(capacity))
         return 0;
     if (h->used > capacity || h->free_head > capacity
-        || h->lru_head > capacity || h->lru_tail > capacity)
+        || (h->used == capacity) != (h->free_head == 0)
+        || h->recent_pos >= HL_SLOTS_RECENT)
         return 0;
-    if ((h->used == 0) != (h->lru_head == 0)
-        || (h->lru_head == 0) != (h->lru_tail == 0)
-        || (h->used == capacity) != (h->free_head == 0))
+    for (i = 0; i < HL_SLOTS_RECENT; i++) {
+        if (h->recent[i] > capacity)
+            return 0;
+    }
+    if (!classes_are_valid(t) || h->sweep >= h->nclasses)
         return 0;
-    return lru_is_valid(t) && free_list_is_valid(t) && chains_are_valid(t);
+    return lists_are_valid(t) && free_list_is_valid(t) && chains_are_valid(t);
 }
 
 /*
@@ -341,8 +595,10 @@ int hl_slots_attach(hl_slots_t *t, void *mem, size_t size, uint32_t capacity,
         return -1;
 
     hl_slots_map(t, mem, capacity);
-    if (table_is_valid(t, capacity))
+    if (table_is_valid(t, capacity)) {
+        tree_build(t);
         return 0;
+    }
 
     memset(t->hdr, 0, sizeof(*t->hdr));
     t->hdr->magic = HL_SLOTS_MAGIC;
@@ -359,6 +615,9 @@ void hl_slots_map(hl_slots_t *t, void *mem, uint32_t capacity)
     char *base = mem;
 
     t->hdr = mem;
+    t->classes = (hl_slot_class_t *)(base + classes_offset());
+    t->class_index = (uint16_t *)(base + class_index_offset());
+    t->class_tree = (uint16_t *)(base + class_tree_offset());
     t->buckets = (uint32_t *)(base + buckets_offset());
     t->slots = (hl_slot_t *)(base + slots_offset(capacity));
 }
@@ -378,55 +637,135 @@ hl_slot_t *hl_slots_find(hl_slots_t *t, const char *key, size_t len)
 }
 
 /*
- * Returns the link of a slot to hold a new key, out of every list: a free
- * slot, else the first expired one (expires_ms <= now_ms) among the
- * HL_EVICT_SCAN least recently used, else the least recently used one
- * (counted in evictions). Never fails: a full table with an empty LRU list
- * cannot happen when consistent, and is repaired by clearing it.
+ * Frees every expired slot (expires_ms <= now_ms) that is not recent among
+ * the HL_EVICT_SCAN least recently used of each list of class c. Returns
+ * how many it freed (also added to reclaims).
  */
-static uint32_t take_slot(hl_slots_t *t, int64_t now_ms)
+static uint32_t reclaim(hl_slots_t *t, uint32_t c, int64_t now_ms)
+{
+    uint32_t freed = 0;
+    int l;
+
+    for (l = 0; l < 2; l++) {
+        uint32_t idx = t->classes[c].tail[l], n;
+
+        for (n = 0; idx != 0 && n < HL_EVICT_SCAN; n++) {
+            uint32_t prev = slot_at(t, idx)->lru_prev;
+
+            if (slot_at(t, idx)->expires_ms <= now_ms && !is_recent(t, idx)) {
+                free_slot(t, idx);
+                freed++;
+            }
+            idx = prev;
+        }
+    }
+    t->hdr->reclaims += freed;
+    return freed;
+}
+
+/* Returns the least recently used slot of class c that is not recent, in
+ * its open list, else in its at-limit list; 0 if there is none. */
+static uint32_t evictable(const hl_slots_t *t, uint32_t c)
+{
+    int l;
+
+    for (l = 0; l < 2; l++) {
+        uint32_t idx = t->classes[c].tail[l], n;
+
+        for (n = 0; idx != 0 && n <= HL_SLOTS_RECENT; n++) {
+            if (!is_recent(t, idx))
+                return idx;
+            idx = slot_at(t, idx)->lru_prev;
+        }
+    }
+    return 0;
+}
+
+/* Returns the class holding the most slots; on a tie the requester's class
+ * rc, else the first record. O(1) through the class tree. */
+static uint32_t victim_class(const hl_slots_t *t, uint32_t rc)
+{
+    uint32_t best = t->class_tree[1];
+
+    return t->classes[rc].count >= t->classes[best].count ? rc : best;
+}
+
+/*
+ * Returns the live slot to evict from victim class v: its least recently
+ * used evictable slot, else that of the first class
+ * that has one, else (a table of at most HL_SLOTS_RECENT slots) the least
+ * recently used of the victim class even if recent. 0 only if the table
+ * has no used slot (inconsistent).
+ */
+static uint32_t choose_eviction(const hl_slots_t *t, uint32_t v)
+{
+    uint32_t idx = evictable(t, v), c;
+
+    for (c = 0; idx == 0 && c < t->hdr->nclasses; c++)
+        idx = evictable(t, c);
+    if (idx == 0)
+        idx = t->classes[v].tail[0] != 0 ? t->classes[v].tail[0]
+                                         : t->classes[v].tail[1];
+    return idx;
+}
+
+/*
+ * Returns the link of a free slot for a new key of class rc, taken off the
+ * free list: a free slot, else one freed from expired slots of the
+ * requester's class, of the next class of the sweep, then of the victim
+ * class, else an evicted live slot (counted in evictions). Never fails: a
+ * full table with no used slot cannot happen when consistent, and is
+ * repaired by clearing it (then the caller's class record is gone too).
+ */
+static uint32_t take_slot(hl_slots_t *t, uint32_t rc, int64_t now_ms)
 {
     hl_slots_header_t *h = t->hdr;
-    uint32_t idx, victim = 0, n;
+    uint32_t idx;
 
-    if (h->free_head == 0 && h->lru_tail == 0)
-        hl_slots_clear(t);
-    if (h->free_head != 0) {
-        idx = h->free_head;
-        h->free_head = slot_at(t, idx)->chain;
-        slot_at(t, idx)->chain = 0;
-        h->used++;
-        return idx;
+    if (h->free_head == 0)
+        reclaim(t, rc, now_ms);
+    if (h->free_head == 0) {
+        uint32_t c = h->sweep < h->nclasses ? h->sweep : 0;
+
+        h->sweep = (c + 1) % h->nclasses;
+        if (c != rc)
+            reclaim(t, c, now_ms);
     }
+    if (h->free_head == 0) {
+        uint32_t v = victim_class(t, rc);
 
-    idx = h->lru_tail;
-    for (n = 0; idx != 0 && n < HL_EVICT_SCAN; n++) {
-        if (slot_at(t, idx)->expires_ms <= now_ms) {
-            victim = idx;
-            break;
+        if (v != rc)
+            reclaim(t, v, now_ms);
+        if (h->free_head == 0) {
+            idx = choose_eviction(t, v);
+            if (idx != 0) {
+                free_slot(t, idx);
+                h->evictions++;
+            }
+            else
+                hl_slots_clear(t);
         }
-        idx = slot_at(t, idx)->lru_prev;
     }
-    if (victim == 0) {
-        victim = h->lru_tail;
-        h->evictions++;
-    }
-    chain_unlink(t, victim);
-    lru_unlink(t, victim);
-    return victim;
+    idx = h->free_head;
+    h->free_head = slot_at(t, idx)->chain;
+    slot_at(t, idx)->chain = 0;
+    h->used++;
+    return idx;
 }
 
 /*
  * Returns NULL only when len > HL_KEY_MAX (compact the key first). A tag of
  * 0 is taken as 1 (0 marks free slots). *created (if not NULL) is set to 1
  * when the slot is new, else 0. The slot belongs to the table and stays
- * valid until the next call that may create or remove a slot.
+ * valid until the next call that may create or remove a slot (the
+ * HL_SLOTS_RECENT last returned by this function survive the next ones).
  */
 hl_slot_t *hl_slots_get(hl_slots_t *t, const char *key, size_t len,
-                        uint32_t tag, int64_t now_ms, int *created)
+                        uint8_t tag, uint64_t cls, int64_t now_ms,
+                        int *created)
 {
     uint64_t hash;
-    uint32_t idx, b;
+    uint32_t idx, b, rc;
     hl_slot_t *s;
 
     if (created != NULL)
@@ -436,77 +775,105 @@ hl_slot_t *hl_slots_get(hl_slots_t *t, const char *key, size_t len,
     if (tag == 0)
         tag = 1;
     hash = hl_hash64(key, len, t->hdr->seed);
+    rc = class_intern(t, cls);
 
     idx = locate(t, key, len, hash);
     if (idx != 0) {
         s = slot_at(t, idx);
+        list_unlink(t, idx);
         if (s->tag != tag) {
             memset(&s->bucket, 0, sizeof(s->bucket));
             s->tag = tag;
             s->expires_ms = 0;
+            s->flags = 0;
         }
-        lru_unlink(t, idx);
-        lru_push_head(t, idx);
+        if (s->cls != rc) {
+            count_add(t, s->cls, -1);
+            count_add(t, rc, +1);
+            s->cls = (uint16_t)rc;
+        }
+        list_push_head(t, idx);
+        remember(t, idx);
         return s;
     }
 
-    idx = take_slot(t, now_ms);
+    idx = take_slot(t, rc, now_ms);
+    if (rc >= t->hdr->nclasses)     /* the table was repaired (cleared) */
+        rc = class_intern(t, cls);
     s = slot_at(t, idx);
     memset(s, 0, sizeof(*s));  /* zero bucket, expires_ms 0, unused key bytes */
     s->hash = hash;
     s->tag = tag;
+    s->cls = (uint16_t)rc;
     s->key_len = (uint16_t)len;
     if (len > 0)
         memcpy(s->key, key, len);
     b = bucket_of(t, hash);
     s->chain = t->buckets[b];
     t->buckets[b] = idx;
-    lru_push_head(t, idx);
+    list_push_head(t, idx);
+    count_add(t, rc, +1);
+    remember(t, idx);
     t->hdr->inserts++;
     if (created != NULL)
         *created = 1;
     return s;
 }
 
+/* Moves s to the head of its class's at-limit list (at_limit nonzero) or
+ * open list, if it is not in that list already. Never fails. */
+void hl_slots_set_at_limit(hl_slots_t *t, hl_slot_t *s, int at_limit)
+{
+    uint32_t idx = (uint32_t)(s - t->slots) + 1;
+    uint8_t want = at_limit ? HL_SLOT_AT_LIMIT : 0;
+
+    if ((s->flags & HL_SLOT_AT_LIMIT) == want)
+        return;
+    list_unlink(t, idx);
+    s->flags = (uint8_t)((s->flags & ~HL_SLOT_AT_LIMIT) | want);
+    list_push_head(t, idx);
+}
+
 /* Returns 1 if key existed (its slot is now free), 0 otherwise. */
 int hl_slots_remove(hl_slots_t *t, const char *key, size_t len)
 {
     uint32_t idx;
-    hl_slot_t *s;
 
     if (len > HL_KEY_MAX)
         return 0;
     idx = locate(t, key, len, hl_hash64(key, len, t->hdr->seed));
     if (idx == 0)
         return 0;
-    chain_unlink(t, idx);
-    lru_unlink(t, idx);
-    s = slot_at(t, idx);
-    memset(s, 0, sizeof(*s));
-    s->chain = t->hdr->free_head;
-    t->hdr->free_head = idx;
-    t->hdr->used--;
+    free_slot(t, idx);
     return 1;
 }
 
 /*
- * Returns the number of slots fn was called on, most recently used first;
- * stops after the first call that returns nonzero. fn must not change the
- * table. Never more than capacity calls.
+ * Returns the number of slots fn was called on (class by class, open list
+ * then at-limit list, most recently used first); stops after the first
+ * call that returns nonzero. fn must not change the table. Never more than
+ * capacity calls.
  */
 uint32_t hl_slots_foreach(hl_slots_t *t,
                           int (*fn)(const hl_slot_t *s, void *baton),
                           void *baton)
 {
-    uint32_t idx = t->hdr->lru_head, n = 0;
+    uint32_t c, n = 0;
+    int l;
 
-    while (idx != 0 && n < t->hdr->capacity) {
-        const hl_slot_t *s = slot_at(t, idx);
+    for (c = 0; c < t->hdr->nclasses; c++) {
+        for (l = 0; l < 2; l++) {
+            uint32_t idx = t->classes[c].head[l];
 
-        n++;
-        if (fn(s, baton) != 0)
-            break;
-        idx = s->lru_next;
+            while (idx != 0 && n < t->hdr->capacity) {
+                const hl_slot_t *s = slot_at(t, idx);
+
+                n++;
+                if (fn(s, baton) != 0)
+                    return n;
+                idx = s->lru_next;
+            }
+        }
     }
     return n;
 }

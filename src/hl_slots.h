@@ -4,11 +4,35 @@
  * tests). Records have a fixed size with the key inline and no pointers,
  * only 32-bit indexes, so the block may be mapped anywhere and persisted.
  *
- * Layout: header | uint32_t bucket heads[nbuckets] | hl_slot_t slots[capacity]
- * A hash index (separate chaining through slot indexes) finds a key in O(1);
- * a doubly linked LRU list makes eviction O(1). When the table is full the
- * oldest few slots are searched for an expired one, then the least recently
- * used is reused: inserting never fails.
+ * Layout: header | hl_slot_class_t classes[HL_CLASSES]
+ *         | uint16_t class index[HL_CLASS_INDEX] | uint16_t class tree[HL_CLASSES]
+ *         | uint32_t bucket heads[nbuckets] | hl_slot_t slots[capacity]
+ * A hash index (separate chaining through slot indexes) finds a key in O(1).
+ *
+ * Eviction classes. Every slot belongs to a class: in the limiter, one per
+ * quota (origin + scope), so that a client flooding one quota with new
+ * keys cannot push another quota's live counters out. A class has two LRU
+ * lists: "open" slots and slots "at limit" (flagged by the caller: the
+ * counter has no request left in its window). When a new key finds no free
+ * slot, hl_slots_get
+ *   1. frees every expired slot among the HL_EVICT_SCAN oldest of each list
+ *      of the requester's class, then of one more class taken in turn (a
+ *      sweep that drains quotas nobody uses any more), then of the victim
+ *      class below;
+ *   2. if none was expired, evicts from the victim class: the class holding
+ *      the most slots (ties: the requester's own), its least recently used
+ *      open slot, or, only if it has none, its least recently used slot at
+ *      limit.
+ * So the flooder pays: a class is only ever robbed by another class while
+ * it is the largest, and a class holding fewer than capacity / (classes in
+ * use) slots never loses a live counter to another class.
+ * The HL_SLOTS_RECENT slots most recently returned by hl_slots_get are
+ * never freed nor evicted by it (the windows of one decision never take
+ * each other's slot), unless nothing else is left.
+ *
+ * Classes are found by a 64-bit class hash given by the caller (0: the
+ * shared class 0). HL_CLASSES - 1 classes get their own record, first come
+ * first served, kept until hl_slots_clear; further classes share class 0.
  *
  * NOT thread-safe: the caller holds the global mutex around every call.
  */
@@ -21,20 +45,37 @@
 
 #define HL_KEY_MAX       70          /* bytes of key stored inline */
 #define HL_SLOTS_MAGIC   0x484c5354u /* "HLST" */
-#define HL_SLOTS_VERSION 1u
-#define HL_EVICT_SCAN    8           /* LRU tail entries checked for expiry */
+#define HL_SLOTS_VERSION 2u          /* 2: eviction classes */
+#define HL_EVICT_SCAN    8           /* list tail entries checked for expiry */
+#define HL_CLASSES       1024        /* class records, class 0 shared;
+                                        a power of two */
+#define HL_CLASS_INDEX   2048        /* open-addressing index of the classes */
+#define HL_SLOTS_RECENT  8           /* slots protected from hl_slots_get */
+
+#define HL_SLOT_AT_LIMIT 0x01        /* hl_slot_t.flags: in the at-limit list */
 
 typedef struct {
     uint64_t    hash;        /* seeded hash of the key */
     uint32_t    chain;       /* next slot in the bucket: index + 1, 0 = end */
     uint32_t    lru_prev;    /* index + 1, 0 = none (towards most recent) */
     uint32_t    lru_next;    /* index + 1, 0 = none (towards least recent) */
-    uint32_t    tag;         /* caller's policy tag (algo); 0 = slot is free */
+    uint8_t     tag;         /* caller's policy tag (algo); 0 = slot is free */
+    uint8_t     flags;       /* HL_SLOT_AT_LIMIT: which list of its class */
+    uint16_t    cls;         /* class record index */
     int64_t     expires_ms;  /* from hl_bucket_expires_ms; reuse after it */
     hl_bucket_t bucket;
     uint16_t    key_len;
     char        key[HL_KEY_MAX];  /* not NUL-terminated */
 } hl_slot_t;
+
+/* One eviction class: its slot count and two LRU lists (0 open, 1 at limit). */
+typedef struct {
+    uint64_t hash;           /* class hash; 0 for class 0 and unused records */
+    uint32_t count;          /* slots in both lists */
+    uint32_t head[2];        /* index + 1, most recently used */
+    uint32_t tail[2];        /* index + 1, least recently used */
+    uint32_t reserved;
+} hl_slot_class_t;
 
 typedef struct {
     uint32_t magic;
@@ -44,14 +85,21 @@ typedef struct {
     uint64_t seed;        /* hash seed chosen at init */
     uint32_t used;        /* slots in use */
     uint32_t free_head;   /* index + 1 of first free slot (linked by chain) */
-    uint32_t lru_head;    /* index + 1, most recently used */
-    uint32_t lru_tail;    /* index + 1, least recently used */
-    uint64_t evictions;   /* slots reused while still in use */
+    uint32_t nclasses;    /* class records in use, 1..HL_CLASSES */
+    uint32_t sweep;       /* next class the sweep looks at, < nclasses */
+    uint32_t recent[HL_SLOTS_RECENT];  /* index + 1 of slots just returned */
+    uint32_t recent_pos;  /* next entry of recent to overwrite */
+    uint32_t reserved;
+    uint64_t evictions;   /* live slots reused */
+    uint64_t reclaims;    /* expired slots freed for a new key */
     uint64_t inserts;
 } hl_slots_header_t;
 
 typedef struct {
     hl_slots_header_t *hdr;
+    hl_slot_class_t   *classes;
+    uint16_t          *class_index;
+    uint16_t          *class_tree;
     uint32_t          *buckets;
     hl_slot_t         *slots;
 } hl_slots_t;
@@ -86,22 +134,39 @@ void hl_slots_clear(hl_slots_t *t);
 hl_slot_t *hl_slots_find(hl_slots_t *t, const char *key, size_t len);
 
 /*
- * Returns the slot of key, creating it (zeroed bucket, tag as given) when
- * absent, by taking a free slot, else an expired slot among the
- * HL_EVICT_SCAN least recently used, else the least recently used one
- * (counted in evictions). Marks the slot most recently used. Never NULL when
- * len <= HL_KEY_MAX; *created is set to 1 for a new slot.
- * If an existing slot has another tag, its bucket is reset and tag updated.
+ * Returns the slot of key, creating it (zeroed bucket, tag as given, not at
+ * limit) when absent in the class of class hash cls (0: the shared class),
+ * by taking a free slot, else freeing expired ones, else evicting (see the
+ * top of this file; counted in evictions). Marks the slot most recently
+ * used in its list. Never NULL when len <= HL_KEY_MAX; *created is set to
+ * 1 for a new slot. If an existing slot has another tag, its bucket is
+ * reset, its tag updated and its at-limit flag cleared; if it is in another
+ * class, it moves to this one.
  */
 hl_slot_t *hl_slots_get(hl_slots_t *t, const char *key, size_t len,
-                        uint32_t tag, int64_t now_ms, int *created);
+                        uint8_t tag, uint64_t cls, int64_t now_ms,
+                        int *created);
+
+/*
+ * Flags slot s (from hl_slots_get on t) as at its limit (at_limit nonzero)
+ * or not, moving it to the head of the matching list of its class. Slots at
+ * limit are evicted last within their class.
+ */
+void hl_slots_set_at_limit(hl_slots_t *t, hl_slot_t *s, int at_limit);
+
+/*
+ * Returns the index of the class record of class hash cls (0 for hash 0 or
+ * a class sharing record 0), or -1 if it has none yet. Never creates one.
+ */
+int hl_slots_class_of(const hl_slots_t *t, uint64_t cls);
 
 /* Frees the slot of key. Returns 1 if it existed, 0 otherwise. */
 int hl_slots_remove(hl_slots_t *t, const char *key, size_t len);
 
 /*
- * Calls fn for every used slot, most recently used first; stops early when
- * fn returns nonzero. Returns the number of slots visited.
+ * Calls fn for every used slot: class by class (record order), in each
+ * class the open list then the at-limit list, most recently used first;
+ * stops early when fn returns nonzero. Returns the number of slots visited.
  */
 uint32_t hl_slots_foreach(hl_slots_t *t,
                           int (*fn)(const hl_slot_t *s, void *baton),

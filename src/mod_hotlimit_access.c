@@ -360,7 +360,8 @@ static int decide_locked(hl_slots_t *slots, hl_shared_t *shared,
         /* One quota that counts every request: decide and count at once. */
         int commit = n == 1 && m[i].quota.count == HL_COUNT_ALL;
         hl_limiter_decide(slots, &m[i].quota, m[i].origin, m[i].key,
-                          strlen(m[i].key), now, commit, &m[i].decision);
+                          strlen(m[i].key), strlen(m[i].scope), now, commit,
+                          &m[i].decision);
         if (!m[i].decision.admit && !m[i].dry_run)
             admit = 0;
     }
@@ -368,7 +369,7 @@ static int decide_locked(hl_slots_t *slots, hl_shared_t *shared,
         for (i = 0; i < n; ++i)
             if (m[i].decision.admit && m[i].quota.count == HL_COUNT_ALL)
                 hl_limiter_count(slots, &m[i].quota, m[i].origin, m[i].key,
-                                 strlen(m[i].key), now);
+                                 strlen(m[i].key), strlen(m[i].scope), now);
     }
     for (i = 0; i < n; ++i)
         hl_stats_add(&shared->stats, m[i].scope,
@@ -517,7 +518,7 @@ int hl_log_transaction(request_rec *r)
         hl_match_t *m = &p->matches[i];
         if (hl_quota_counts_status(&m->quota, last->status))
             hl_limiter_count(slots, &m->quota, m->origin, m->key,
-                             strlen(m->key), hl_mono_ms());
+                             strlen(m->key), strlen(m->scope), hl_mono_ms());
     }
     hl_store_unlock(r->server);
     return DECLINED;

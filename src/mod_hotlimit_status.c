@@ -32,8 +32,8 @@ typedef struct {
 /* A copy of everything the page shows. */
 typedef struct {
     hl_shared_t  shared;          /* header and per-route stats */
-    uint32_t     used, capacity;
-    uint64_t     evictions;
+    uint32_t     used, capacity, classes;
+    uint64_t     evictions, reclaims;
     int          ntop;
     hl_top_key_t top[HL_TOP_KEYS];
 } hl_snapshot_t;
@@ -96,6 +96,8 @@ static hl_snapshot_t *take_snapshot(request_rec *r)
     snap->used = slots->hdr->used;
     snap->capacity = slots->hdr->capacity;
     snap->evictions = slots->hdr->evictions;
+    snap->reclaims = slots->hdr->reclaims;
+    snap->classes = slots->hdr->nclasses;
     hl_slots_foreach(slots, collect_top, snap);
     hl_store_unlock(r->server);
     return snap;
@@ -168,9 +170,16 @@ static void write_metrics(request_rec *r, const hl_snapshot_t *snap)
                "hotlimit_slots_capacity %u\n"
                "# HELP hotlimit_evictions_total Counters reused while still live.\n"
                "# TYPE hotlimit_evictions_total counter\n"
-               "hotlimit_evictions_total %" APR_UINT64_T_FMT "\n",
+               "hotlimit_evictions_total %" APR_UINT64_T_FMT "\n"
+               "# HELP hotlimit_reclaims_total Expired counters freed for new keys.\n"
+               "# TYPE hotlimit_reclaims_total counter\n"
+               "hotlimit_reclaims_total %" APR_UINT64_T_FMT "\n"
+               "# HELP hotlimit_slot_classes Eviction classes (quotas) with a record.\n"
+               "# TYPE hotlimit_slot_classes gauge\n"
+               "hotlimit_slot_classes %u\n",
                (apr_uint64_t)snap->shared.table_generation, snap->used,
-               snap->capacity, (apr_uint64_t)snap->evictions);
+               snap->capacity, (apr_uint64_t)snap->evictions,
+               (apr_uint64_t)snap->reclaims, snap->classes);
 }
 
 static void write_json(request_rec *r, const hl_snapshot_t *snap)
@@ -195,8 +204,10 @@ static void write_json(request_rec *r, const hl_snapshot_t *snap)
                (apr_uint64_t)snap->shared.reloads[HL_RELOAD_UNCHANGED],
                (apr_uint64_t)snap->shared.reloads[HL_RELOAD_FAILED]);
     ap_rprintf(r, "\"slots\":{\"used\":%u,\"capacity\":%u,\"evictions\":%"
-               APR_UINT64_T_FMT "},\"routes\":[", snap->used, snap->capacity,
-               (apr_uint64_t)snap->evictions);
+               APR_UINT64_T_FMT ",\"reclaims\":%" APR_UINT64_T_FMT
+               ",\"classes\":%u},\"routes\":[", snap->used, snap->capacity,
+               (apr_uint64_t)snap->evictions, (apr_uint64_t)snap->reclaims,
+               snap->classes);
     for (i = 0; i < HL_STATS_ROUTES; ++i) {
         const hl_route_stat_t *e = &snap->shared.stats.routes[i];
         if (!e->hash)
@@ -249,8 +260,10 @@ static void write_html(request_rec *r, const hl_snapshot_t *snap)
                (apr_uint64_t)snap->shared.reloads[HL_RELOAD_UNCHANGED],
                (apr_uint64_t)snap->shared.reloads[HL_RELOAD_FAILED]);
     ap_rprintf(r, "<h2>Counter slots</h2><p>%u used of %u, %" APR_UINT64_T_FMT
-               " evictions</p>", snap->used, snap->capacity,
-               (apr_uint64_t)snap->evictions);
+               " evictions, %" APR_UINT64_T_FMT " expired reused, %u eviction "
+               "classes</p>", snap->used, snap->capacity,
+               (apr_uint64_t)snap->evictions, (apr_uint64_t)snap->reclaims,
+               snap->classes);
     ap_rputs("<h2>Routes</h2><table><tr><th>route</th><th>admitted</th>"
              "<th>rejected</th><th>dry run</th></tr>", r);
     for (i = 0; i < HL_STATS_ROUTES; ++i) {

@@ -12,6 +12,17 @@ static hl_slots_t table(uint32_t capacity)
     return t;
 }
 
+/* Returns the length of the scope of key (n bytes): up to its last '|',
+ * all of it without one. */
+static size_t scope_len(const char *key, size_t n)
+{
+    size_t i = n;
+
+    while (i > 0 && key[i - 1] != '|')
+        --i;
+    return i > 0 ? i - 1 : n;
+}
+
 static hl_quota_t quota(const char *a, const char *b)
 {
     hl_quota_t q;
@@ -20,6 +31,142 @@ static hl_quota_t quota(const char *a, const char *b)
     if (hl_quota_parse_args(&q, b ? 2 : 1, argv, err, sizeof(err)) != 0)
         printf("# parse failed: %s\n", err);
     return q;
+}
+
+/* Decides one request of key on quota q (directive origin) at now, counted
+ * when admitted; returns the decision's admit. */
+static int hit(hl_slots_t *t, const hl_quota_t *q, const char *key, int64_t now,
+               hl_decision_t *d)
+{
+    hl_limiter_decide(t, q, HL_ORIGIN_DIRECTIVE, key, strlen(key),
+                      scope_len(key, strlen(key)), now, 1, d);
+    return d->admit;
+}
+
+/* Returns the count of window i of key (directive origin), or -1 when
+ * it has no slot; *at_limit receives its flag. */
+static long window_count(hl_slots_t *t, const char *key, int i, int *at_limit)
+{
+    char skey[HL_KEY_MAX];
+    size_t n = hl_limiter_slot_key(skey, HL_ORIGIN_DIRECTIVE, i, key, strlen(key));
+    hl_slot_t *s = hl_slots_find(t, skey, n);
+
+    if (s == NULL)
+        return -1;
+    *at_limit = !!(s->flags & HL_SLOT_AT_LIMIT);
+    return (long)s->bucket.count;
+}
+
+/* A client cannot free its own counters by flooding other keys. */
+static void test_flood(void)
+{
+    static const uint32_t floods[] = { 64, 1000, 100000 };
+    hl_quota_t login = quota("3/1m", NULL), api = quota("1000/1m", NULL);
+    hl_quota_t two = quota("2/1m", "5/1h");
+    const char *victim = "/login|203.0.113.7";
+    int64_t now = 1700000000000LL;
+    hl_decision_t d;
+    char key[64], name[120];
+    int i, at_limit = 0, admitted;
+    size_t f;
+
+    ok(hl_limiter_class(HL_ORIGIN_DIRECTIVE, "/login", 6)
+       != hl_limiter_class(HL_ORIGIN_TABLE, "/login", 6)
+       && hl_limiter_class(HL_ORIGIN_DIRECTIVE, "/login", 6)
+          == hl_limiter_class(HL_ORIGIN_DIRECTIVE, "/login|x", 6)
+       && hl_limiter_class(HL_ORIGIN_DIRECTIVE, "/login", 6) != 0,
+       "class: origin and scope only, never 0");
+
+    for (f = 0; f < sizeof(floods) / sizeof(floods[0]); f++) {
+        hl_slots_t t = table(64);
+
+        for (i = 0; i < 4; i++)
+            hit(&t, &login, victim, now, &d);
+        ok(!d.admit && window_count(&t, victim, 0, &at_limit) == 3 && at_limit,
+           "/login 3/1m: fourth request rejected, counter at limit");
+        for (i = 0; i < (int)floods[f]; i++) {
+            snprintf(key, sizeof(key), "/api|h:%016x", (unsigned)i * 2654435761u);
+            hit(&t, &api, key, now + 1 + i / 1000, &d);
+        }
+        snprintf(name, sizeof(name), "flood of %u keys on /api: /login counter intact",
+                 floods[f]);
+        ok(window_count(&t, victim, 0, &at_limit) == 3 && at_limit, name);
+        snprintf(name, sizeof(name), "... and /login still rejects (%u)", floods[f]);
+        ok(!hit(&t, &login, victim, now + 200, &d), name);
+        free(t.hdr);
+    }
+
+    {   /* within one quota: the key at its limit is evicted last */
+        hl_slots_t t = table(64);
+
+        for (i = 0; i < 4; i++)
+            hit(&t, &login, victim, now, &d);
+        for (i = 0; i < 100000; i++) {
+            snprintf(key, sizeof(key), "/login|10.%d.%d.%d", i >> 16, (i >> 8) & 255, i & 255);
+            hit(&t, &login, key, now + 1, &d);
+        }
+        ok(window_count(&t, victim, 0, &at_limit) == 3 && at_limit,
+           "100000 other clients of /login: the client at its limit keeps its counter");
+        ok(!hit(&t, &login, victim, now + 2, &d), "... and is still rejected");
+        free(t.hdr);
+    }
+
+    {   /* expired counters are reused before live ones */
+        hl_slots_t t = table(64);
+        hl_quota_t shortq = quota("100/1s", NULL);
+
+        for (i = 0; i < 63; i++) {
+            snprintf(key, sizeof(key), "/old|%d", i);
+            hit(&t, &shortq, key, now, &d);
+        }
+        hit(&t, &login, victim, now, &d);
+        for (i = 0; i < 63; i++) {
+            snprintf(key, sizeof(key), "/api|%d", i);
+            hit(&t, &api, key, now + 5000, &d);
+        }
+        for (i = 0, admitted = 0; i < 63; i++) {
+            snprintf(key, sizeof(key), "/api|%d", i);
+            admitted += window_count(&t, key, 0, &at_limit) < 0;
+        }
+        printf("# 63 new /api keys: %llu expired /old counters reused, %llu evictions\n",
+               (unsigned long long)t.hdr->reclaims, (unsigned long long)t.hdr->evictions);
+        ok(t.hdr->reclaims >= 32, "expired /old counters reused for new /api keys");
+        is_int(admitted, (long)t.hdr->evictions, "every live counter evicted was an /api one");
+        ok(window_count(&t, victim, 0, &at_limit) == 1, "/login counter intact");
+        free(t.hdr);
+    }
+
+    {   /* two windows in a table full of counters at limit of the same quota */
+        hl_slots_t t = table(64);
+
+        for (i = 0; i < 40; i++) {
+            snprintf(key, sizeof(key), "/two|%d", i);
+            hit(&t, &two, key, now, &d);
+            hit(&t, &two, key, now, &d);
+        }
+        for (i = 0, admitted = 0; i < 3; i++)
+            admitted += hit(&t, &two, "/two|new", now, &d);
+        is_int(admitted, 2, "a new client in a full table: each window its own slot, "
+               "2/1m admits exactly 2");
+        ok(window_count(&t, "/two|new", 0, &at_limit) == 2 && at_limit
+           && window_count(&t, "/two|new", 1, &at_limit) == 2 && !at_limit,
+           "window 0 at limit, window 1 not");
+        free(t.hdr);
+    }
+
+    {   /* hl_limiter_count flags the counter it fills */
+        hl_slots_t t = table(64);
+        hl_quota_t q2 = quota("2/1m", NULL);
+
+        hl_limiter_count(&t, &q2, HL_ORIGIN_DIRECTIVE, "/f|1", 4, 2, now);
+        ok(window_count(&t, "/f|1", 0, &at_limit) == 1 && !at_limit, "count 1 of 2: not at limit");
+        hl_limiter_count(&t, &q2, HL_ORIGIN_DIRECTIVE, "/f|1", 4, 2, now);
+        ok(window_count(&t, "/f|1", 0, &at_limit) == 2 && at_limit, "count 2 of 2: at limit");
+        hl_limiter_decide(&t, &q2, HL_ORIGIN_DIRECTIVE, "/f|1", 4, 2, now + 61000, 0, &d);
+        ok(d.admit && window_count(&t, "/f|1", 0, &at_limit) == 0 && !at_limit,
+           "a decision in the next window clears the flag");
+        free(t.hdr);
+    }
 }
 
 int main(void)
@@ -33,7 +180,7 @@ int main(void)
 
     /* Three in the 2 s window, then the short window rejects. */
     for (i = 0; i < 4; ++i) {
-        hl_limiter_decide(&t, &q, HL_ORIGIN_DIRECTIVE, k, strlen(k), now, 1, &d);
+        hl_limiter_decide(&t, &q, HL_ORIGIN_DIRECTIVE, k, strlen(k), scope_len(k, strlen(k)), now, 1, &d);
         admitted += d.admit;
     }
     is_int(admitted, 3, "3/2s admits three");
@@ -45,43 +192,43 @@ int main(void)
     /* After the short window: two more, then the long window rejects. */
     now += 2000;
     for (i = 0; i < 3; ++i)
-        hl_limiter_decide(&t, &q, HL_ORIGIN_DIRECTIVE, k, strlen(k), now, 1, &d);
+        hl_limiter_decide(&t, &q, HL_ORIGIN_DIRECTIVE, k, strlen(k), scope_len(k, strlen(k)), now, 1, &d);
     ok(!d.admit && d.windows[0].admit && !d.windows[1].admit, "1m window violated after 5");
     ok(d.retry_after_s >= 57 && d.retry_after_s <= 60, "retry points to the 1m window end");
     is_int(d.remaining, 0, "least remaining is 0");
 
     /* Another client and another origin have their own counters. */
-    hl_limiter_decide(&t, &q, HL_ORIGIN_DIRECTIVE, "/user/login|198.51.100.1", 24, now, 1, &d);
+    hl_limiter_decide(&t, &q, HL_ORIGIN_DIRECTIVE, "/user/login|198.51.100.1", 24, scope_len("/user/login|198.51.100.1", 24), now, 1, &d);
     ok(d.admit, "other client admitted");
     is_int(d.remaining, 2, "other client: 2 left in the 2s window");
-    hl_limiter_decide(&t, &q, HL_ORIGIN_TABLE, k, strlen(k), now, 1, &d);
+    hl_limiter_decide(&t, &q, HL_ORIGIN_TABLE, k, strlen(k), scope_len(k, strlen(k)), now, 1, &d);
     ok(d.admit, "a table rule on the same key has its own counter");
 
     /* commit = 0 never counts. */
     for (i = 0; i < 10; ++i)
-        hl_limiter_decide(&t, &q, HL_ORIGIN_DIRECTIVE, "/x|1", 4, now, 0, &d);
+        hl_limiter_decide(&t, &q, HL_ORIGIN_DIRECTIVE, "/x|1", 4, scope_len("/x|1", 4), now, 0, &d);
     ok(d.admit, "decisions without commit never exhaust the quota");
 
     /* hl_limiter_count counts after the fact (count=failures). */
     for (i = 0; i < 3; ++i)
-        hl_limiter_count(&t, &q, HL_ORIGIN_DIRECTIVE, "/f|1", 4, now);
-    hl_limiter_decide(&t, &q, HL_ORIGIN_DIRECTIVE, "/f|1", 4, now, 0, &d);
+        hl_limiter_count(&t, &q, HL_ORIGIN_DIRECTIVE, "/f|1", 4, scope_len("/f|1", 4), now);
+    hl_limiter_decide(&t, &q, HL_ORIGIN_DIRECTIVE, "/f|1", 4, scope_len("/f|1", 4), now, 0, &d);
     ok(!d.admit, "three counted failures exhaust 3/2s");
 
     /* Reset clears every window of a key, for both origins. */
     is_int(hl_limiter_reset(&t, k, strlen(k)), 4, "reset removes 2 windows x 2 origins");
-    hl_limiter_decide(&t, &q, HL_ORIGIN_DIRECTIVE, k, strlen(k), now, 1, &d);
+    hl_limiter_decide(&t, &q, HL_ORIGIN_DIRECTIVE, k, strlen(k), scope_len(k, strlen(k)), now, 1, &d);
     ok(d.admit, "admitted after reset");
     is_int(hl_limiter_reset(&t, "/none|1", 7), 0, "reset of an unknown key removes nothing");
 
     /* A changed window applies to the existing counter at once. */
     {
         hl_quota_t q1 = quota("2/1h", NULL), q2 = quota("2/1s", NULL);
-        hl_limiter_decide(&t, &q1, HL_ORIGIN_TABLE, "/w|1", 4, now, 1, &d);
-        hl_limiter_decide(&t, &q1, HL_ORIGIN_TABLE, "/w|1", 4, now, 1, &d);
-        hl_limiter_decide(&t, &q1, HL_ORIGIN_TABLE, "/w|1", 4, now + 1500, 1, &d);
+        hl_limiter_decide(&t, &q1, HL_ORIGIN_TABLE, "/w|1", 4, scope_len("/w|1", 4), now, 1, &d);
+        hl_limiter_decide(&t, &q1, HL_ORIGIN_TABLE, "/w|1", 4, scope_len("/w|1", 4), now, 1, &d);
+        hl_limiter_decide(&t, &q1, HL_ORIGIN_TABLE, "/w|1", 4, scope_len("/w|1", 4), now + 1500, 1, &d);
         ok(!d.admit, "2/1h exhausted");
-        hl_limiter_decide(&t, &q2, HL_ORIGIN_TABLE, "/w|1", 4, now + 1500, 1, &d);
+        hl_limiter_decide(&t, &q2, HL_ORIGIN_TABLE, "/w|1", 4, scope_len("/w|1", 4), now + 1500, 1, &d);
         ok(d.admit, "window shortened to 1s: the old counter follows the new window");
     }
 
@@ -92,11 +239,11 @@ int main(void)
         memcpy(b, a, sizeof(b));
         b[599] = 'b';
         hl_quota_t q1 = quota("1/1m", NULL);
-        hl_limiter_decide(&t, &q1, HL_ORIGIN_DIRECTIVE, a, sizeof(a), now, 1, &d);
+        hl_limiter_decide(&t, &q1, HL_ORIGIN_DIRECTIVE, a, sizeof(a), scope_len(a, sizeof(a)), now, 1, &d);
         ok(d.admit, "long key a admitted");
-        hl_limiter_decide(&t, &q1, HL_ORIGIN_DIRECTIVE, b, sizeof(b), now, 1, &d);
+        hl_limiter_decide(&t, &q1, HL_ORIGIN_DIRECTIVE, b, sizeof(b), scope_len(b, sizeof(b)), now, 1, &d);
         ok(d.admit, "long key b differing in its last byte has its own counter");
-        hl_limiter_decide(&t, &q1, HL_ORIGIN_DIRECTIVE, a, sizeof(a), now, 1, &d);
+        hl_limiter_decide(&t, &q1, HL_ORIGIN_DIRECTIVE, a, sizeof(a), scope_len(a, sizeof(a)), now, 1, &d);
         ok(!d.admit, "long key a rejected on its second request");
     }
 
@@ -107,15 +254,16 @@ int main(void)
         char key[32];
         for (i = 0; i < 1000; ++i) {
             snprintf(key, sizeof(key), "/r|10.0.%d.%d", i / 256, i % 256);
-            hl_limiter_decide(&small, &q1, HL_ORIGIN_DIRECTIVE, key, strlen(key), now, 1, &d);
+            hl_limiter_decide(&small, &q1, HL_ORIGIN_DIRECTIVE, key, strlen(key), scope_len(key, strlen(key)), now, 1, &d);
         }
         ok(small.hdr->used == 64 && small.hdr->evictions > 0, "full table evicts, never fails");
-        hl_limiter_decide(&small, &q1, HL_ORIGIN_DIRECTIVE, "/hot|1", 6, now, 1, &d);
-        hl_limiter_decide(&small, &q1, HL_ORIGIN_DIRECTIVE, "/hot|1", 6, now, 1, &d);
-        hl_limiter_decide(&small, &q1, HL_ORIGIN_DIRECTIVE, "/hot|1", 6, now, 1, &d);
+        hl_limiter_decide(&small, &q1, HL_ORIGIN_DIRECTIVE, "/hot|1", 6, scope_len("/hot|1", 6), now, 1, &d);
+        hl_limiter_decide(&small, &q1, HL_ORIGIN_DIRECTIVE, "/hot|1", 6, scope_len("/hot|1", 6), now, 1, &d);
+        hl_limiter_decide(&small, &q1, HL_ORIGIN_DIRECTIVE, "/hot|1", 6, scope_len("/hot|1", 6), now, 1, &d);
         ok(!d.admit, "a hot key is still limited in a full table");
         free(small.hdr);
     }
     free(t.hdr);
+    test_flood();
     return done_testing();
 }

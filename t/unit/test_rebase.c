@@ -46,7 +46,8 @@ static hl_decision_t hit(hl_slots_t *t, const hl_quota_t *q, const char *key,
 {
     hl_decision_t d;
 
-    hl_limiter_decide(t, q, HL_ORIGIN_DIRECTIVE, key, strlen(key), now, 1, &d);
+    hl_limiter_decide(t, q, HL_ORIGIN_DIRECTIVE, key, strlen(key),
+                      (size_t)(strchr(key, '|') - key), now, 1, &d);
     return d;
 }
 

@@ -54,7 +54,21 @@ static hl_slot_t *get_id(hl_slots_t *t, uint32_t id, int64_t now, int *created)
 {
     char k[HL_KEY_MAX];
     size_t len = simple_key(k, id);
-    hl_slot_t *s = hl_slots_get(t, k, len, 1, now, created);
+    hl_slot_t *s = hl_slots_get(t, k, len, 1, 0, now, created);
+
+    if (s != NULL)
+        s->expires_ms = FAR_FUTURE;
+    return s;
+}
+
+/* Gets "k<id>" in the class of hash cls and marks it never expiring;
+ * returns the slot. */
+static hl_slot_t *get_in(hl_slots_t *t, uint32_t id, uint64_t cls, int64_t now,
+                         int *created)
+{
+    char k[HL_KEY_MAX];
+    size_t len = simple_key(k, id);
+    hl_slot_t *s = hl_slots_get(t, k, len, 1, cls, now, created);
 
     if (s != NULL)
         s->expires_ms = FAR_FUTURE;
@@ -88,14 +102,14 @@ static int collect_cb(const hl_slot_t *s, void *baton)
 }
 
 /*
- * Independent full structural check: walks the LRU list, the free list and
- * every bucket chain with its own bookkeeping. Returns 1 if sound, else
+ * Independent full structural check: walks the classes, their lists, the
+ * free list and every bucket chain with its own bookkeeping. Returns 1 if sound, else
  * prints the reason as a TAP diagnostic and returns 0.
  */
 static int check_structure(const hl_slots_t *t)
 {
     const hl_slots_header_t *h = t->hdr;
-    uint32_t cap = h->capacity, idx, prev, n, b, i;
+    uint32_t cap = h->capacity, idx, prev, n, b, i, c, total;
     unsigned char *seen = calloc(cap + 1, 1);
     const char *why = NULL;
 
@@ -106,24 +120,63 @@ static int check_structure(const hl_slots_t *t)
         why = "nbuckets is not the largest power of two <= capacity";
         goto out;
     }
-    /* LRU list: head to tail, back links, used slots only */
-    for (idx = h->lru_head, prev = 0, n = 0; idx != 0; idx = t->slots[idx - 1].lru_next) {
-        const hl_slot_t *s;
-        if (idx > cap) { why = "LRU link out of range"; goto out; }
-        if (seen[idx] & 1) { why = "LRU cycle"; goto out; }
-        seen[idx] |= 1;
-        s = &t->slots[idx - 1];
-        if (s->lru_prev != prev) { why = "LRU back link wrong"; goto out; }
-        if (s->tag == 0) { why = "free slot in LRU list"; goto out; }
-        if (s->key_len > HL_KEY_MAX) { why = "key_len too big"; goto out; }
-        if (s->hash != hl_hash64(s->key, s->key_len, h->seed)) {
-            why = "stored hash differs from the key's hash"; goto out;
-        }
-        prev = idx;
-        n++;
+    /* classes: record 0 shared, the others found through the index */
+    if (h->nclasses < 1 || h->nclasses > HL_CLASSES || t->classes[0].hash != 0) {
+        why = "nclasses out of range or record 0 not the shared class"; goto out;
     }
-    if (prev != h->lru_tail) { why = "LRU list does not end at lru_tail"; goto out; }
-    if (n != h->used) { why = "LRU count != used"; goto out; }
+    for (i = 1, n = 0; i < HL_CLASS_INDEX; i++)
+        n += t->class_index[i] != 0;
+    n += t->class_index[0] != 0;
+    if (n != h->nclasses - 1) { why = "class index entries != nclasses - 1"; goto out; }
+    for (i = 1; i < h->nclasses; i++) {
+        if (hl_slots_class_of(t, t->classes[i].hash) != (int)i) {
+            why = "class record not found through the index"; goto out;
+        }
+    }
+    for (i = h->nclasses; i < HL_CLASSES; i++) {
+        if (t->classes[i].count || t->classes[i].hash || t->classes[i].head[0]
+            || t->classes[i].head[1]) {
+            why = "unused class record not empty"; goto out;
+        }
+    }
+    /* class lists: head to tail, back links, used slots of that class and
+     * flag only; the class counts add up to used */
+    for (c = 0, total = 0; c < h->nclasses; c++) {
+        uint32_t in_class = 0, l;
+        for (l = 0; l < 2; l++) {
+            for (idx = t->classes[c].head[l], prev = 0; idx != 0;
+                 idx = t->slots[idx - 1].lru_next) {
+                const hl_slot_t *s;
+                if (idx > cap) { why = "LRU link out of range"; goto out; }
+                if (seen[idx] & 1) { why = "LRU cycle or slot in two lists"; goto out; }
+                seen[idx] |= 1;
+                s = &t->slots[idx - 1];
+                if (s->lru_prev != prev) { why = "LRU back link wrong"; goto out; }
+                if (s->tag == 0) { why = "free slot in LRU list"; goto out; }
+                if (s->cls != c) { why = "slot in the list of another class"; goto out; }
+                if ((s->flags & HL_SLOT_AT_LIMIT ? 1u : 0u) != l) {
+                    why = "slot in the list of the other flag"; goto out;
+                }
+                if (s->key_len > HL_KEY_MAX) { why = "key_len too big"; goto out; }
+                if (s->hash != hl_hash64(s->key, s->key_len, h->seed)) {
+                    why = "stored hash differs from the key's hash"; goto out;
+                }
+                prev = idx;
+                in_class++;
+            }
+            if (prev != t->classes[c].tail[l]) { why = "list does not end at its tail"; goto out; }
+        }
+        if (in_class != t->classes[c].count) { why = "class count wrong"; goto out; }
+        total += in_class;
+    }
+    if (total != h->used) { why = "listed count != used"; goto out; }
+    {   /* the class tree names the first record with the most slots */
+        uint32_t best = 0;
+        for (c = 1; c < HL_CLASSES; c++)
+            if (t->classes[c].count > t->classes[best].count)
+                best = c;
+        if (t->class_tree[1] != best) { why = "class tree does not name the largest class"; goto out; }
+    }
     /* free list */
     for (idx = h->free_head, n = 0; idx != 0; idx = t->slots[idx - 1].chain) {
         if (idx > cap) { why = "free link out of range"; goto out; }
@@ -162,27 +215,36 @@ out:
 static void test_size(void)
 {
     static const uint32_t caps[] = { 1, 2, 3, 7, 8, 9, 1000, 1024, 1025, 65536 };
+    /* fixed part: header, class records, class index */
     size_t hdr = (sizeof(hl_slots_header_t) + 7) / 8 * 8;
+    size_t cls = HL_CLASSES * sizeof(hl_slot_class_t);
+    size_t idx = HL_CLASS_INDEX * sizeof(uint16_t);
+    size_t tree = HL_CLASSES * sizeof(uint16_t);
+    size_t fixed = hdr + cls + idx + tree;
     size_t i;
 
     ok(sizeof(hl_slot_t) <= 120, "sizeof(hl_slot_t) <= 120");
-    printf("# sizeof(hl_slot_t) = %zu, sizeof(hl_slots_header_t) = %zu\n",
-           sizeof(hl_slot_t), sizeof(hl_slots_header_t));
+    is_int(sizeof(hl_slot_class_t), 32, "sizeof(hl_slot_class_t) = 32");
+    ok(cls % 8 == 0 && idx % 8 == 0, "class records and index are whole multiples of 8");
+    printf("# sizeof(hl_slot_t) = %zu, sizeof(hl_slots_header_t) = %zu, "
+           "classes %zu + index %zu\n", sizeof(hl_slot_t), sizeof(hl_slots_header_t),
+           cls, idx);
     for (i = 0; i < sizeof(caps) / sizeof(caps[0]); i++) {
         uint32_t c = caps[i], nb = 1;
         size_t want;
-        char name[80];
+        char name[100];
 
         while ((uint64_t)nb * 2 <= c)
             nb *= 2;
-        want = hdr + ((size_t)nb * 4 + 7) / 8 * 8 + (size_t)c * sizeof(hl_slot_t);
-        snprintf(name, sizeof(name), "hl_slots_size(%u) = header + buckets + slots", c);
+        want = fixed + ((size_t)nb * 4 + 7) / 8 * 8 + (size_t)c * sizeof(hl_slot_t);
+        snprintf(name, sizeof(name),
+                 "hl_slots_size(%u) = header + classes + index + tree + buckets + slots", c);
         is_int(hl_slots_size(c), want, name);
-        snprintf(name, sizeof(name), "capacity %u: <= 124 bytes per slot + header", c);
-        ok(hl_slots_size(c) <= hdr + 8 + (size_t)c * 124, name);
+        snprintf(name, sizeof(name), "capacity %u: <= 124 bytes per slot + fixed part", c);
+        ok(hl_slots_size(c) <= fixed + 8 + (size_t)c * 124, name);
     }
-    printf("# capacity 65536: %zu bytes, %zu per slot + %zu header\n",
-           hl_slots_size(65536), (hl_slots_size(65536) - hdr) / 65536, hdr);
+    printf("# capacity 65536: %zu bytes, %zu per slot + %zu fixed\n",
+           hl_slots_size(65536), (hl_slots_size(65536) - fixed) / 65536, fixed);
 
     {   /* the arrays start 8-aligned where the header says */
         size_t size;
@@ -191,25 +253,33 @@ static void test_size(void)
 
         is_int(hl_slots_attach(&t, mem, size, 3, 1), 1, "attach capacity 3");
         is_int(t.hdr->nbuckets, 2, "capacity 3: 2 buckets");
-        is_int((char *)t.buckets - (char *)mem, hdr, "buckets right after the header");
-        is_int((char *)t.slots - (char *)mem, hdr + 8, "slots after the buckets, 8-aligned");
+        is_int((char *)t.classes - (char *)mem, hdr, "class records right after the header");
+        is_int((char *)t.class_index - (char *)mem, hdr + cls, "class index after them");
+        is_int((char *)t.class_tree - (char *)mem, hdr + cls + idx, "class tree after the index");
+        is_int((char *)t.buckets - (char *)mem, fixed, "buckets after the class tree");
+        is_int((char *)t.slots - (char *)mem, fixed + 8, "slots after the buckets, 8-aligned");
         is_int((uintptr_t)t.slots % 8, 0, "slots 8-aligned");
         ok((char *)(t.slots + 3) == (char *)mem + size, "slots end at the end of the block");
+        is_int(t.hdr->nclasses, 1, "a fresh table has the shared class only");
         free(mem);
     }
 }
 
 /* ---- attach ------------------------------------------------------------- */
 
-/* Attaches a fresh block of capacity 1024 and fills 100 keys. */
+/* Attaches a fresh block of capacity 1024 and fills 100 keys in four
+ * classes (hash 0 and three others), every fifth at limit. */
 static void *populated(hl_slots_t *t, size_t *size)
 {
     void *mem = new_block(1024, size);
     uint32_t i;
 
     hl_slots_attach(t, mem, *size, 1024, 77);
-    for (i = 0; i < 100; i++)
-        get_id(t, i, 1000, NULL)->bucket.count = i + 1;
+    for (i = 0; i < 100; i++) {
+        hl_slot_t *s = get_in(t, i, i % 4 == 0 ? 0 : 0x1000 + i % 4, 1000, NULL);
+        s->bucket.count = i + 1;
+        hl_slots_set_at_limit(t, s, i % 5 == 0);
+    }
     return mem;
 }
 
@@ -226,18 +296,23 @@ static void expect_reinit(void (*fn)(hl_slots_t *t), const char *name)
     is_int(hl_slots_attach(&t2, mem, size, 1024, 5), 1, msg);
     snprintf(msg, sizeof(msg), "%s: table empty and sound after re-init", name);
     ok(t2.hdr->used == 0 && !has_id(&t2, 1) && t2.hdr->seed == 5
-       && check_structure(&t2), msg);
+       && t2.hdr->nclasses == 1 && check_structure(&t2), msg);
     free(mem);
 }
 
+/* The first slot of the open list of class record 1. */
+#define HEAD1(t) (&(t)->slots[(t)->classes[1].head[0] - 1])
+
 static void bad_magic(hl_slots_t *t)     { t->hdr->magic ^= 1; }
 static void bad_version(hl_slots_t *t)   { t->hdr->version = HL_SLOTS_VERSION + 1; }
+static void old_version(hl_slots_t *t)   { t->hdr->version = 1; }
 static void bad_nbuckets(hl_slots_t *t)  { t->hdr->nbuckets = 512; }
 static void bad_used(hl_slots_t *t)      { t->hdr->used = 1025; }
 static void bad_used2(hl_slots_t *t)     { t->hdr->used = 99; }
 static void bad_free_head(hl_slots_t *t) { t->hdr->free_head = 1025; }
-static void bad_lru_tail(hl_slots_t *t)  { t->hdr->lru_tail = 4000; }
-static void bad_lru_head(hl_slots_t *t)  { t->hdr->lru_head = 0; }
+static void bad_lru_tail(hl_slots_t *t)  { t->classes[1].tail[0] = 4000; }
+static void bad_lru_head(hl_slots_t *t)  { t->classes[1].head[0] = 0; }
+static void bad_limit_tail(hl_slots_t *t) { t->classes[2].tail[1] = t->classes[2].head[1] + 1; }
 static void chain_cycle(hl_slots_t *t)
 {
     uint32_t b;
@@ -246,14 +321,53 @@ static void chain_cycle(hl_slots_t *t)
         ;
     t->slots[t->buckets[b] - 1].chain = t->buckets[b];
 }
-static void lru_out_of_range(hl_slots_t *t) { t->slots[t->hdr->lru_head - 1].lru_next = 5000; }
-static void lru_back_link(hl_slots_t *t)    { t->slots[t->hdr->lru_tail - 1].lru_prev = 0; }
-static void used_slot_freed(hl_slots_t *t)  { t->slots[t->hdr->lru_head - 1].tag = 0; }
+static void lru_out_of_range(hl_slots_t *t) { HEAD1(t)->lru_next = 5000; }
+static void lru_back_link(hl_slots_t *t)    { t->slots[t->classes[1].tail[0] - 1].lru_prev = 0; }
+static void used_slot_freed(hl_slots_t *t)  { HEAD1(t)->tag = 0; }
 static void free_cycle(hl_slots_t *t)
 {
     t->slots[t->hdr->free_head - 1].chain = t->hdr->free_head;
 }
-static void wrong_bucket(hl_slots_t *t)     { t->slots[t->hdr->lru_head - 1].hash ^= 1; }
+static void wrong_bucket(hl_slots_t *t)     { HEAD1(t)->hash ^= 1; }
+static void nclasses_zero(hl_slots_t *t)    { t->hdr->nclasses = 0; }
+static void nclasses_big(hl_slots_t *t)     { t->hdr->nclasses = HL_CLASSES + 1; }
+static void nclasses_less(hl_slots_t *t)    { t->hdr->nclasses--; }
+static void nclasses_more(hl_slots_t *t)    { t->hdr->nclasses++; }
+static void class_count(hl_slots_t *t)      { t->classes[2].count++; }
+static void slot_other_class(hl_slots_t *t) { HEAD1(t)->cls = 2; }
+static void slot_class_big(hl_slots_t *t)   { HEAD1(t)->cls = HL_CLASSES + 5; }
+static void flag_mismatch(hl_slots_t *t)    { HEAD1(t)->flags ^= HL_SLOT_AT_LIMIT; }
+static void unknown_flag(hl_slots_t *t)     { HEAD1(t)->flags |= 0x80; }
+static void record0_hash(hl_slots_t *t)     { t->classes[0].hash = 5; }
+static void record_dup_hash(hl_slots_t *t)  { t->classes[2].hash = t->classes[1].hash; }
+static void record_zero_hash(hl_slots_t *t) { t->classes[3].hash = 0; }
+static void record_beyond(hl_slots_t *t)    { t->classes[t->hdr->nclasses].count = 1; }
+static void sweep_out(hl_slots_t *t)        { t->hdr->sweep = t->hdr->nclasses; }
+static void recent_out(hl_slots_t *t)       { t->hdr->recent[3] = 5000; }
+static void recent_pos_out(hl_slots_t *t)   { t->hdr->recent_pos = HL_SLOTS_RECENT; }
+/* Returns the index position of the entry of record r (or of the first
+ * empty entry). */
+static uint32_t index_pos_of(hl_slots_t *t, uint32_t r)
+{
+    uint32_t pos;
+
+    for (pos = 0; pos < HL_CLASS_INDEX && t->class_index[pos] != r; pos++)
+        ;
+    return pos;
+}
+static void index_lost(hl_slots_t *t)       { t->class_index[index_pos_of(t, 1)] = 0; }
+static void index_dup(hl_slots_t *t)        { t->class_index[index_pos_of(t, 0)] = 1; }
+static void index_big(hl_slots_t *t)        { t->class_index[index_pos_of(t, 2)] = 900; }
+static void index_moved(hl_slots_t *t)      /* off its probe path */
+{
+    uint32_t pos = index_pos_of(t, 1), to = (pos + HL_CLASS_INDEX / 2) % HL_CLASS_INDEX;
+
+    if (t->class_index[to] == 0) {
+        t->class_index[to] = 1;
+        t->class_index[pos] = 0;
+    } else
+        t->hdr->magic = 0;
+}
 
 static void test_attach(void)
 {
@@ -279,7 +393,7 @@ static void test_attach(void)
     is_int(t.hdr->used, 0, "empty");
     ok(check_structure(&t), "fresh table sound (all slots free)");
 
-    s = hl_slots_get(&t, "alpha", 5, 3, 1000, &created);
+    s = hl_slots_get(&t, "alpha", 5, 3, 0, 1000, &created);
     ok(s != NULL, "get alpha");
     is_int(created, 1, "alpha created");
     s->bucket.count = 42;
@@ -319,14 +433,53 @@ static void test_attach(void)
     expect_reinit(bad_used, "used > capacity");
     expect_reinit(bad_used2, "used off by one");
     expect_reinit(bad_free_head, "free_head > capacity");
-    expect_reinit(bad_lru_tail, "lru_tail > capacity");
-    expect_reinit(bad_lru_head, "lru_head lost");
+    expect_reinit(old_version, "version 1 (one global LRU list)");
+    expect_reinit(bad_lru_tail, "class list tail > capacity");
+    expect_reinit(bad_lru_head, "class list head lost");
+    expect_reinit(bad_limit_tail, "at-limit list tail wrong");
     expect_reinit(chain_cycle, "chain cycle");
     expect_reinit(lru_out_of_range, "LRU link out of range");
     expect_reinit(lru_back_link, "LRU back link broken");
     expect_reinit(used_slot_freed, "used slot with tag 0");
     expect_reinit(free_cycle, "free list cycle");
     expect_reinit(wrong_bucket, "slot in the wrong bucket");
+    expect_reinit(nclasses_zero, "nclasses 0");
+    expect_reinit(nclasses_big, "nclasses > HL_CLASSES");
+    expect_reinit(nclasses_less, "nclasses one too few");
+    expect_reinit(nclasses_more, "nclasses one too many");
+    expect_reinit(class_count, "class count off by one");
+    expect_reinit(slot_other_class, "slot in the list of another class");
+    expect_reinit(slot_class_big, "slot class out of range");
+    expect_reinit(flag_mismatch, "at-limit flag and list disagree");
+    expect_reinit(unknown_flag, "unknown slot flag");
+    expect_reinit(record0_hash, "shared class with a hash");
+    expect_reinit(record_dup_hash, "two class records with one hash");
+    expect_reinit(record_zero_hash, "class record with hash 0");
+    expect_reinit(record_beyond, "unused class record not empty");
+    expect_reinit(sweep_out, "sweep cursor >= nclasses");
+    expect_reinit(recent_out, "recent slot out of range");
+    expect_reinit(recent_pos_out, "recent position out of range");
+    expect_reinit(index_lost, "class index entry lost");
+    expect_reinit(index_dup, "class index entry repeated");
+    expect_reinit(index_big, "class index entry out of range");
+    expect_reinit(index_moved, "class index entry off its probe path");
+    {   /* the class tree is derived: attach rebuilds it */
+        size_t size;
+        hl_slots_t t4, t5;
+        void *mem4 = populated(&t4, &size);
+        memset(t4.class_tree, 0xff, HL_CLASSES * sizeof(uint16_t));
+        is_int(hl_slots_attach(&t5, mem4, size, 1024, 5), 0, "garbage class tree: block kept (0)");
+        ok(check_structure(&t5), "... and the tree rebuilt");
+        free(mem4);
+    }
+    {   /* the populated block itself is sound and kept */
+        size_t size;
+        hl_slots_t t4, t5;
+        void *mem4 = populated(&t4, &size);
+        ok(check_structure(&t4) && t4.hdr->nclasses == 4, "populated block: 4 classes, sound");
+        is_int(hl_slots_attach(&t5, mem4, size, 1024, 5), 0, "populated block kept (0)");
+        free(mem4);
+    }
 }
 
 /* ---- fill, evict, round trips ------------------------------------------- */
@@ -412,7 +565,8 @@ static void test_fill_evict(void)
     }
     is_int(bad, 0, "remove returns 1 exactly for present keys");
     is_int(t.hdr->used, 0, "used 0 after removing all");
-    ok(t.hdr->lru_head == 0 && t.hdr->lru_tail == 0, "LRU empty");
+    ok(t.classes[0].head[0] == 0 && t.classes[0].tail[0] == 0
+       && t.classes[0].count == 0, "class 0 lists empty");
     ok(check_structure(&t), "empty table sound, every slot free");
     for (i = 0, bad = 0; i < 5024; i++)
         bad += has_id(&t, i);
@@ -474,9 +628,12 @@ static void test_expired_reuse(void)
     set_expiry(&t, 1, now - 10);
     set_expiry(&t, 4, now - 10);
     get_id(&t, 100, now, NULL);
-    ok(!has_id(&t, 1) && has_id(&t, 4), "the expired slot nearest the tail goes first");
+    ok(!has_id(&t, 1) && !has_id(&t, 4) && has_id(&t, 0),
+       "every expired slot among the oldest is freed at once");
+    is_int(t.hdr->reclaims, 2, "two reclaimed");
+    is_int(t.hdr->used, 15, "one of them taken, the other free");
     get_id(&t, 101, now, NULL);
-    ok(!has_id(&t, 4) && has_id(&t, 0), "then the next expired one");
+    ok(has_id(&t, 0) && t.hdr->used == 16, "the next key takes the free one");
     is_int(t.hdr->evictions, 0, "still no eviction");
     get_id(&t, 102, now, NULL);
     ok(!has_id(&t, 0), "no expired slot left: the tail goes");
@@ -505,7 +662,7 @@ static void test_expired_reuse(void)
     {   /* a new slot has expires_ms 0 until the caller sets it */
         hl_slot_t *s;
         fill16(&t);
-        s = hl_slots_get(&t, "fresh", 5, 1, now, &created);
+        s = hl_slots_get(&t, "fresh", 5, 1, 0, now, &created);
         ok(s != NULL && created && s->expires_ms == 0, "new slot: expires_ms 0");
     }
     ok(check_structure(&t), "table sound");
@@ -523,7 +680,7 @@ static void test_tags(void)
     int created = -1;
 
     hl_slots_attach(&t, mem, size, 8, 9);
-    s = hl_slots_get(&t, "ip:1", 4, 1, 10, &created);
+    s = hl_slots_get(&t, "ip:1", 4, 1, 0, 10, &created);
     ok(s != NULL && created == 1 && s->tag == 1, "created with tag 1");
     ok(s->bucket.t == 0 && s->bucket.count == 0 && s->bucket.prev_count == 0,
        "new bucket zeroed");
@@ -532,22 +689,22 @@ static void test_tags(void)
     s->bucket.prev_count = 4;
     s->expires_ms = 777;
 
-    s2 = hl_slots_get(&t, "ip:1", 4, 1, 20, &created);
+    s2 = hl_slots_get(&t, "ip:1", 4, 1, 0, 20, &created);
     ok(s2 == s && created == 0, "same slot, not created");
     ok(s2->bucket.count == 5 && s2->bucket.t == 99 && s2->expires_ms == 777,
        "same tag: bucket kept");
 
-    s2 = hl_slots_get(&t, "ip:1", 4, 2, 20, &created);
+    s2 = hl_slots_get(&t, "ip:1", 4, 2, 0, 20, &created);
     ok(s2 == s && created == 0, "other tag: same slot, not created");
     ok(s2->tag == 2 && s2->bucket.t == 0 && s2->bucket.count == 0
        && s2->bucket.prev_count == 0 && s2->expires_ms == 0,
        "other tag: bucket reset, tag updated, expires_ms 0");
     is_int(t.hdr->inserts, 1, "tag change is not an insert");
 
-    s = hl_slots_get(&t, "ip:2", 4, 0, 20, NULL);
+    s = hl_slots_get(&t, "ip:2", 4, 0, 0, 20, NULL);
     ok(s != NULL && s->tag == 1, "tag 0 is taken as 1 (created may be NULL)");
     s->bucket.count = 3;
-    s = hl_slots_get(&t, "ip:2", 4, 1, 20, &created);
+    s = hl_slots_get(&t, "ip:2", 4, 1, 0, 20, &created);
     ok(s->bucket.count == 3 && created == 0, "tag 0 then 1: same tag, kept");
     free(mem);
 }
@@ -597,29 +754,29 @@ static void test_odd_keys(void)
     int created;
 
     hl_slots_attach(&t, mem, size, 64, 11);
-    s1 = hl_slots_get(&t, "a\0b", 3, 1, 0, NULL);
-    s2 = hl_slots_get(&t, "a\0c", 3, 1, 0, NULL);
-    s3 = hl_slots_get(&t, "a", 1, 1, 0, NULL);
-    s4 = hl_slots_get(&t, "a\0", 2, 1, 0, NULL);
+    s1 = hl_slots_get(&t, "a\0b", 3, 1, 0, 0, NULL);
+    s2 = hl_slots_get(&t, "a\0c", 3, 1, 0, 0, NULL);
+    s3 = hl_slots_get(&t, "a", 1, 1, 0, 0, NULL);
+    s4 = hl_slots_get(&t, "a\0", 2, 1, 0, 0, NULL);
     ok(s1 && s2 && s3 && s4 && s1 != s2 && s1 != s3 && s2 != s3 && s4 != s3
        && s4 != s1, "keys with embedded NUL bytes are distinct");
     ok(hl_slots_find(&t, "a\0b", 3) == s1 && hl_slots_find(&t, "a\0c", 3) == s2
        && hl_slots_find(&t, "a\0", 2) == s4, "and found again");
     ok(hl_slots_find(&t, "a\0d", 3) == NULL, "a\\0d absent");
-    ok(hl_slots_get(&t, "", 0, 1, 0, &created) != NULL && created == 1, "empty key works");
+    ok(hl_slots_get(&t, "", 0, 1, 0, 0, &created) != NULL && created == 1, "empty key works");
     ok(hl_slots_find(&t, "", 0) != NULL, "empty key found");
 
     memset(a, 'x', sizeof(a));
     memcpy(b, a, HL_KEY_MAX);
     b[HL_KEY_MAX - 1] = 'y';
-    s1 = hl_slots_get(&t, a, HL_KEY_MAX, 1, 0, NULL);
-    s2 = hl_slots_get(&t, b, HL_KEY_MAX, 1, 0, NULL);
+    s1 = hl_slots_get(&t, a, HL_KEY_MAX, 1, 0, 0, NULL);
+    s2 = hl_slots_get(&t, b, HL_KEY_MAX, 1, 0, 0, NULL);
     ok(s1 && s2 && s1 != s2 && s1->key_len == HL_KEY_MAX,
        "maximum-length keys differing in the last byte");
     ok(hl_slots_find(&t, a, HL_KEY_MAX) == s1 && hl_slots_find(&t, b, HL_KEY_MAX) == s2,
        "maximum-length keys found");
     ok(hl_slots_find(&t, a, HL_KEY_MAX - 1) == NULL, "a prefix is another key");
-    ok(hl_slots_get(&t, a, HL_KEY_MAX + 1, 1, 0, &created) == NULL && created == 0,
+    ok(hl_slots_get(&t, a, HL_KEY_MAX + 1, 1, 0, 0, &created) == NULL && created == 0,
        "get of a too long key: NULL");
     ok(hl_slots_find(&t, a, HL_KEY_MAX + 1) == NULL, "find of a too long key: NULL");
     is_int(hl_slots_remove(&t, a, HL_KEY_MAX + 1), 0, "remove of a too long key: 0");
@@ -700,7 +857,7 @@ static void test_hash_compact(void)
 
         hl_slots_attach(&t, mem, size, 16, 1);
         n = hl_key_compact(k, long1, 300);
-        ok(hl_slots_get(&t, k, n, 1, 0, NULL) != NULL, "compacted key inserted");
+        ok(hl_slots_get(&t, k, n, 1, 0, 0, NULL) != NULL, "compacted key inserted");
         hl_key_compact(out2, long2, 300);
         ok(hl_slots_find(&t, out2, HL_KEY_MAX) == NULL, "the sibling long key is absent");
         memcpy(long2, long1, 300);
@@ -709,6 +866,236 @@ static void test_hash_compact(void)
            "compaction in place gives the same key");
         free(mem);
     }
+}
+
+/* ---- eviction classes --------------------------------------------------- */
+
+#define CLASS_A 0xA11CE5ULL
+#define CLASS_B 0xB0BULL
+
+/* Returns 1 if "k<id>" is present with count, at-limit flag and class
+ * record as given. */
+static int intact(hl_slots_t *t, uint32_t id, uint32_t count, int at_limit,
+                  uint64_t cls)
+{
+    char k[HL_KEY_MAX];
+    size_t len = simple_key(k, id);
+    hl_slot_t *s = hl_slots_find(t, k, len);
+
+    return s != NULL && s->bucket.count == count
+           && !!(s->flags & HL_SLOT_AT_LIMIT) == at_limit
+           && (int)s->cls == hl_slots_class_of(t, cls);
+}
+
+static void test_class_flood(void)
+{
+    static const uint32_t floods[] = { 64, 1000, 100000 };
+    size_t size, f;
+    void *mem = new_block(64, &size);
+    hl_slots_t t;
+    uint32_t i;
+    char name[120];
+
+    hl_slots_attach(&t, mem, size, 64, 21);
+    for (f = 0; f < sizeof(floods) / sizeof(floods[0]); f++) {
+        int lim;
+        for (lim = 0; lim < 2; lim++) {
+            hl_slot_t *s;
+
+            hl_slots_clear(&t);
+            s = get_in(&t, 1, CLASS_A, 1000, NULL);   /* the victim, at limit */
+            s->bucket.count = 3;
+            hl_slots_set_at_limit(&t, s, 1);
+            get_in(&t, 2, CLASS_A, 1000, NULL)->bucket.count = 1;  /* not at limit */
+            for (i = 0; i < floods[f]; i++) {
+                s = get_in(&t, 1000 + i, CLASS_B, 2000 + i, NULL);
+                s->bucket.count = 1;
+                if (lim)   /* the flooder's keys at their limit too */
+                    hl_slots_set_at_limit(&t, s, 1);
+            }
+            snprintf(name, sizeof(name), "flood of %u keys%s on quota B: "
+                     "quota A's key at limit intact", floods[f],
+                     lim ? " at limit" : "");
+            ok(intact(&t, 1, 3, 1, CLASS_A), name);
+            snprintf(name, sizeof(name), "... and its live key not at limit too (%u)",
+                     floods[f]);
+            ok(intact(&t, 2, 1, 0, CLASS_A), name);
+            snprintf(name, sizeof(name), "... B holds the other 62 slots, %llu evictions",
+                     (unsigned long long)t.hdr->evictions);
+            ok(t.classes[hl_slots_class_of(&t, CLASS_B)].count == 62
+               && t.hdr->used == 64 && t.hdr->evictions == floods[f] - 62, name);
+            snprintf(name, sizeof(name), "... table sound after a flood of %u", floods[f]);
+            ok(check_structure(&t), name);
+        }
+    }
+
+    /* Within one quota: the key at its limit is evicted last. */
+    hl_slots_clear(&t);
+    get_in(&t, 1, CLASS_A, 1000, NULL)->bucket.count = 3;
+    hl_slots_set_at_limit(&t, hl_slots_find(&t, "k1", 2), 1);
+    for (i = 0; i < 100000; i++)
+        get_in(&t, 1000 + i, CLASS_A, 2000, NULL);
+    ok(intact(&t, 1, 3, 1, CLASS_A), "flood of 100000 fresh keys of the same quota: "
+       "its key at limit intact");
+    is_int(t.classes[hl_slots_class_of(&t, CLASS_A)].count, 64, "one class holds the table");
+    ok(check_structure(&t), "table sound");
+    /* ... but at-limit keys go, oldest first, once no other key is left */
+    hl_slots_clear(&t);
+    for (i = 0; i < 64; i++)
+        hl_slots_set_at_limit(&t, get_in(&t, i, CLASS_A, 1000, NULL), 1);
+    get_in(&t, 100, CLASS_A, 1000, NULL);
+    ok(!has_id(&t, 0) && has_id(&t, 1), "all at limit: the oldest at limit is evicted");
+    hl_slots_set_at_limit(&t, hl_slots_find(&t, "k1", 2), 0);
+    get_in(&t, 101, CLASS_A, 1000, NULL);
+    ok(has_id(&t, 100) && !has_id(&t, 1) && has_id(&t, 2),
+       "a key no longer at limit goes before keys at limit");
+
+    /* Ties go to the requester's own class; a larger class pays. */
+    hl_slots_clear(&t);
+    for (i = 0; i < 32; i++) {
+        get_in(&t, i, CLASS_A, 1000, NULL);
+        get_in(&t, 100 + i, CLASS_B, 1000, NULL);
+    }
+    get_in(&t, 200, CLASS_B, 1000, NULL);
+    ok(has_id(&t, 0) && !has_id(&t, 100), "A 32 = B 32: B's new key evicts B's oldest");
+    get_in(&t, 300, CLASS_A, 1000, NULL);
+    ok(!has_id(&t, 0) && has_id(&t, 101), "A 32 = B 32: A's new key evicts A's oldest");
+    hl_slots_clear(&t);
+    for (i = 0; i < 44; i++)
+        get_in(&t, 100 + i, CLASS_B, 1000, NULL);
+    for (i = 0; i < 20; i++)
+        get_in(&t, i, CLASS_A, 1000, NULL);
+    for (i = 0; i < 12; i++)
+        get_in(&t, 20 + i, CLASS_A, 1000, NULL);
+    ok(has_id(&t, 0) && !has_id(&t, 111) && has_id(&t, 112),
+       "A 20 < B 44: A's 12 new keys evict B's 12 oldest");
+    get_in(&t, 32, CLASS_A, 1000, NULL);
+    ok(!has_id(&t, 0) && has_id(&t, 112), "then at 32 = 32 A evicts its own");
+    ok(check_structure(&t), "table sound");
+    free(mem);
+}
+static void test_class_expiry(void)
+{
+    size_t size;
+    void *mem = new_block(64, &size);
+    hl_slots_t t;
+    uint32_t i, d;
+    const int64_t now = 50000;
+
+    hl_slots_attach(&t, mem, size, 64, 22);
+    /* the requester's own expired slot first */
+    for (i = 0; i < 32; i++) {
+        get_in(&t, i, CLASS_A, 1000, NULL);
+        get_in(&t, 100 + i, CLASS_B, 1000, NULL);
+    }
+    set_expiry(&t, 105, now - 1);
+    get_in(&t, 200, CLASS_B, now, NULL);
+    ok(!has_id(&t, 105) && has_id(&t, 100) && has_id(&t, 0),
+       "B's expired slot reused for B's new key");
+    is_int(t.hdr->evictions, 0, "no live slot evicted");
+    /* then the victim class's */
+    set_expiry(&t, 7, now - 1);
+    get_in(&t, 201, CLASS_B, now, NULL);   /* A 32 = B 32: B is the victim */
+    ok(has_id(&t, 7) && !has_id(&t, 100), "a tie: B evicts its own oldest, A's expired "
+       "slot stays");
+    set_expiry(&t, 102, now - 1);
+    get_in(&t, 300, CLASS_A, now, NULL);
+    ok(!has_id(&t, 7) && has_id(&t, 0), "A's new key: its own expired slot first");
+    hl_slots_clear(&t);
+    for (i = 0; i < 40; i++)
+        get_in(&t, 100 + i, CLASS_B, 1000, NULL);
+    for (i = 0; i < 24; i++)
+        get_in(&t, i, CLASS_A, 1000, NULL);
+    set_expiry(&t, 105, now - 1);
+    get_in(&t, 24, CLASS_A, now, NULL);
+    ok(!has_id(&t, 105) && has_id(&t, 100),
+       "the victim class's expired slot (6th oldest) before its oldest live one");
+    is_int(t.hdr->evictions, 0, "no eviction");
+    ok(check_structure(&t), "table sound");
+
+    /* a class nobody uses any more is drained by the sweep */
+    hl_slots_clear(&t);
+    for (d = 0; d < 3; d++)         /* three dead quotas of 16 expired keys */
+        for (i = 0; i < 16; i++)
+            get_in(&t, 1000 + 16 * d + i, 0x900 + d, 1000, NULL)->expires_ms = now - 1;
+    for (i = 0; i < 16; i++)
+        get_in(&t, i, CLASS_A, 1000, NULL);
+    for (i = 0; i < 64; i++)
+        get_in(&t, 100 + i, CLASS_B, now, NULL);
+    printf("# B's 64 new keys: %llu reclaims, %llu evictions\n",
+           (unsigned long long)t.hdr->reclaims, (unsigned long long)t.hdr->evictions);
+    is_int(t.hdr->reclaims, 48, "64 new keys of B: the sweep frees all 48 expired "
+           "slots of three quotas nobody uses");
+    ok(t.hdr->evictions <= 16, "B evicted at most 16 live keys, its own");
+    for (i = 0, d = 0; i < 16; i++)
+        d += !has_id(&t, i);
+    is_int(d, 0, "A's 16 live keys intact");
+    is_int(t.classes[hl_slots_class_of(&t, CLASS_B)].count, 48, "B holds the other 48");
+    ok(check_structure(&t), "table sound");
+    free(mem);
+}
+
+static void test_class_misc(void)
+{
+    size_t size;
+    void *mem = new_block(2048, &size);
+    hl_slots_t t;
+    hl_slot_t *s, *s2;
+    uint32_t i, bad;
+    int created;
+
+    hl_slots_attach(&t, mem, size, 2048, 23);
+    /* more classes than records: the rest share record 0 */
+    for (i = 0, bad = 0; i < 1100; i++) {
+        s = get_in(&t, i, 0x5000 + i, 1000, NULL);
+        bad += s->cls != (i < HL_CLASSES - 1 ? i + 1 : 0);
+    }
+    is_int(bad, 0, "1023 classes get their own record, the rest share record 0");
+    is_int(t.hdr->nclasses, HL_CLASSES, "every record taken");
+    is_int(hl_slots_class_of(&t, 0x5000 + 1099), 0, "class_of a late class: 0");
+    is_int(hl_slots_class_of(&t, 0x5000 + 5), 6, "class_of an early class: its record");
+    ok(check_structure(&t), "table sound with every record taken");
+    {   /* kept by attach */
+        hl_slots_t t2;
+        is_int(hl_slots_attach(&t2, mem, size, 2048, 1), 0, "full class table kept by attach");
+    }
+    hl_slots_clear(&t);
+    is_int(t.hdr->nclasses, 1, "clear drops every class");
+    is_int(hl_slots_class_of(&t, 0x5000), -1, "class_of an unknown class: -1");
+    is_int(hl_slots_class_of(&t, 0), 0, "class_of hash 0: 0");
+
+    /* a key asked for in another class moves there */
+    s = get_in(&t, 1, CLASS_A, 1000, NULL);
+    s->bucket.count = 9;
+    hl_slots_set_at_limit(&t, s, 1);
+    s2 = get_in(&t, 1, CLASS_B, 1000, &created);
+    ok(s2 == s && !created && s->bucket.count == 9 && (s->flags & HL_SLOT_AT_LIMIT)
+       && (int)s->cls == hl_slots_class_of(&t, CLASS_B), "moved to B, counter and flag kept");
+    ok(t.classes[hl_slots_class_of(&t, CLASS_A)].count == 0
+       && t.classes[hl_slots_class_of(&t, CLASS_B)].count == 1, "class counts follow");
+    s2 = hl_slots_get(&t, "k1", 2, 2, CLASS_B, 1000, &created);
+    ok(s2 == s && s->bucket.count == 0 && !(s->flags & HL_SLOT_AT_LIMIT),
+       "another tag: bucket reset and no longer at limit");
+    ok(check_structure(&t), "table sound");
+    free(mem);
+
+    /* the slots of one decision never take each other's place */
+    mem = new_block(64, &size);
+    hl_slots_attach(&t, mem, size, 64, 24);
+    for (i = 0; i < 64; i++)
+        hl_slots_set_at_limit(&t, get_in(&t, i, CLASS_A, 1000, NULL), 1);
+    {
+        hl_slot_t *w[HL_SLOTS_RECENT];
+        for (i = 0; i < HL_SLOTS_RECENT; i++)
+            w[i] = get_in(&t, 500 + i, CLASS_A, 1000, NULL);
+        for (i = 0, bad = 0; i < HL_SLOTS_RECENT; i++)
+            bad += !has_id(&t, 500 + i) || hl_slots_find(&t, "k0", 2) != NULL
+                   || (i > 0 && w[i] == w[i - 1]);
+        is_int(bad, 0, "HL_SLOTS_RECENT new keys in a table full of keys at limit: "
+               "each new key keeps its own slot");
+    }
+    ok(check_structure(&t), "table sound");
+    free(mem);
 }
 
 /* ---- randomized test against a reference model -------------------------- */
@@ -743,107 +1130,242 @@ static size_t model_key(char *buf, uint32_t id)
     }
 }
 
+/* Class hashes the random test uses; keys have a home class among them. */
+#define MODEL_HASHES 6
+static const uint64_t model_hashes[MODEL_HASHES] = {
+    0, 0x1111111111111111ULL, 0x2222, 0x3333, 0x4444, 0x8000000000000001ULL
+};
+
+/* The rule of hl_slots.h on plain arrays: per class record two lists of
+ * key ids, most recently used first. */
 typedef struct {
     uint32_t  nkeys, capacity;
     int      *present;
     uint32_t *tag;
     uint32_t *value;
     int64_t  *expires;
-    uint32_t *order;      /* present ids, most recently used first */
+    uint32_t *cls;        /* class record of a present key */
+    int      *limit;      /* at-limit flag of a present key */
+    uint64_t  rec_hash[MODEL_HASHES];
+    uint32_t  nrec, sweep;
+    uint32_t *list[MODEL_HASHES][2];
+    uint32_t  len[MODEL_HASHES][2];
+    uint32_t  recent[HL_SLOTS_RECENT];  /* id + 1, 0 = none */
+    uint32_t  recent_pos;
     uint32_t  n;
-    uint64_t  evictions, inserts, reuses;
+    uint64_t  evictions, inserts, reclaims;
 } model_t;
 
-/* Returns the position of id in m->order (it must be there). */
+/* Returns the position of id in its list (it must be there). */
 static uint32_t model_pos(const model_t *m, uint32_t id)
 {
+    const uint32_t *l = m->list[m->cls[id]][m->limit[id]];
     uint32_t i;
 
-    for (i = 0; i < m->n; i++) {
-        if (m->order[i] == id)
-            break;
-    }
+    for (i = 0; l[i] != id; i++)
+        ;
     return i;
 }
 
-static void model_drop(model_t *m, uint32_t pos)
+/* Takes present id out of its list (it stays present). */
+static void model_unlink(model_t *m, uint32_t id)
 {
-    m->present[m->order[pos]] = 0;
-    memmove(m->order + pos, m->order + pos + 1, (m->n - pos - 1) * sizeof(uint32_t));
-    m->n--;
+    uint32_t c = m->cls[id], l = (uint32_t)m->limit[id], pos = model_pos(m, id);
+
+    memmove(m->list[c][l] + pos, m->list[c][l] + pos + 1,
+            (m->len[c][l] - pos - 1) * sizeof(uint32_t));
+    m->len[c][l]--;
 }
 
-static void model_push_front(model_t *m, uint32_t id)
+/* Puts id at the front of the list its class and flag name. */
+static void model_push(model_t *m, uint32_t id)
 {
-    memmove(m->order + 1, m->order, m->n * sizeof(uint32_t));
-    m->order[0] = id;
-    m->n++;
+    uint32_t c = m->cls[id], l = (uint32_t)m->limit[id];
+
+    memmove(m->list[c][l] + 1, m->list[c][l], m->len[c][l] * sizeof(uint32_t));
+    m->list[c][l][0] = id;
+    m->len[c][l]++;
+}
+
+static int model_recent(const model_t *m, uint32_t id)
+{
+    uint32_t i;
+
+    for (i = 0; i < HL_SLOTS_RECENT; i++) {
+        if (m->recent[i] == id + 1)
+            return 1;
+    }
+    return 0;
+}
+
+/* Removes present id. */
+static void model_drop(model_t *m, uint32_t id)
+{
+    uint32_t i;
+
+    model_unlink(m, id);
+    m->present[id] = 0;
+    m->n--;
+    for (i = 0; i < HL_SLOTS_RECENT; i++) {
+        if (m->recent[i] == id + 1)
+            m->recent[i] = 0;
+    }
+}
+
+static uint32_t model_intern(model_t *m, uint64_t hash)
+{
+    uint32_t r;
+
+    if (hash == 0)
+        return 0;
+    for (r = 1; r < m->nrec; r++) {
+        if (m->rec_hash[r] == hash)
+            return r;
+    }
+    m->rec_hash[m->nrec] = hash;
+    return m->nrec++;
+}
+
+static uint32_t model_count(const model_t *m, uint32_t c)
+{
+    return m->len[c][0] + m->len[c][1];
+}
+
+static void model_reclaim(model_t *m, uint32_t c, int64_t now)
+{
+    uint32_t l, k, ids[HL_EVICT_SCAN], nids;
+
+    for (l = 0; l < 2; l++) {
+        for (nids = 0; nids < HL_EVICT_SCAN && nids < m->len[c][l]; nids++)
+            ids[nids] = m->list[c][l][m->len[c][l] - 1 - nids];
+        for (k = 0; k < nids; k++) {
+            if (m->expires[ids[k]] <= now && !model_recent(m, ids[k])) {
+                model_drop(m, ids[k]);
+                m->reclaims++;
+            }
+        }
+    }
+}
+
+static uint32_t model_victim(const model_t *m, uint32_t rc)
+{
+    uint32_t c, best = rc;
+
+    for (c = 0; c < m->nrec; c++) {
+        if (model_count(m, c) > model_count(m, best))
+            best = c;
+    }
+    return best;
+}
+
+/* Returns id + 1 of the oldest not recent key of class c (open list
+ * first), 0 if none. */
+static uint32_t model_evictable(const model_t *m, uint32_t c)
+{
+    uint32_t l, k;
+
+    for (l = 0; l < 2; l++) {
+        for (k = 0; k < m->len[c][l]; k++) {
+            uint32_t id = m->list[c][l][m->len[c][l] - 1 - k];
+            if (!model_recent(m, id))
+                return id + 1;
+        }
+    }
+    return 0;
 }
 
 /* The model's get: returns 1 if id is created. */
-static int model_get(model_t *m, uint32_t id, uint32_t tag, int64_t now)
+static int model_get(model_t *m, uint32_t id, uint32_t tag, uint64_t hash,
+                     int64_t now)
 {
-    uint32_t k, victim;
+    uint32_t rc = model_intern(m, hash);
+    int created = !m->present[id];
 
-    if (m->present[id]) {
+    if (!created) {
+        model_unlink(m, id);
         if (m->tag[id] != tag) {
             m->tag[id] = tag;
             m->value[id] = 0;
             m->expires[id] = 0;
+            m->limit[id] = 0;
         }
-        model_drop(m, model_pos(m, id));
-        m->present[id] = 1;
-        model_push_front(m, id);
-        return 0;
-    }
-    if (m->n == m->capacity) {
-        victim = m->n - 1;
-        for (k = 0; k < HL_EVICT_SCAN && k < m->n; k++) {
-            if (m->expires[m->order[m->n - 1 - k]] <= now)
-                break;
+        m->cls[id] = rc;
+        model_push(m, id);
+    } else {
+        if (m->n == m->capacity)
+            model_reclaim(m, rc, now);
+        if (m->n == m->capacity) {
+            uint32_t c = m->sweep;
+            m->sweep = (c + 1) % m->nrec;
+            if (c != rc)
+                model_reclaim(m, c, now);
         }
-        if (k < HL_EVICT_SCAN && k < m->n) {
-            victim = m->n - 1 - k;
-            m->reuses++;
-        } else
+        if (m->n == m->capacity) {
+            uint32_t v = model_victim(m, rc);
+            if (v != rc)
+                model_reclaim(m, v, now);
+        }
+        if (m->n == m->capacity) {
+            uint32_t v = model_victim(m, rc), victim = model_evictable(m, v), c;
+            for (c = 0; victim == 0 && c < m->nrec; c++)
+                victim = model_evictable(m, c);
+            if (victim == 0)
+                victim = 1 + (m->len[v][0] ? m->list[v][0][m->len[v][0] - 1]
+                                           : m->list[v][1][m->len[v][1] - 1]);
+            model_drop(m, victim - 1);
             m->evictions++;
-        model_drop(m, victim);
+        }
+        m->present[id] = 1;
+        m->tag[id] = tag;
+        m->value[id] = 0;
+        m->expires[id] = 0;
+        m->limit[id] = 0;
+        m->cls[id] = rc;
+        model_push(m, id);
+        m->n++;
+        m->inserts++;
     }
-    m->present[id] = 1;
-    m->tag[id] = tag;
-    m->value[id] = 0;
-    m->expires[id] = 0;
-    model_push_front(m, id);
-    m->inserts++;
-    return 1;
+    m->recent[m->recent_pos] = id + 1;
+    m->recent_pos = (m->recent_pos + 1) % HL_SLOTS_RECENT;
+    return created;
 }
 
 typedef struct {
     const model_t *m;
-    uint32_t i, bad;
+    uint32_t c, l, i, bad;
 } order_check_t;
 
+/* foreach callback: the slot must be the next key of the model's lists,
+ * class by class, open list then at-limit list. */
 static int order_cb(const hl_slot_t *s, void *baton)
 {
     order_check_t *oc = baton;
     char k[HL_KEY_MAX];
     size_t len;
 
-    if (oc->i >= oc->m->n) {
+    while (oc->c < oc->m->nrec && oc->i >= oc->m->len[oc->c][oc->l]) {
+        oc->i = 0;
+        if (++oc->l == 2) {
+            oc->l = 0;
+            oc->c++;
+        }
+    }
+    if (oc->c >= oc->m->nrec) {
         oc->bad++;
         return 1;
     }
-    len = model_key(k, oc->m->order[oc->i++]);
+    len = model_key(k, oc->m->list[oc->c][oc->l][oc->i++]);
     if (s->key_len != len || memcmp(s->key, k, len) != 0)
         oc->bad++;
     return 0;
 }
 
-/* Compares every key with the model, and the LRU order. Returns mismatches. */
+/* Compares every key with the model, and the list order. Returns
+ * mismatches. */
 static uint32_t compare_all(hl_slots_t *t, const model_t *m)
 {
     uint32_t id, bad = 0;
-    order_check_t oc = { m, 0, 0 };
+    order_check_t oc = { m, 0, 0, 0, 0 };
 
     for (id = 0; id < m->nkeys; id++) {
         char k[HL_KEY_MAX];
@@ -853,10 +1375,14 @@ static uint32_t compare_all(hl_slots_t *t, const model_t *m)
         if ((s != NULL) != m->present[id])
             bad++;
         else if (s != NULL && (s->tag != m->tag[id] || s->bucket.count != m->value[id]
-                               || s->expires_ms != m->expires[id]))
+                               || s->expires_ms != m->expires[id]
+                               || s->cls != m->cls[id]
+                               || !!(s->flags & HL_SLOT_AT_LIMIT) != m->limit[id]))
             bad++;
     }
-    if (hl_slots_foreach(t, order_cb, &oc) != m->n || oc.i != m->n)
+    if (hl_slots_foreach(t, order_cb, &oc) != m->n)
+        bad++;
+    if (t->hdr->nclasses != m->nrec)
         bad++;
     return bad + oc.bad;
 }
@@ -868,7 +1394,7 @@ static void run_random(uint32_t capacity, uint32_t nkeys, uint32_t nops,
     void *mem = new_block(capacity, &size);
     hl_slots_t t;
     model_t m;
-    uint32_t op, op_bad = 0, nget = 0, nrem = 0, nfind = 0;
+    uint32_t op, op_bad = 0, nget = 0, nrem = 0, nfind = 0, nflag = 0, c;
     int64_t now = 1000000;
     char name[120];
 
@@ -879,7 +1405,13 @@ static void run_random(uint32_t capacity, uint32_t nkeys, uint32_t nops,
     m.tag = calloc(nkeys, sizeof(uint32_t));
     m.value = calloc(nkeys, sizeof(uint32_t));
     m.expires = calloc(nkeys, sizeof(int64_t));
-    m.order = calloc(capacity + 1, sizeof(uint32_t));
+    m.cls = calloc(nkeys, sizeof(uint32_t));
+    m.limit = calloc(nkeys, sizeof(int));
+    m.nrec = 1;
+    for (c = 0; c < MODEL_HASHES; c++) {
+        m.list[c][0] = calloc(capacity + 1, sizeof(uint32_t));
+        m.list[c][1] = calloc(capacity + 1, sizeof(uint32_t));
+    }
     rng_state = seed;
     hl_slots_attach(&t, mem, size, capacity, seed);
 
@@ -888,6 +1420,9 @@ static void run_random(uint32_t capacity, uint32_t nkeys, uint32_t nops,
         uint32_t hot = nkeys < 50 ? nkeys : 50;  /* a hot subset gets hits */
         uint32_t id = (uint32_t)((r >> 8) % ((r & 3) == 0 ? hot : nkeys));
         uint32_t kind = (uint32_t)((r >> 40) % 100);
+        /* a key's home class, now and then another one */
+        uint64_t hash = model_hashes[(r >> 32) % 20 == 0 ? (r >> 36) % MODEL_HASHES
+                                                          : id % MODEL_HASHES];
         char k[HL_KEY_MAX];
         size_t len = model_key(k, id);
         hl_slot_t *s;
@@ -896,13 +1431,15 @@ static void run_random(uint32_t capacity, uint32_t nkeys, uint32_t nops,
         now += 1;
         if (kind < 65) {            /* get, then "count" and set an expiry */
             uint32_t tag = (r >> 50) % 8 == 0 ? 2 : 1;
-            int want_created = model_get(&m, id, tag, now);
+            int was = m.present[id];
 
+            model_get(&m, id, tag, hash, now);
             nget++;
-            s = hl_slots_get(&t, k, len, tag, now, &created);
-            if (s == NULL || created != want_created || s->tag != tag
+            s = hl_slots_get(&t, k, len, (uint8_t)tag, hash, now, &created);
+            if (s == NULL || created != !was || s->tag != tag
                 || s->bucket.count != m.value[id] || s->expires_ms != m.expires[id]
-                || s->key_len != len || memcmp(s->key, k, len) != 0) {
+                || s->cls != m.cls[id] || s->key_len != len
+                || memcmp(s->key, k, len) != 0) {
                 if (op_bad++ < 5)
                     printf("#   op %u: get of key %u disagrees with the model\n", op, id);
                 continue;
@@ -911,12 +1448,22 @@ static void run_random(uint32_t capacity, uint32_t nkeys, uint32_t nops,
             /* mostly near future so that expired slots exist, some never */
             m.expires[id] = s->expires_ms =
                 (r >> 56) % 4 == 0 ? FAR_FUTURE : now + (int64_t)((r >> 20) % 3000);
+            if ((r >> 44) % 3 == 0) {    /* flag at limit, or not */
+                int lim = (int)((r >> 47) & 1);
+                nflag++;
+                hl_slots_set_at_limit(&t, s, lim);
+                if (m.limit[id] != lim) {
+                    model_unlink(&m, id);
+                    m.limit[id] = lim;
+                    model_push(&m, id);
+                }
+            }
         } else if (kind < 85) {     /* remove */
             int want = m.present[id];
 
             nrem++;
             if (want)
-                model_drop(&m, model_pos(&m, id));
+                model_drop(&m, id);
             if (hl_slots_remove(&t, k, len) != want && op_bad++ < 5)
                 printf("#   op %u: remove of key %u disagrees with the model\n", op, id);
         } else {                    /* find: no change to the order */
@@ -929,12 +1476,15 @@ static void run_random(uint32_t capacity, uint32_t nkeys, uint32_t nops,
             }
         }
         if (t.hdr->used != m.n || t.hdr->evictions != m.evictions
-            || t.hdr->inserts != m.inserts) {
+            || t.hdr->inserts != m.inserts || t.hdr->reclaims != m.reclaims) {
             if (op_bad++ < 5)
-                printf("#   op %u: used/evictions/inserts %u/%llu/%llu, model %u/%llu/%llu\n",
+                printf("#   op %u: used/evictions/inserts/reclaims %u/%llu/%llu/%llu, "
+                       "model %u/%llu/%llu/%llu\n",
                        op, t.hdr->used, (unsigned long long)t.hdr->evictions,
-                       (unsigned long long)t.hdr->inserts, m.n,
-                       (unsigned long long)m.evictions, (unsigned long long)m.inserts);
+                       (unsigned long long)t.hdr->inserts,
+                       (unsigned long long)t.hdr->reclaims, m.n,
+                       (unsigned long long)m.evictions, (unsigned long long)m.inserts,
+                       (unsigned long long)m.reclaims);
         }
         if (op % 10000 == 0 || op == nops) {
             uint32_t bad = compare_all(&t, &m);
@@ -947,15 +1497,17 @@ static void run_random(uint32_t capacity, uint32_t nkeys, uint32_t nops,
             ok(check_structure(&t), name);
         }
     }
-    snprintf(name, sizeof(name), "random cap %u: %u ops (%u get, %u remove, %u find) agree",
-             capacity, nops, nget, nrem, nfind);
+    snprintf(name, sizeof(name),
+             "random cap %u: %u ops (%u get, %u flag, %u remove, %u find) agree",
+             capacity, nops, nget, nflag, nrem, nfind);
     is_int(op_bad, 0, name);
-    printf("# cap %u: used %u, evictions %llu, expired reuses %llu, inserts %llu\n",
-           capacity, t.hdr->used, (unsigned long long)t.hdr->evictions,
-           (unsigned long long)m.reuses, (unsigned long long)t.hdr->inserts);
+    printf("# cap %u: used %u, classes %u, evictions %llu, reclaims %llu, inserts %llu\n",
+           capacity, t.hdr->used, t.hdr->nclasses, (unsigned long long)t.hdr->evictions,
+           (unsigned long long)m.reclaims, (unsigned long long)t.hdr->inserts);
     snprintf(name, sizeof(name), "random cap %u: both evictions and expired reuse happened",
              capacity);
-    ok(m.evictions > 0 && m.reuses > 0, name);
+    /* (a table of HL_SLOTS_RECENT slots or less protects them all) */
+    ok(m.evictions > 0 && (m.reclaims > 0 || capacity <= HL_SLOTS_RECENT), name);
 
     {   /* a second attach keeps everything the model knows */
         hl_slots_t t2;
@@ -967,7 +1519,12 @@ static void run_random(uint32_t capacity, uint32_t nkeys, uint32_t nops,
     free(m.tag);
     free(m.value);
     free(m.expires);
-    free(m.order);
+    free(m.cls);
+    free(m.limit);
+    for (c = 0; c < MODEL_HASHES; c++) {
+        free(m.list[c][0]);
+        free(m.list[c][1]);
+    }
     free(mem);
 }
 
@@ -981,6 +1538,9 @@ int main(void)
     test_lru_order();
     test_odd_keys();
     test_hash_compact();
+    test_class_flood();
+    test_class_expiry();
+    test_class_misc();
     run_random(1000, 2500, 200000, 0xC0FFEE);
     run_random(7, 20, 20000, 12345);
     run_random(1, 3, 2000, 99);
