@@ -193,6 +193,18 @@ int hl_table_configured(void);
 int hl_table_post_config(apr_pool_t *pconf, apr_pool_t *ptemp, server_rec *s);
 
 /*
+ * Checks that the table source path (as given to HotLimitQuotaTable;
+ * relative to ServerRoot) could be read now: it exists, is a regular file
+ * (not a FIFO, device or directory) and opens for reading without
+ * blocking; an http:// or https:// URL always passes (it is fetched in
+ * the background). Returns APR_SUCCESS, or the error with a one-line
+ * reason naming the file in *why (from p). Opens and closes the file; reads
+ * nothing. For check_config (apachectl configtest).
+ */
+apr_status_t hl_table_check_source(apr_pool_t *p, const char *path,
+                                   const char **why);
+
+/*
  * Looks route (normalised) and client address ip (may be NULL) up in the
  * published table; the caller holds the store lock (hl_store_lock), which
  * keeps the reloader from switching banks meanwhile. Returns 1 and fills

@@ -80,9 +80,92 @@ int hl_table_configured(void)
 
 /* ---- reading the source ------------------------------------------------ */
 
+/* Returns 1 if source is an http:// or https:// URL, 0 for a file path. */
+static int is_url(const char *source)
+{
+    return !strncasecmp(source, "http://", 7)
+           || !strncasecmp(source, "https://", 8);
+}
+
+/* Returns what a file of type t is, for messages ("a FIFO"). */
+static const char *file_kind(apr_filetype_e t)
+{
+    switch (t) {
+    case APR_REG:  return "a regular file";
+    case APR_DIR:  return "a directory";
+    case APR_CHR:  return "a character device";
+    case APR_BLK:  return "a block device";
+    case APR_PIPE: return "a FIFO (named pipe)";
+    case APR_LNK:  return "a symbolic link";
+    case APR_SOCK: return "a socket";
+    default:       return "not a regular file";
+    }
+}
+
+/*
+ * Stats path (following symbolic links) into *fi (type, mtime, size).
+ * Returns APR_SUCCESS for a regular file; otherwise an error with *why
+ * (a static string or one from p) set. Never opens the file, so a FIFO or
+ * a device is refused without side effects.
+ */
+static apr_status_t stat_regular(apr_pool_t *p, const char *path,
+                                 apr_finfo_t *fi, const char **why)
+{
+    apr_status_t rv = apr_stat(fi, path, APR_FINFO_TYPE | APR_FINFO_MTIME
+                               | APR_FINFO_SIZE, p);
+
+    if (rv != APR_SUCCESS) {
+        *why = "cannot stat the file";
+        return rv;
+    }
+    if (fi->filetype != APR_REG) {
+        *why = apr_psprintf(p, "not a regular file but %s; only regular "
+                            "files are read", file_kind(fi->filetype));
+        return APR_EINVAL;
+    }
+    return APR_SUCCESS;
+}
+
+/*
+ * Opens path for reading without blocking (O_NONBLOCK: opening a FIFO
+ * that replaced the file since stat_regular does not wait for a writer),
+ * then checks through the open descriptor that it is a regular file and
+ * fills *fi from it. Returns APR_SUCCESS with *f open (from p; the caller
+ * closes it), or an error with *why set and nothing left open.
+ */
+static apr_status_t open_regular(apr_pool_t *p, const char *path,
+                                 apr_file_t **f, apr_finfo_t *fi,
+                                 const char **why)
+{
+    apr_status_t rv = apr_file_open(f, path, APR_FOPEN_READ
+                                    | APR_FOPEN_NONBLOCK, APR_OS_DEFAULT, p);
+
+    if (rv != APR_SUCCESS) {
+        *why = "cannot open the file";
+        return rv;
+    }
+    rv = apr_file_info_get(fi, APR_FINFO_TYPE | APR_FINFO_MTIME
+                           | APR_FINFO_SIZE, *f);
+    if (rv != APR_SUCCESS && rv != APR_INCOMPLETE) {
+        *why = "cannot stat the open file";
+    }
+    else if (fi->filetype != APR_REG) {
+        *why = apr_psprintf(p, "replaced by %s while being opened; only "
+                            "regular files are read", file_kind(fi->filetype));
+        rv = APR_EINVAL;
+    }
+    else {
+        return APR_SUCCESS;
+    }
+    apr_file_close(*f);
+    *f = NULL;
+    return rv;
+}
+
 /* Reads the whole file at path into *body (from p). Returns APR_SUCCESS,
  * or an error with *why set; sets *unchanged when mtime and size are those
- * seen last time. */
+ * seen last time. Only a regular file is read, and nothing here can block
+ * on a FIFO or device put at the path. */
 static apr_status_t read_file(hl_reloader_t *rl, apr_pool_t *p, char **body,
                               apr_size_t *len, int *unchanged, const char **why)
 {
@@ -92,26 +175,23 @@ static apr_status_t read_file(hl_reloader_t *rl, apr_pool_t *p, char **body,
     apr_status_t rv;
 
     *unchanged = 0;
-    rv = apr_stat(&fi, rl->source, APR_FINFO_MTIME | APR_FINFO_SIZE, p);
-    if (rv != APR_SUCCESS) {
-        *why = "cannot stat the file";
+    rv = stat_regular(p, rl->source, &fi, why);
+    if (rv != APR_SUCCESS)
         return rv;
-    }
     if (rl->seen_once && fi.mtime == rl->mtime && fi.size == rl->size) {
         *unchanged = 1;
         return APR_SUCCESS;
     }
+    rv = open_regular(p, rl->source, &f, &fi, why);
+    if (rv != APR_SUCCESS)
+        return rv;
     rl->seen_once = 1;
     rl->mtime = fi.mtime;
     rl->size = fi.size;
     if (fi.size > (apr_off_t)HL_TABLE_MAX_DOC) {
+        apr_file_close(f);
         *why = apr_psprintf(p, "file larger than %u bytes", HL_TABLE_MAX_DOC);
         return APR_EGENERAL;
-    }
-    rv = apr_file_open(&f, rl->source, APR_FOPEN_READ, APR_OS_DEFAULT, p);
-    if (rv != APR_SUCCESS) {
-        *why = "cannot open the file";
-        return rv;
     }
     n = (apr_size_t)fi.size;
     *body = apr_palloc(p, n + 1);
@@ -122,6 +202,39 @@ static apr_status_t read_file(hl_reloader_t *rl, apr_pool_t *p, char **body,
         return rv;
     }
     (*body)[*len] = '\0';
+    return APR_SUCCESS;
+}
+
+apr_status_t hl_table_check_source(apr_pool_t *p, const char *path,
+                                   const char **why)
+{
+    const char *file;
+    apr_finfo_t fi;
+    apr_file_t *f;
+    apr_status_t rv;
+
+    *why = NULL;
+    if (is_url(path))
+        return APR_SUCCESS;
+    file = ap_server_root_relative(p, path);
+    if (!file) {
+        *why = apr_psprintf(p, "%s: not a valid path", path);
+        return APR_EBADPATH;
+    }
+    rv = stat_regular(p, file, &fi, why);
+    if (rv == APR_SUCCESS)
+        rv = open_regular(p, file, &f, &fi, why);
+    if (rv != APR_SUCCESS) {
+        char err[120];
+
+        /* APR_EINVAL: refused for its type, *why says it all. */
+        *why = rv == APR_EINVAL
+               ? apr_psprintf(p, "%s: %s", file, *why)
+               : apr_psprintf(p, "%s: %s: %s", file, *why,
+                              apr_strerror(rv, err, sizeof(err)));
+        return rv;
+    }
+    apr_file_close(f);
     return APR_SUCCESS;
 }
 
@@ -361,8 +474,7 @@ int hl_table_post_config(apr_pool_t *pconf, apr_pool_t *ptemp, server_rec *s)
     rl = apr_pcalloc(pconf, sizeof(*rl));
     rl->s = s;
     rl->sc = sc;
-    rl->is_url = !strncasecmp(sc->table_source, "http://", 7)
-                 || !strncasecmp(sc->table_source, "https://", 8);
+    rl->is_url = is_url(sc->table_source);
     rl->source = rl->is_url ? sc->table_source
                             : ap_server_root_relative(pconf, sc->table_source);
     rc = create_region(pconf, s, rl->source);

@@ -138,7 +138,10 @@ sub todo_ok {
 #   table    if given, written to @DIR@/table.json before the start (a
 #            string or a structure), e.g. for HotLimitQuotaTable @DIR@/table.json
 #   files    { 'rel/path' => content } extra documents
+#   setup    a sub called with the handle before the start, e.g. to put a
+#            FIFO at the table path
 #   timeout  seconds to wait until it answers (default 20)
+#   start    0: return the handle without starting it (call ->start)
 # The config has: the LoadModule lines of this run's MPM, Listen on a free
 # loopback port, everything under the instance directory, DocumentRoot
 # with index.html (+ index.php and front.php when mod_php is loaded), a
@@ -149,7 +152,7 @@ sub start_httpd {
     my %o = @_;
     my $h = HotLimitTable::Httpd->_new(%o);
     push @started, $h;
-    $h->start;
+    $h->start unless defined $o{start} && !$o{start};
     return $h;
 }
 
@@ -231,6 +234,7 @@ sub _new {
         if defined $self->{table};
     $self->_write_site;
     $self->_write_conf;
+    $self->{setup}->($self) if $self->{setup};
     return $self;
 }
 
@@ -367,6 +371,14 @@ sub start {
         }
         die "httpd -k start failed ($?): $out\n" . $self->_tail(20) . "\n";
     }
+    return $self->wait_up;
+}
+
+# Waits until the parent has written its pid file and the instance answers
+# (dies after the start's timeout). start calls it; call it again after a
+# start that died, to take over an instance that came up late.
+sub wait_up {
+    my $self = shift;
     my $pid = HotLimitTable::wait_until(sub {
         my $p = HotLimitTable::_slurp($self->{pid_file});
         return $p && $p =~ /^(\d+)/ ? $1 : 0;
