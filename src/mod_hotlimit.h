@@ -86,7 +86,7 @@ extern module AP_MODULE_DECLARE_DATA hotlimit_module;
 /* ---- mod_hotlimit_store.c: counters in shared memory ------------------ */
 
 #define HL_SHARED_MAGIC   0x484c5348u  /* "HLSH" */
-#define HL_SHARED_VERSION 1u
+#define HL_SHARED_VERSION 2u   /* 2: table_skipped */
 #define HL_TEXT_MAX       256
 
 /* Results of a quota table reload, indexes of hl_shared_t.reloads. */
@@ -110,6 +110,8 @@ typedef struct {
     uint64_t   reloads[HL_RELOAD_RESULTS];
     int32_t    table_last_result;    /* hl_reload_result_t, -1 = none yet */
     uint32_t   table_routes;         /* rules in the published table */
+    uint32_t   table_skipped;        /* entries skipped as invalid in the
+                                        published table (kept ones too) */
     char       table_source[HL_TEXT_MAX];
     char       table_message[HL_TEXT_MAX]; /* last result, human readable */
     hl_stats_t stats;

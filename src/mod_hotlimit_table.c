@@ -15,6 +15,9 @@
  * fetched with a conditional GET. A document that cannot be read or parsed
  * is a table failure, handled by HotLimitTableFailure: `open` publishes an
  * empty table (static directives stay), `last-good` keeps the current one.
+ * Under `last-good` an invalid entry of a usable document keeps its route's
+ * rule from the table in force (hl_table_parse_keep); under `open` it is
+ * dropped. Only a regular file is read, and it is opened non-blocking.
  *
  * The item is persisted by mod_slotmem_shm like the counters, so the last
  * good table survives restarts while the source stays the same.
@@ -261,6 +264,10 @@ static void log_problem(void *baton, hl_problem_t severity, const char *route,
         ap_log_error(APLOG_MARK, APLOG_ERR, 0, rl->s,
                      "HL00401: quota table %s: skipped: %s%s", rl->source,
                      where, msg);
+    else if (severity == HL_PROBLEM_KEPT)
+        ap_log_error(APLOG_MARK, APLOG_WARNING, 0, rl->s,
+                     "HL00411: quota table %s: %s%s (HotLimitTableFailure "
+                     "last-good)", rl->source, where, msg);
     else
         ap_log_error(APLOG_MARK, APLOG_WARNING, 0, rl->s,
                      "HL00402: quota table %s: %s%s", rl->source, where, msg);
@@ -268,9 +275,10 @@ static void log_problem(void *baton, hl_problem_t severity, const char *route,
 
 /* Records the outcome of one reload attempt in the shared header (message
  * NULL: counted, but the last result shown stays as it was), and, if
- * publish is set, makes the inactive bank the active one. */
+ * publish is set, makes the inactive bank the active one, in which
+ * `skipped` entries were skipped as invalid (ignored unless publish). */
 static void record(hl_reloader_t *rl, hl_reload_result_t result,
-                   const char *message, int publish)
+                   const char *message, int publish, int skipped)
 {
     hl_slots_t *slots;
     hl_shared_t *sh;
@@ -282,6 +290,7 @@ static void record(hl_reloader_t *rl, hl_reload_result_t result,
         region->active ^= 1;
         sh->table_generation++;
         sh->table_loaded_ms = now;
+        sh->table_skipped = skipped > 0 ? (uint32_t)skipped : 0;
     }
     sh->table_enabled = bank(region->active)->enabled;
     sh->table_routes = bank(region->active)->nrules;
@@ -317,20 +326,27 @@ static void fail(hl_reloader_t *rl, const char *why)
         memset(&rl->validators, 0, sizeof(rl->validators));
         rl->seen_once = 0;
     }
-    record(rl, HL_RELOAD_FAILED, why, drop);
+    record(rl, HL_RELOAD_FAILED, why, drop, 0);
 }
 
-/* Parses body into the inactive bank and publishes it, or fails. */
+/* Parses body into the inactive bank and publishes it, or fails. Under
+ * HotLimitTableFailure last-good, a route whose new entry is invalid keeps
+ * its rule from the table in force (HL00411); under open it is dropped. */
 static void parse_and_publish(hl_reloader_t *rl, apr_pool_t *p,
                               const char *body, apr_size_t len)
 {
     hl_table_t *next = bank(region->active ^ 1);
+    const hl_table_t *prev = NULL;
     const hl_table_t *img;
-    int nerrors = 0, rc;
+    int nerrors = 0, nkept = 0, rc;
+    const char *kept = "";
 
+    if (rl->sc->table_failure == HL_FAIL_LAST_GOOD)
+        prev = bank(region->active);
     rl->problems = 0;
-    rc = hl_table_parse(next, region->bank_size, region->max_rules, body, len,
-                        log_problem, rl, &nerrors);
+    rc = hl_table_parse_keep(next, region->bank_size, region->max_rules,
+                             body, len, prev, log_problem, rl, &nerrors,
+                             &nkept);
     if (rl->problems > HL_MAX_PROBLEMS)
         ap_log_error(APLOG_MARK, APLOG_WARNING, 0, rl->s,
                      "HL00410: quota table %s: %d more problems not logged "
@@ -344,14 +360,17 @@ static void parse_and_publish(hl_reloader_t *rl, apr_pool_t *p,
         return;
     }
     img = next;
+    if (nkept > 0)
+        kept = apr_psprintf(p, " (%d kept their last valid rule)", nkept);
     ap_log_error(APLOG_MARK, APLOG_NOTICE, 0, rl->s,
                  "HL00405: quota table %s loaded: %u routes, %u exempt blocks, "
-                 "%s%s, %d entries skipped", rl->source, img->nrules,
+                 "%s%s, %d entries skipped%s", rl->source, img->nrules,
                  img->nexempt, img->enabled ? "enabled" : "DISABLED (kill switch)",
-                 img->has_global ? ", global bucket" : "", nerrors);
+                 img->has_global ? ", global bucket" : "", nerrors, kept);
     record(rl, HL_RELOAD_OK,
-           apr_psprintf(p, "%u routes, %d entries skipped", img->nrules, nerrors),
-           1);
+           apr_psprintf(p, "%u routes, %d entries skipped%s", img->nrules,
+                        nerrors, kept),
+           1, nerrors);
 }
 
 /* One reload attempt: read or fetch, then parse and publish. */
@@ -373,7 +392,8 @@ static void reload(hl_reloader_t *rl, apr_pool_t *p)
         }
         if (res.not_modified) {
             /* 304: the document is the last one loaded, which is in force. */
-            record(rl, HL_RELOAD_UNCHANGED, "not modified since the last load", 0);
+            record(rl, HL_RELOAD_UNCHANGED, "not modified since the last load",
+                   0, 0);
             return;
         }
         body = res.body;
@@ -391,7 +411,7 @@ static void reload(hl_reloader_t *rl, apr_pool_t *p)
         if (unchanged) {
             /* The file is as it was at the last attempt: whatever that
              * attempt found still holds. */
-            record(rl, HL_RELOAD_UNCHANGED, NULL, 0);
+            record(rl, HL_RELOAD_UNCHANGED, NULL, 0, 0);
             return;
         }
     }
