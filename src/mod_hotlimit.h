@@ -237,10 +237,13 @@ apr_status_t hl_fetch_global_init(void);
 
 /*
  * Fetches url with a whole-transfer timeout of timeout_s seconds and at most
- * max_size bytes, conditionally on *v. On 200 updates *v and returns the
- * body in res; on 304 sets res->not_modified. Returns APR_SUCCESS for both;
- * any other outcome (DNS, connect, timeout, HTTP status, too large) returns
- * an error with res->error set. Blocking: call from the watchdog only.
+ * max_size bytes, conditionally on *v. Follows up to 3 redirects, each only
+ * within url's origin (scheme, host, port; never https to http); a redirect
+ * elsewhere is refused before any request is sent there (logged HL00501).
+ * On 200 updates *v and returns the body in res; on 304 sets
+ * res->not_modified. Returns APR_SUCCESS for both; any other outcome (DNS,
+ * connect, timeout, HTTP status, too large, a refused redirect) returns an
+ * error with res->error set. Blocking: call from the watchdog only.
  * Everything is allocated from p.
  */
 apr_status_t hl_fetch_url(apr_pool_t *p, const char *url, int timeout_s,

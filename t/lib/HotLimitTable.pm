@@ -160,7 +160,7 @@ sub start_httpd {
 # t/logs; started at once unless start => 0 (its port is chosen now either
 # way, so an httpd can be pointed at it before it runs).
 #   body  the document to serve (a string or a structure)
-#   mode  ok (default) | 500 | hang | down
+#   mode  ok (default) | 500 | hang | down | redirect (see set_redirect)
 sub table_server {
     my %o = @_;
     my $s = HotLimitTable::Server->_new(%o);
@@ -515,6 +515,8 @@ package HotLimitTable::Server;
 #          hang - accepts, reads the request, never answers (held until
 #                 the mode changes)
 #          down - closes its listening socket: connection refused
+#          redirect - GET /table.json is answered 302 with the Location in
+#                 the file "location" (set_redirect); other paths as ok
 # and logs every request to requests.log, one line each:
 #   TIME <TAB> STATUS <TAB> REQUEST-LINE <TAB> inm=If-None-Match <TAB> ims=If-Modified-Since
 # (STATUS is "hang" for a request that gets no answer).
@@ -548,7 +550,7 @@ sub set_body {
 
 sub set_mode {
     my ($self, $mode) = @_;
-    die "unknown table server mode '$mode'" unless $mode =~ /^(ok|500|hang|down)$/;
+    die "unknown table server mode '$mode'" unless $mode =~ /^(ok|500|hang|down|redirect)$/;
     HotLimitTable::_spew("$self->{dir}/mode", "$mode\n");
     # Wait until the server has seen it (it re-reads the mode every 50 ms).
     if ($self->{pid}) {
@@ -556,6 +558,14 @@ sub set_mode {
             (HotLimitTable::_slurp("$self->{dir}/mode-seen") // '') eq "$mode\n"
         }, 3);
     }
+}
+
+# Answers GET /table.json with a 302 to $location (absolute or relative);
+# every other path is served as in mode ok.
+sub set_redirect {
+    my ($self, $location) = @_;
+    HotLimitTable::_spew("$self->{dir}/location", $location);
+    $self->set_mode('redirect');
 }
 
 # Returns the requests logged so far (from line $from, default 0) as
@@ -695,6 +705,16 @@ sub _serve {
             $self->_log(500, $line, $inm, $ims);
             _respond($c, 500, 'Internal Server Error',
                      [['Content-Type', 'text/plain']], "table server: 500 on purpose\n");
+            close $c;
+            next;
+        }
+        my ($path) = $line =~ m{^\S+\s+(\S+)};
+        if ($mode eq "redirect\n" && ($path // '') eq '/table.json') {
+            my $location = HotLimitTable::_slurp("$dir/location") // '/';
+            $self->_log(302, $line, $inm, $ims);
+            _respond($c, 302, 'Found', [['Location', $location],
+                                        ['Content-Type', 'text/plain']],
+                     "moved to $location\n");
             close $c;
             next;
         }
