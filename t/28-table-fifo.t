@@ -86,7 +86,8 @@ ok t_cmp($h->wait_log($fifo_failure, $off, 3) ? 1 : 0, 1,
 $off = $h->log_offset;
 $t0 = time;
 kill 'USR1', $h->pid;
-my $resumed = $h->wait_log(qr/AH00163/, $off, 5);
+# prefork says AH00163, event AH00489.
+my $resumed = $h->wait_log(qr/configured -- resuming normal operations/, $off, 5);
 ok t_cmp($resumed ? 1 : 0, 1, "[$mpm] graceful restart with a FIFO as table path completes ("
          . elapsed_since($t0) . " s)");
 unless ($resumed) {
