@@ -4,15 +4,21 @@
  *
  *   hotlimit-check [--quiet] FILE     (FILE "-" reads standard input)
  *
+ * FILE must be a regular file, as for the module: a FIFO, device or
+ * directory is refused (exit 2) without being read or waited on.
+ *
  * Prints each problem on one line ("hotlimit-check: error: route '/x':
  * field 'window': ..."), then a summary line. Exit status: 0 when there
  * is no error (warnings allowed), 1 when an entry was skipped or the whole
  * document refused, 2 on a usage or I/O error.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include "hl_table.h"
 
 #define PROG "hotlimit-check"
@@ -29,7 +35,7 @@ static void usage(FILE *f)
     fprintf(f,
         "usage: " PROG " [--quiet] FILE\n"
         "Checks a mod_hotlimit quota table (JSON) with the module's own\n"
-        "parser. FILE \"-\" reads standard input.\n"
+        "parser. FILE must be a regular file; \"-\" reads standard input.\n"
         "\n"
         "  --quiet   print only the problems, not the summary line\n"
         "  --help    print this help\n"
@@ -100,18 +106,73 @@ static char *read_all(FILE *f, size_t *len)
     return buf;
 }
 
+/* Returns what a file of mode m is, for messages. */
+static const char *file_kind(mode_t m)
+{
+    if (S_ISDIR(m))
+        return "a directory";
+    if (S_ISFIFO(m))
+        return "a FIFO (named pipe)";
+    if (S_ISCHR(m))
+        return "a character device";
+    if (S_ISBLK(m))
+        return "a block device";
+    if (S_ISSOCK(m))
+        return "a socket";
+    return "not a regular file";
+}
+
+/*
+ * Opens path for reading as the module does: only a regular file, checked
+ * with stat before opening (a device is never opened) and with fstat after
+ * an O_NONBLOCK open (a FIFO put there meanwhile cannot block). Returns the
+ * stream (caller closes it), or NULL after printing why.
+ */
+static FILE *open_regular(const char *path)
+{
+    struct stat st;
+    FILE *f;
+    int fd;
+
+    if (stat(path, &st) != 0) {
+        fprintf(stderr, PROG ": %s: %s\n", path, strerror(errno));
+        return NULL;
+    }
+    if (!S_ISREG(st.st_mode)) {
+        fprintf(stderr, PROG ": %s: not a regular file but %s; only regular "
+                "files are read (use - for standard input)\n", path,
+                file_kind(st.st_mode));
+        return NULL;
+    }
+    fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0) {
+        fprintf(stderr, PROG ": %s: %s\n", path, strerror(errno));
+        return NULL;
+    }
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+        fprintf(stderr, PROG ": %s: replaced by %s while being opened; only "
+                "regular files are read\n", path, file_kind(st.st_mode));
+        close(fd);
+        return NULL;
+    }
+    f = fdopen(fd, "rb");
+    if (f == NULL) {
+        fprintf(stderr, PROG ": %s: %s\n", path, strerror(errno));
+        close(fd);
+    }
+    return f;
+}
+
 /* Opens and reads path ("-" is stdin). Returns the buffer (caller frees)
  * or NULL after printing why. */
 static char *load(const char *path, size_t *len)
 {
-    FILE *f = strcmp(path, "-") == 0 ? stdin : fopen(path, "rb");
+    FILE *f = strcmp(path, "-") == 0 ? stdin : open_regular(path);
     char *buf;
     int err;
 
-    if (f == NULL) {
-        fprintf(stderr, PROG ": %s: %s\n", path, strerror(errno));
+    if (f == NULL)
         return NULL;
-    }
     errno = 0;
     buf = read_all(f, len);
     err = errno;

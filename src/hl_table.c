@@ -21,6 +21,12 @@
  * as written in the document and the JSON key at fault. An entry with any
  * invalid field is skipped as a whole (an ERROR); unknown keys and
  * duplicates are WARNINGs and the entry still applies.
+ *
+ * hl_table_parse_keep adds a carry-over for HotLimitTableFailure last-good:
+ * the routes members skipped as invalid are remembered (one bit each), and
+ * a second pass gives each such route that the new image lacks the rule it
+ * has in the previous image (KEPT). Two passes, so that a valid entry of
+ * the same route anywhere in the document wins.
  */
 #include <stdarg.h>
 #include <stdio.h>
@@ -41,6 +47,11 @@ typedef struct {
     void               *baton;
     int                 nerrors;    /* things skipped: entries, exempt
                                        blocks, settings, the document */
+    const hl_table_t   *prev;       /* carry-over source, or NULL */
+    int                 nkept;      /* rules carried over from prev */
+    unsigned char       skipped[HL_TABLE_MAX_ROUTES / 8];
+                                    /* bit i: routes member i was skipped
+                                       as an invalid entry */
 } parse_ctx_t;
 
 /* ---- image layout ------------------------------------------------------ */
@@ -475,12 +486,15 @@ static unsigned key_bit(const char *key)
 
 /*
  * Reads the entry v of route `name` (as written) into *q. Reports every
- * problem. Returns 0 when the entry is usable, -1 when it must be skipped.
+ * problem. Returns 0 when the entry is usable, -1 when it must be skipped,
+ * with *bad_field (may be NULL) set to the first field at fault: a key of
+ * v (valid while v is), or NULL when the entry as a whole is at fault.
  */
 static int read_entry(parse_ctx_t *c, const char *name, const cJSON *v,
-                      hl_quota_t *q)
+                      hl_quota_t *q, const char **bad_field)
 {
     char err[HL_ERR_MAX];
+    const char *first = NULL, *field;
     const cJSON *f;
     unsigned seen = 0;
     entry_t e;
@@ -489,7 +503,7 @@ static int read_entry(parse_ctx_t *c, const char *name, const cJSON *v,
     if (!cJSON_IsObject(v)) {
         report(c, HL_PROBLEM_ERROR, name, NULL, "entry must be an object "
                "(e.g. {\"limits\": [\"5/1m\"]}), not %s", json_kind(v));
-        return -1;
+        goto skip;
     }
     memset(&e, 0, sizeof(e));
     hl_quota_init(&e.q);
@@ -506,40 +520,52 @@ static int read_entry(parse_ctx_t *c, const char *name, const cJSON *v,
             report(c, HL_PROBLEM_WARNING, name, key, "%s", err);
         } else if (rc < 0) {
             report(c, HL_PROBLEM_ERROR, name, key, "%s", err);
+            if (!bad)
+                first = key;
             bad = 1;
         }
     }
+    /* Past the fields, `first` changes only if no field was at fault. */
     if (e.has_limits && (e.has_max || e.has_window)) {
-        report(c, HL_PROBLEM_ERROR, name, e.has_max ? "max" : "window",
+        field = e.has_max ? "max" : "window";
+        report(c, HL_PROBLEM_ERROR, name, field,
                "give either 'limits' or 'max' + 'window', not both");
-        return -1;
+        goto skip_at;
     }
     if (!e.has_limits && !e.has_max && !e.has_window) {
+        field = NULL;
         report(c, HL_PROBLEM_ERROR, name, NULL, "no quota: give 'limits' "
                "(e.g. [\"5/1m\"]) or 'max' + 'window'");
-        return -1;
+        goto skip_at;
     }
     if (!e.has_limits && e.has_max != e.has_window) {
-        report(c, HL_PROBLEM_ERROR, name, e.has_max ? "window" : "max",
+        field = e.has_max ? "window" : "max";
+        report(c, HL_PROBLEM_ERROR, name, field,
                "'%s' is missing (needed with '%s')",
-               e.has_max ? "window" : "max", e.has_max ? "max" : "window");
-        return -1;
+               field, e.has_max ? "max" : "window");
+        goto skip_at;
     }
     if (bad)
-        return -1;
+        goto skip;
     if (!e.has_limits) {
         e.q.nwindows = 1;
         e.q.windows[0].count = e.max;
         e.q.windows[0].window_ms = e.window_ms;
     }
     if (hl_quota_validate(&e.q, err, sizeof(err)) != 0) {
-        report(c, HL_PROBLEM_ERROR, name,
-               e.q.burst != 0 && e.q.algo != HL_ALGO_GCRA ? "burst" : NULL,
-               "%s", err);
-        return -1;
+        field = e.q.burst != 0 && e.q.algo != HL_ALGO_GCRA ? "burst" : NULL;
+        report(c, HL_PROBLEM_ERROR, name, field, "%s", err);
+        goto skip_at;
     }
     *q = e.q;
     return 0;
+skip_at:
+    if (!bad)
+        first = field;
+skip:
+    if (bad_field != NULL)
+        *bad_field = first;
+    return -1;
 }
 
 /* Reads and stores every entry of the "routes" object (already checked to
@@ -549,8 +575,11 @@ static void read_routes(parse_ctx_t *c, const cJSON *routes)
     char route[HL_ROUTE_MAX];
     const cJSON *v;
 
+    uint32_t i = 0;
+
     cJSON_ArrayForEach(v, routes) {
         const char *name = v->string ? v->string : "";
+        uint32_t at = i++;
         hl_quota_t q;
         size_t len;
 
@@ -568,14 +597,76 @@ static void read_routes(parse_ctx_t *c, const cJSON *routes)
             c->nerrors++;
             continue;
         }
-        if (read_entry(c, name, v, &q) != 0) {
+        if (read_entry(c, name, v, &q, NULL) != 0) {
             c->nerrors++;
+            if (at < HL_TABLE_MAX_ROUTES)
+                c->skipped[at >> 3] |= (unsigned char)(1u << (at & 7));
             continue;
         }
         if (put_rule(c->t, route, len, &q) == 1)
             report(c, HL_PROBLEM_WARNING, name, NULL, "same route as an "
                    "earlier entry ('%s' once normalised); this later entry "
                    "replaces it", route);
+    }
+}
+
+/* Writes the windows of q into buf ("5/1m 30/1h"). Returns buf. */
+static char *quota_windows(const hl_quota_t *q, char *buf, size_t buflen)
+{
+    char one[64];
+    size_t n = 0, k;
+    int i;
+
+    buf[0] = '\0';
+    for (i = 0; i < q->nwindows && i < HL_MAX_WINDOWS; i++) {
+        hl_window_name(&q->windows[i], one, sizeof(one));
+        k = strlen(one);
+        if (n + k + 2 > buflen)
+            break;
+        if (n > 0)
+            buf[n++] = ' ';
+        memcpy(buf + n, one, k + 1);
+        n += k;
+    }
+    return buf;
+}
+
+/*
+ * The carry-over of hl_table_parse_keep, a second pass over the "routes"
+ * object once every entry was read: each route whose entry was skipped
+ * (c->skipped) and that c->t still lacks gets its rule from c->prev, and
+ * is reported as HL_PROBLEM_KEPT with the field at fault.
+ */
+static void keep_skipped(parse_ctx_t *c, const cJSON *routes)
+{
+    char route[HL_ROUTE_MAX], windows[HL_MAX_WINDOWS * 24];
+    hl_table_report_fn *fn = c->fn;
+    const cJSON *v;
+    uint32_t i = 0;
+
+    cJSON_ArrayForEach(v, routes) {
+        const char *name = v->string ? v->string : "", *field = NULL;
+        uint32_t at = i++;
+        const hl_rule_t *old;
+        hl_quota_t q;
+        size_t len;
+
+        if (at >= HL_TABLE_MAX_ROUTES
+            || !(c->skipped[at >> 3] & (1u << (at & 7))))
+            continue;
+        len = hl_route_from_name(route, sizeof(route), name, strlen(name));
+        old = hl_table_lookup(c->prev, route, len);
+        if (old == NULL || hl_table_lookup(c->t, route, len) != NULL
+            || put_rule(c->t, route, len, &old->quota) != 0)
+            continue;
+        c->nkept++;
+        /* The entry again, silently: which field was at fault. */
+        c->fn = NULL;
+        (void)read_entry(c, name, v, &q, &field);
+        c->fn = fn;
+        report(c, HL_PROBLEM_KEPT, name, field, "invalid entry skipped; the "
+               "route keeps its rule from the table in force (%s)",
+               quota_windows(&old->quota, windows, sizeof(windows)));
     }
 }
 
@@ -775,6 +866,19 @@ int hl_table_parse(void *mem, size_t size, uint32_t max_rules,
                    const char *doc, size_t len,
                    hl_table_report_fn *report_fn, void *baton, int *nerrors)
 {
+    return hl_table_parse_keep(mem, size, max_rules, doc, len, NULL,
+                               report_fn, baton, nerrors, NULL);
+}
+
+/*
+ * hl_table_parse with carry-over from prev: see hl_table.h. The carry-over
+ * runs only on a usable document and only for entries of "routes".
+ */
+int hl_table_parse_keep(void *mem, size_t size, uint32_t max_rules,
+                        const char *doc, size_t len, const hl_table_t *prev,
+                        hl_table_report_fn *report_fn, void *baton,
+                        int *nerrors, int *nkept)
+{
     parse_ctx_t c;
     const char *end = NULL;
     cJSON *root = NULL;
@@ -786,6 +890,9 @@ int hl_table_parse(void *mem, size_t size, uint32_t max_rules,
     c.fn = report_fn;
     c.baton = baton;
     c.nerrors = 0;
+    c.prev = table_ok(prev) ? prev : NULL;
+    c.nkept = 0;
+    memset(c.skipped, 0, sizeof(c.skipped));
     if (c.t == NULL) {
         report(&c, HL_PROBLEM_ERROR, NULL, NULL, "no room for the table "
                "image (%zu bytes given, %zu needed)", size,
@@ -839,6 +946,8 @@ int hl_table_parse(void *mem, size_t size, uint32_t max_rules,
         read_exempt(&c, top.exempt);
     if (top.routes != NULL)
         read_routes(&c, top.routes);
+    if (top.routes != NULL && c.prev != NULL)
+        keep_skipped(&c, top.routes);
     rc = 0;
 done:
     cJSON_Delete(root);
@@ -846,5 +955,7 @@ done:
         c.nerrors++;            /* the whole document was skipped */
     if (nerrors != NULL)
         *nerrors = c.nerrors;
+    if (nkept != NULL)
+        *nkept = c.nkept;
     return rc;
 }

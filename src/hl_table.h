@@ -52,7 +52,9 @@ typedef struct {
 /* Severity of a problem reported while parsing. */
 typedef enum {
     HL_PROBLEM_WARNING = 0,   /* applied anyway (unknown key, duplicate) */
-    HL_PROBLEM_ERROR          /* entry skipped, or whole document refused */
+    HL_PROBLEM_ERROR,         /* entry skipped, or whole document refused */
+    HL_PROBLEM_KEPT           /* a skipped entry's route keeps its rule from
+                                 the previous table (hl_table_parse_keep) */
 } hl_problem_t;
 
 /*
@@ -86,6 +88,23 @@ hl_table_t *hl_table_init(void *mem, size_t size, uint32_t max_rules);
 int hl_table_parse(void *mem, size_t size, uint32_t max_rules,
                    const char *doc, size_t len,
                    hl_table_report_fn *report, void *baton, int *nerrors);
+
+/*
+ * hl_table_parse, then carry-over from prev, the table in force (NULL: no
+ * carry-over, exactly hl_table_parse): each route whose entry in the
+ * document was skipped as invalid keeps the rule it has in prev, unless
+ * the document has a valid entry for the same route too. A route absent
+ * from the document is not kept. Each rule kept is reported as
+ * HL_PROBLEM_KEPT with the route as written and the field at fault (NULL
+ * when the entry as a whole is bad), after that entry's errors; kept
+ * entries are still counted in *nerrors. Sets *nkept (may be NULL) to the
+ * rules kept. Returns as hl_table_parse (on -1 nothing is kept). prev is
+ * only read and must not overlap mem.
+ */
+int hl_table_parse_keep(void *mem, size_t size, uint32_t max_rules,
+                        const char *doc, size_t len, const hl_table_t *prev,
+                        hl_table_report_fn *report, void *baton,
+                        int *nerrors, int *nkept);
 
 /* Returns the rule named exactly route (normalised, len bytes), or NULL. */
 const hl_rule_t *hl_table_lookup(const hl_table_t *t, const char *route,

@@ -86,7 +86,7 @@ extern module AP_MODULE_DECLARE_DATA hotlimit_module;
 /* ---- mod_hotlimit_store.c: counters in shared memory ------------------ */
 
 #define HL_SHARED_MAGIC   0x484c5348u  /* "HLSH" */
-#define HL_SHARED_VERSION 1u
+#define HL_SHARED_VERSION 2u   /* 2: table_skipped */
 #define HL_TEXT_MAX       256
 
 /* Results of a quota table reload, indexes of hl_shared_t.reloads. */
@@ -110,6 +110,8 @@ typedef struct {
     uint64_t   reloads[HL_RELOAD_RESULTS];
     int32_t    table_last_result;    /* hl_reload_result_t, -1 = none yet */
     uint32_t   table_routes;         /* rules in the published table */
+    uint32_t   table_skipped;        /* entries skipped as invalid in the
+                                        published table (kept ones too) */
     char       table_source[HL_TEXT_MAX];
     char       table_message[HL_TEXT_MAX]; /* last result, human readable */
     hl_stats_t stats;
@@ -181,15 +183,6 @@ typedef struct {
     hl_quota_t  global;
 } hl_table_hit_t;
 
-/*
- * Checks that a table source can be read without blocking: a URL always
- * passes; a file must exist, be a regular file (not a FIFO or device) and
- * open for reading. Returns APR_SUCCESS, or an error with a one-line
- * reason naming the file in *why (allocated from p).
- */
-apr_status_t hl_table_check_source(apr_pool_t *p, const char *source,
-                                   const char **why);
-
 /* Returns 1 if HotLimitQuotaTable is configured (after post_config). */
 int hl_table_configured(void);
 
@@ -198,6 +191,18 @@ int hl_table_configured(void);
  * reloader with mod_watchdog. Returns OK, or an HTTP error after logging.
  */
 int hl_table_post_config(apr_pool_t *pconf, apr_pool_t *ptemp, server_rec *s);
+
+/*
+ * Checks that the table source path (as given to HotLimitQuotaTable;
+ * relative to ServerRoot) could be read now: it exists, is a regular file
+ * (not a FIFO, device or directory) and opens for reading without
+ * blocking; an http:// or https:// URL always passes (it is fetched in
+ * the background). Returns APR_SUCCESS, or the error with a one-line
+ * reason naming the file in *why (from p). Opens and closes the file; reads
+ * nothing. For check_config (apachectl configtest).
+ */
+apr_status_t hl_table_check_source(apr_pool_t *p, const char *path,
+                                   const char **why);
 
 /*
  * Looks route (normalised) and client address ip (may be NULL) up in the
@@ -230,10 +235,13 @@ apr_status_t hl_fetch_global_init(void);
 
 /*
  * Fetches url with a whole-transfer timeout of timeout_s seconds and at most
- * max_size bytes, conditionally on *v. On 200 updates *v and returns the
- * body in res; on 304 sets res->not_modified. Returns APR_SUCCESS for both;
- * any other outcome (DNS, connect, timeout, HTTP status, too large) returns
- * an error with res->error set. Blocking: call from the watchdog only.
+ * max_size bytes, conditionally on *v. Follows up to 3 redirects, each only
+ * within url's origin (scheme, host, port; never https to http); a redirect
+ * elsewhere is refused before any request is sent there (logged HL00501).
+ * On 200 updates *v and returns the body in res; on 304 sets
+ * res->not_modified. Returns APR_SUCCESS for both; any other outcome (DNS,
+ * connect, timeout, HTTP status, too large, a refused redirect) returns an
+ * error with res->error set. Blocking: call from the watchdog only.
  * Everything is allocated from p.
  */
 apr_status_t hl_fetch_url(apr_pool_t *p, const char *url, int timeout_s,

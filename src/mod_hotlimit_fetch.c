@@ -4,6 +4,12 @@
  * call, with conditional GET (If-None-Match / If-Modified-Since), a
  * whole-transfer timeout and a size cap. It runs in the watchdog thread,
  * never on a request.
+ *
+ * Redirects are followed here, not by libcurl (CURLOPT_FOLLOWLOCATION is
+ * off): at most HL_FETCH_MAX_REDIRECTS hops, each only within the origin
+ * (scheme, host and port) of the configured URL, so the validators and the
+ * table's trust never go to another server and https is never downgraded.
+ * A redirect elsewhere is refused before any request is made to it.
  */
 #include <string.h>
 #include <curl/curl.h>
@@ -17,6 +23,8 @@
 #include "hl_buf.h"
 
 APLOG_USE_MODULE(hotlimit);
+
+#define HL_FETCH_MAX_REDIRECTS 3
 
 /* What the write and header callbacks fill. */
 typedef struct {
@@ -106,6 +114,75 @@ static const char *describe_error(apr_pool_t *p, CURLcode rc, const char *detail
     return apr_psprintf(p, "%s (%s)", curl_easy_strerror(rc), detail);
 }
 
+/* Returns 1 if status is a redirect that carries a Location. */
+static int is_redirect(long status)
+{
+    return status == 301 || status == 302 || status == 303 || status == 307
+           || status == 308;
+}
+
+/*
+ * Writes the origin of url, "scheme://host:port" with the scheme's default
+ * port made explicit and scheme and host in lower case, into *origin (from
+ * p) and the scheme into *scheme. Returns 0, or -1 when url does not parse.
+ */
+static int url_origin(apr_pool_t *p, const char *url, const char **origin,
+                      const char **scheme)
+{
+    CURLU *u = curl_url();
+    char *sch = NULL, *host = NULL, *port = NULL, *lower;
+    int rc = -1;
+
+    if (u != NULL && curl_url_set(u, CURLUPART_URL, url, 0) == CURLUE_OK
+        && curl_url_get(u, CURLUPART_SCHEME, &sch, 0) == CURLUE_OK
+        && curl_url_get(u, CURLUPART_HOST, &host, 0) == CURLUE_OK
+        && curl_url_get(u, CURLUPART_PORT, &port, CURLU_DEFAULT_PORT)
+           == CURLUE_OK) {
+        lower = apr_pstrdup(p, sch);
+        ap_str_tolower(lower);
+        *scheme = lower;
+        lower = apr_pstrcat(p, lower, "://", host, ":", port, NULL);
+        ap_str_tolower(lower);
+        *origin = lower;
+        rc = 0;
+    }
+    curl_free(sch);
+    curl_free(host);
+    curl_free(port);
+    curl_url_cleanup(u);
+    return rc;
+}
+
+/*
+ * Checks that a redirect from url (the configured one) to target stays in
+ * url's origin. Returns NULL when it may be followed, else a one-line
+ * reason from p.
+ */
+static const char *refuse_redirect(apr_pool_t *p, const char *url,
+                                   const char *target)
+{
+    const char *from, *to, *from_scheme, *to_scheme;
+
+    if (url_origin(p, url, &from, &from_scheme) != 0
+        || url_origin(p, target, &to, &to_scheme) != 0)
+        return apr_psprintf(p, "redirect to '%s' refused: not a valid URL",
+                            target);
+    if (!strcmp(from_scheme, "https") && strcmp(to_scheme, "https"))
+        return apr_psprintf(p, "redirect to '%s' refused: it downgrades "
+                            "https to %s", target, to_scheme);
+    if (strcmp(from, to))
+        return apr_psprintf(p, "redirect to '%s' refused: another origin "
+                            "than %s (only same-origin redirects are "
+                            "followed)", target, from);
+    return NULL;
+}
+
+/*
+ * Fetches url with a whole-transfer timeout of timeout_s seconds (for all
+ * hops together) and at most max_size bytes, conditionally on *v, following
+ * up to HL_FETCH_MAX_REDIRECTS same-origin redirects (HL00501 for one
+ * refused). See mod_hotlimit.h for the results; everything is from p.
+ */
 apr_status_t hl_fetch_url(apr_pool_t *p, const char *url, int timeout_s,
                           apr_size_t max_size, hl_fetch_validators_t *v,
                           hl_fetch_result_t *res)
@@ -113,13 +190,15 @@ apr_status_t hl_fetch_url(apr_pool_t *p, const char *url, int timeout_s,
     fetch_ctx_t ctx;
     char errbuf[CURL_ERROR_SIZE] = "";
     struct curl_slist *hdrs = NULL;
+    const char *at = url, *refused = NULL;
+    char *location = NULL;
     CURL *curl;
     CURLcode rc;
     long status = 0;
+    int hops = 0;
 
     memset(res, 0, sizeof(*res));
     memset(&ctx, 0, sizeof(ctx));
-    hl_buf_init(&ctx.body, p, 16384);
     ctx.max = max_size;
     curl = curl_easy_init();
     if (!curl) {
@@ -132,14 +211,11 @@ apr_status_t hl_fetch_url(apr_pool_t *p, const char *url, int timeout_s,
     if (v->last_modified[0])
         hdrs = curl_slist_append(hdrs, apr_pstrcat(p, "If-Modified-Since: ",
                                                    v->last_modified, NULL));
-    curl_easy_setopt(curl, CURLOPT_URL, url);
     curl_easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);
     curl_easy_setopt(curl, CURLOPT_TIMEOUT_MS, (long)timeout_s * 1000L);
     curl_easy_setopt(curl, CURLOPT_CONNECTTIMEOUT_MS, (long)timeout_s * 1000L);
     curl_easy_setopt(curl, CURLOPT_PROTOCOLS_STR, "http,https");
-    curl_easy_setopt(curl, CURLOPT_REDIR_PROTOCOLS_STR, "http,https");
-    curl_easy_setopt(curl, CURLOPT_FOLLOWLOCATION, 1L);
-    curl_easy_setopt(curl, CURLOPT_MAXREDIRS, 3L);
+    curl_easy_setopt(curl, CURLOPT_FOLLOWLOCATION, 0L);
     curl_easy_setopt(curl, CURLOPT_MAXFILESIZE_LARGE, (curl_off_t)max_size);
     curl_easy_setopt(curl, CURLOPT_USERAGENT, "mod_hotlimit");
     curl_easy_setopt(curl, CURLOPT_HTTPHEADER, hdrs);
@@ -149,8 +225,34 @@ apr_status_t hl_fetch_url(apr_pool_t *p, const char *url, int timeout_s,
     curl_easy_setopt(curl, CURLOPT_HEADERDATA, &ctx);
     curl_easy_setopt(curl, CURLOPT_ERRORBUFFER, errbuf);
 
-    rc = curl_easy_perform(curl);
-    curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &status);
+    for (;;) {
+        /* A fresh body per hop: a redirect's own body is not the table. */
+        hl_buf_init(&ctx.body, p, 16384);
+        memset(&ctx.seen, 0, sizeof(ctx.seen));
+        curl_easy_setopt(curl, CURLOPT_URL, at);
+        rc = curl_easy_perform(curl);
+        status = 0;
+        curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &status);
+        if (rc != CURLE_OK || !is_redirect(status))
+            break;
+        location = NULL;
+        curl_easy_getinfo(curl, CURLINFO_REDIRECT_URL, &location);
+        if (!location)
+            break;              /* no Location: an HTTP status error below */
+        if (++hops > HL_FETCH_MAX_REDIRECTS) {
+            refused = apr_psprintf(p, "more than %d redirects (the last to "
+                                   "'%s')", HL_FETCH_MAX_REDIRECTS, location);
+            break;
+        }
+        refused = refuse_redirect(p, url, location);
+        if (refused) {
+            ap_log_perror(APLOG_MARK, APLOG_WARNING, 0, p,
+                          "HL00501: quota table %s: %s", url, refused);
+            break;
+        }
+        /* location belongs to the handle until the next transfer. */
+        at = apr_pstrdup(p, location);
+    }
     curl_slist_free_all(hdrs);
     curl_easy_cleanup(curl);
 
@@ -160,12 +262,18 @@ apr_status_t hl_fetch_url(apr_pool_t *p, const char *url, int timeout_s,
                                     &ctx, timeout_s);
         return APR_EGENERAL;
     }
+    if (refused) {
+        res->error = refused;
+        return APR_EGENERAL;
+    }
     if (status == 304) {
         res->not_modified = 1;
         return APR_SUCCESS;
     }
     if (status != 200) {
-        res->error = apr_psprintf(p, "HTTP status %ld", status);
+        res->error = apr_psprintf(p, "HTTP status %ld%s", status,
+                                  is_redirect(status) ? " without a Location"
+                                                      : "");
         return APR_EGENERAL;
     }
     res->body = ctx.body.s;

@@ -162,6 +162,9 @@ static void write_metrics(request_rec *r, const hl_snapshot_t *snap)
     ap_rprintf(r, "# HELP hotlimit_table_generation Generation of the quota table in force.\n"
                "# TYPE hotlimit_table_generation gauge\n"
                "hotlimit_table_generation %" APR_UINT64_T_FMT "\n"
+               "# HELP hotlimit_table_skipped_entries Entries skipped as invalid in the quota table in force.\n"
+               "# TYPE hotlimit_table_skipped_entries gauge\n"
+               "hotlimit_table_skipped_entries %u\n"
                "# HELP hotlimit_slots_used Counter slots in use.\n"
                "# TYPE hotlimit_slots_used gauge\n"
                "hotlimit_slots_used %u\n"
@@ -177,7 +180,8 @@ static void write_metrics(request_rec *r, const hl_snapshot_t *snap)
                "# HELP hotlimit_slot_classes Eviction classes (quotas) with a record.\n"
                "# TYPE hotlimit_slot_classes gauge\n"
                "hotlimit_slot_classes %u\n",
-               (apr_uint64_t)snap->shared.table_generation, snap->used,
+               (apr_uint64_t)snap->shared.table_generation,
+               snap->shared.table_skipped, snap->used,
                snap->capacity, (apr_uint64_t)snap->evictions,
                (apr_uint64_t)snap->reclaims, snap->classes);
 }
@@ -189,14 +193,14 @@ static void write_json(request_rec *r, const hl_snapshot_t *snap)
 
     ap_set_content_type(r, "application/json");
     ap_rprintf(r, "{\"table\":{\"source\":\"%s\",\"generation\":%" APR_UINT64_T_FMT
-               ",\"enabled\":%s,\"routes\":%u,\"loaded_ms\":%" APR_INT64_T_FMT
+               ",\"enabled\":%s,\"routes\":%u,\"skipped\":%u,\"loaded_ms\":%" APR_INT64_T_FMT
                ",\"checked_ms\":%" APR_INT64_T_FMT ",\"last_result\":\"%s\","
                "\"message\":\"%s\",\"reloads\":{\"ok\":%" APR_UINT64_T_FMT
                ",\"unchanged\":%" APR_UINT64_T_FMT ",\"failed\":%" APR_UINT64_T_FMT "}},",
                hl_json_escape(p, snap->shared.table_source),
                (apr_uint64_t)snap->shared.table_generation,
                snap->shared.table_enabled ? "true" : "false",
-               snap->shared.table_routes,
+               snap->shared.table_routes, snap->shared.table_skipped,
                (apr_int64_t)snap->shared.table_loaded_ms,
                (apr_int64_t)snap->shared.table_checked_ms, last_result(snap),
                hl_json_escape(p, snap->shared.table_message),
@@ -246,6 +250,7 @@ static void write_html(request_rec *r, const hl_snapshot_t *snap)
                "<tr><th>enabled</th><td>%s</td></tr>"
                "<tr><th>generation</th><td>%" APR_UINT64_T_FMT "</td></tr>"
                "<tr><th>routes</th><td>%u</td></tr>"
+               "<tr><th>entries skipped (invalid)</th><td>%u</td></tr>"
                "<tr><th>last reload</th><td>%s</td></tr>"
                "<tr><th>last result</th><td>%s: %s</td></tr>"
                "<tr><th>reloads ok / unchanged / failed</th><td>%" APR_UINT64_T_FMT
@@ -254,7 +259,8 @@ static void write_html(request_rec *r, const hl_snapshot_t *snap)
                    ? hl_html_escape(p, snap->shared.table_source) : "(none)",
                snap->shared.table_enabled ? "yes" : "no (kill switch)",
                (apr_uint64_t)snap->shared.table_generation,
-               snap->shared.table_routes, when, last_result(snap),
+               snap->shared.table_routes, snap->shared.table_skipped, when,
+               last_result(snap),
                hl_html_escape(p, snap->shared.table_message),
                (apr_uint64_t)snap->shared.reloads[HL_RELOAD_OK],
                (apr_uint64_t)snap->shared.reloads[HL_RELOAD_UNCHANGED],

@@ -15,6 +15,9 @@
  * fetched with a conditional GET. A document that cannot be read or parsed
  * is a table failure, handled by HotLimitTableFailure: `open` publishes an
  * empty table (static directives stay), `last-good` keeps the current one.
+ * Under `last-good` an invalid entry of a usable document keeps its route's
+ * rule from the table in force (hl_table_parse_keep); under `open` it is
+ * dropped. Only a regular file is read, and it is opened non-blocking.
  *
  * The item is persisted by mod_slotmem_shm (the counters are not: see
  * mod_hotlimit_store.c), so the last
@@ -77,42 +80,6 @@ static hl_table_t *bank(uint32_t i)
                                   + (apr_size_t)i * region->bank_size);
 }
 
-apr_status_t hl_table_check_source(apr_pool_t *p, const char *source,
-                                   const char **why)
-{
-    const char *path;
-    apr_finfo_t fi;
-    apr_status_t rv;
-    int fd;
-
-    *why = NULL;
-    if (!strncasecmp(source, "http://", 7) || !strncasecmp(source, "https://", 8))
-        return APR_SUCCESS;
-    path = ap_server_root_relative(p, source);
-    if (!path) {
-        *why = "bad path";
-        return APR_EBADPATH;
-    }
-    rv = apr_stat(&fi, path, APR_FINFO_TYPE, p);
-    if (rv != APR_SUCCESS) {
-        *why = apr_psprintf(p, "%s: cannot stat (%pm)", path, &rv);
-        return rv;
-    }
-    if (fi.filetype != APR_REG) {
-        *why = apr_psprintf(p, "%s: not a regular file", path);
-        return APR_EINVAL;
-    }
-    /* O_NONBLOCK: a FIFO swapped in since the stat cannot block us. */
-    fd = open(path, O_RDONLY | O_NONBLOCK);
-    if (fd < 0) {
-        rv = APR_FROM_OS_ERROR(errno);
-        *why = apr_psprintf(p, "%s: cannot open (%pm)", path, &rv);
-        return rv;
-    }
-    close(fd);
-    return APR_SUCCESS;
-}
-
 int hl_table_configured(void)
 {
     return region != NULL;
@@ -120,9 +87,92 @@ int hl_table_configured(void)
 
 /* ---- reading the source ------------------------------------------------ */
 
+/* Returns 1 if source is an http:// or https:// URL, 0 for a file path. */
+static int is_url(const char *source)
+{
+    return !strncasecmp(source, "http://", 7)
+           || !strncasecmp(source, "https://", 8);
+}
+
+/* Returns what a file of type t is, for messages ("a FIFO"). */
+static const char *file_kind(apr_filetype_e t)
+{
+    switch (t) {
+    case APR_REG:  return "a regular file";
+    case APR_DIR:  return "a directory";
+    case APR_CHR:  return "a character device";
+    case APR_BLK:  return "a block device";
+    case APR_PIPE: return "a FIFO (named pipe)";
+    case APR_LNK:  return "a symbolic link";
+    case APR_SOCK: return "a socket";
+    default:       return "not a regular file";
+    }
+}
+
+/*
+ * Stats path (following symbolic links) into *fi (type, mtime, size).
+ * Returns APR_SUCCESS for a regular file; otherwise an error with *why
+ * (a static string or one from p) set. Never opens the file, so a FIFO or
+ * a device is refused without side effects.
+ */
+static apr_status_t stat_regular(apr_pool_t *p, const char *path,
+                                 apr_finfo_t *fi, const char **why)
+{
+    apr_status_t rv = apr_stat(fi, path, APR_FINFO_TYPE | APR_FINFO_MTIME
+                               | APR_FINFO_SIZE, p);
+
+    if (rv != APR_SUCCESS) {
+        *why = "cannot stat the file";
+        return rv;
+    }
+    if (fi->filetype != APR_REG) {
+        *why = apr_psprintf(p, "not a regular file but %s; only regular "
+                            "files are read", file_kind(fi->filetype));
+        return APR_EINVAL;
+    }
+    return APR_SUCCESS;
+}
+
+/*
+ * Opens path for reading without blocking (O_NONBLOCK: opening a FIFO
+ * that replaced the file since stat_regular does not wait for a writer),
+ * then checks through the open descriptor that it is a regular file and
+ * fills *fi from it. Returns APR_SUCCESS with *f open (from p; the caller
+ * closes it), or an error with *why set and nothing left open.
+ */
+static apr_status_t open_regular(apr_pool_t *p, const char *path,
+                                 apr_file_t **f, apr_finfo_t *fi,
+                                 const char **why)
+{
+    apr_status_t rv = apr_file_open(f, path, APR_FOPEN_READ
+                                    | APR_FOPEN_NONBLOCK, APR_OS_DEFAULT, p);
+
+    if (rv != APR_SUCCESS) {
+        *why = "cannot open the file";
+        return rv;
+    }
+    rv = apr_file_info_get(fi, APR_FINFO_TYPE | APR_FINFO_MTIME
+                           | APR_FINFO_SIZE, *f);
+    if (rv != APR_SUCCESS && rv != APR_INCOMPLETE) {
+        *why = "cannot stat the open file";
+    }
+    else if (fi->filetype != APR_REG) {
+        *why = apr_psprintf(p, "replaced by %s while being opened; only "
+                            "regular files are read", file_kind(fi->filetype));
+        rv = APR_EINVAL;
+    }
+    else {
+        return APR_SUCCESS;
+    }
+    apr_file_close(*f);
+    *f = NULL;
+    return rv;
+}
+
 /* Reads the whole file at path into *body (from p). Returns APR_SUCCESS,
  * or an error with *why set; sets *unchanged when mtime and size are those
- * seen last time. */
+ * seen last time. Only a regular file is read, and nothing here can block
+ * on a FIFO or device put at the path. */
 static apr_status_t read_file(hl_reloader_t *rl, apr_pool_t *p, char **body,
                               apr_size_t *len, int *unchanged, const char **why)
 {
@@ -132,26 +182,23 @@ static apr_status_t read_file(hl_reloader_t *rl, apr_pool_t *p, char **body,
     apr_status_t rv;
 
     *unchanged = 0;
-    rv = apr_stat(&fi, rl->source, APR_FINFO_MTIME | APR_FINFO_SIZE, p);
-    if (rv != APR_SUCCESS) {
-        *why = "cannot stat the file";
+    rv = stat_regular(p, rl->source, &fi, why);
+    if (rv != APR_SUCCESS)
         return rv;
-    }
     if (rl->seen_once && fi.mtime == rl->mtime && fi.size == rl->size) {
         *unchanged = 1;
         return APR_SUCCESS;
     }
+    rv = open_regular(p, rl->source, &f, &fi, why);
+    if (rv != APR_SUCCESS)
+        return rv;
     rl->seen_once = 1;
     rl->mtime = fi.mtime;
     rl->size = fi.size;
     if (fi.size > (apr_off_t)HL_TABLE_MAX_DOC) {
+        apr_file_close(f);
         *why = apr_psprintf(p, "file larger than %u bytes", HL_TABLE_MAX_DOC);
         return APR_EGENERAL;
-    }
-    rv = apr_file_open(&f, rl->source, APR_FOPEN_READ, APR_OS_DEFAULT, p);
-    if (rv != APR_SUCCESS) {
-        *why = "cannot open the file";
-        return rv;
     }
     n = (apr_size_t)fi.size;
     *body = apr_palloc(p, n + 1);
@@ -162,6 +209,39 @@ static apr_status_t read_file(hl_reloader_t *rl, apr_pool_t *p, char **body,
         return rv;
     }
     (*body)[*len] = '\0';
+    return APR_SUCCESS;
+}
+
+apr_status_t hl_table_check_source(apr_pool_t *p, const char *path,
+                                   const char **why)
+{
+    const char *file;
+    apr_finfo_t fi;
+    apr_file_t *f;
+    apr_status_t rv;
+
+    *why = NULL;
+    if (is_url(path))
+        return APR_SUCCESS;
+    file = ap_server_root_relative(p, path);
+    if (!file) {
+        *why = apr_psprintf(p, "%s: not a valid path", path);
+        return APR_EBADPATH;
+    }
+    rv = stat_regular(p, file, &fi, why);
+    if (rv == APR_SUCCESS)
+        rv = open_regular(p, file, &f, &fi, why);
+    if (rv != APR_SUCCESS) {
+        char err[120];
+
+        /* APR_EINVAL: refused for its type, *why says it all. */
+        *why = rv == APR_EINVAL
+               ? apr_psprintf(p, "%s: %s", file, *why)
+               : apr_psprintf(p, "%s: %s: %s", file, *why,
+                              apr_strerror(rv, err, sizeof(err)));
+        return rv;
+    }
+    apr_file_close(f);
     return APR_SUCCESS;
 }
 
@@ -188,6 +268,10 @@ static void log_problem(void *baton, hl_problem_t severity, const char *route,
         ap_log_error(APLOG_MARK, APLOG_ERR, 0, rl->s,
                      "HL00401: quota table %s: skipped: %s%s", rl->source,
                      where, msg);
+    else if (severity == HL_PROBLEM_KEPT)
+        ap_log_error(APLOG_MARK, APLOG_WARNING, 0, rl->s,
+                     "HL00411: quota table %s: %s%s (HotLimitTableFailure "
+                     "last-good)", rl->source, where, msg);
     else
         ap_log_error(APLOG_MARK, APLOG_WARNING, 0, rl->s,
                      "HL00402: quota table %s: %s%s", rl->source, where, msg);
@@ -195,9 +279,10 @@ static void log_problem(void *baton, hl_problem_t severity, const char *route,
 
 /* Records the outcome of one reload attempt in the shared header (message
  * NULL: counted, but the last result shown stays as it was), and, if
- * publish is set, makes the inactive bank the active one. */
+ * publish is set, makes the inactive bank the active one, in which
+ * `skipped` entries were skipped as invalid (ignored unless publish). */
 static void record(hl_reloader_t *rl, hl_reload_result_t result,
-                   const char *message, int publish)
+                   const char *message, int publish, int skipped)
 {
     hl_slots_t *slots;
     hl_shared_t *sh;
@@ -209,6 +294,7 @@ static void record(hl_reloader_t *rl, hl_reload_result_t result,
         region->active ^= 1;
         sh->table_generation++;
         sh->table_loaded_ms = now;
+        sh->table_skipped = skipped > 0 ? (uint32_t)skipped : 0;
     }
     sh->table_enabled = bank(region->active)->enabled;
     sh->table_routes = bank(region->active)->nrules;
@@ -244,20 +330,27 @@ static void fail(hl_reloader_t *rl, const char *why)
         memset(&rl->validators, 0, sizeof(rl->validators));
         rl->seen_once = 0;
     }
-    record(rl, HL_RELOAD_FAILED, why, drop);
+    record(rl, HL_RELOAD_FAILED, why, drop, 0);
 }
 
-/* Parses body into the inactive bank and publishes it, or fails. */
+/* Parses body into the inactive bank and publishes it, or fails. Under
+ * HotLimitTableFailure last-good, a route whose new entry is invalid keeps
+ * its rule from the table in force (HL00411); under open it is dropped. */
 static void parse_and_publish(hl_reloader_t *rl, apr_pool_t *p,
                               const char *body, apr_size_t len)
 {
     hl_table_t *next = bank(region->active ^ 1);
+    const hl_table_t *prev = NULL;
     const hl_table_t *img;
-    int nerrors = 0, rc;
+    int nerrors = 0, nkept = 0, rc;
+    const char *kept = "";
 
+    if (rl->sc->table_failure == HL_FAIL_LAST_GOOD)
+        prev = bank(region->active);
     rl->problems = 0;
-    rc = hl_table_parse(next, region->bank_size, region->max_rules, body, len,
-                        log_problem, rl, &nerrors);
+    rc = hl_table_parse_keep(next, region->bank_size, region->max_rules,
+                             body, len, prev, log_problem, rl, &nerrors,
+                             &nkept);
     if (rl->problems > HL_MAX_PROBLEMS)
         ap_log_error(APLOG_MARK, APLOG_WARNING, 0, rl->s,
                      "HL00410: quota table %s: %d more problems not logged "
@@ -271,14 +364,17 @@ static void parse_and_publish(hl_reloader_t *rl, apr_pool_t *p,
         return;
     }
     img = next;
+    if (nkept > 0)
+        kept = apr_psprintf(p, " (%d kept their last valid rule)", nkept);
     ap_log_error(APLOG_MARK, APLOG_NOTICE, 0, rl->s,
                  "HL00405: quota table %s loaded: %u routes, %u exempt blocks, "
-                 "%s%s, %d entries skipped", rl->source, img->nrules,
+                 "%s%s, %d entries skipped%s", rl->source, img->nrules,
                  img->nexempt, img->enabled ? "enabled" : "DISABLED (kill switch)",
-                 img->has_global ? ", global bucket" : "", nerrors);
+                 img->has_global ? ", global bucket" : "", nerrors, kept);
     record(rl, HL_RELOAD_OK,
-           apr_psprintf(p, "%u routes, %d entries skipped", img->nrules, nerrors),
-           1);
+           apr_psprintf(p, "%u routes, %d entries skipped%s", img->nrules,
+                        nerrors, kept),
+           1, nerrors);
 }
 
 /* One reload attempt: read or fetch, then parse and publish. */
@@ -300,7 +396,8 @@ static void reload(hl_reloader_t *rl, apr_pool_t *p)
         }
         if (res.not_modified) {
             /* 304: the document is the last one loaded, which is in force. */
-            record(rl, HL_RELOAD_UNCHANGED, "not modified since the last load", 0);
+            record(rl, HL_RELOAD_UNCHANGED, "not modified since the last load",
+                   0, 0);
             return;
         }
         body = res.body;
@@ -318,7 +415,7 @@ static void reload(hl_reloader_t *rl, apr_pool_t *p)
         if (unchanged) {
             /* The file is as it was at the last attempt: whatever that
              * attempt found still holds. */
-            record(rl, HL_RELOAD_UNCHANGED, NULL, 0);
+            record(rl, HL_RELOAD_UNCHANGED, NULL, 0, 0);
             return;
         }
     }
@@ -405,8 +502,7 @@ int hl_table_post_config(apr_pool_t *pconf, apr_pool_t *ptemp, server_rec *s)
     rl = apr_pcalloc(pconf, sizeof(*rl));
     rl->s = s;
     rl->sc = sc;
-    rl->is_url = !strncasecmp(sc->table_source, "http://", 7)
-                 || !strncasecmp(sc->table_source, "https://", 8);
+    rl->is_url = is_url(sc->table_source);
     rl->source = rl->is_url ? sc->table_source
                             : ap_server_root_relative(pconf, sc->table_source);
     rc = create_region(pconf, s, rl->source);

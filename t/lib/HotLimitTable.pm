@@ -139,7 +139,10 @@ sub todo_ok {
 #            string or a structure), e.g. for HotLimitQuotaTable @DIR@/table.json
 #   files    { 'rel/path' => content } extra documents
 #   env      { NAME => value } extra environment for httpd (LD_PRELOAD...)
+#   setup    a sub called with the handle before the start, e.g. to put a
+#            FIFO at the table path
 #   timeout  seconds to wait until it answers (default 20)
+#   start    0: return the handle without starting it (call ->start)
 # The config has: the LoadModule lines of this run's MPM, Listen on a free
 # loopback port, everything under the instance directory, DocumentRoot
 # with index.html (+ index.php and front.php when mod_php is loaded), a
@@ -150,7 +153,7 @@ sub start_httpd {
     my %o = @_;
     my $h = HotLimitTable::Httpd->_new(%o);
     push @started, $h;
-    $h->start;
+    $h->start unless defined $o{start} && !$o{start};
     return $h;
 }
 
@@ -158,7 +161,7 @@ sub start_httpd {
 # t/logs; started at once unless start => 0 (its port is chosen now either
 # way, so an httpd can be pointed at it before it runs).
 #   body  the document to serve (a string or a structure)
-#   mode  ok (default) | 500 | hang | down
+#   mode  ok (default) | 500 | hang | down | redirect (see set_redirect)
 sub table_server {
     my %o = @_;
     my $s = HotLimitTable::Server->_new(%o);
@@ -232,6 +235,7 @@ sub _new {
         if defined $self->{table};
     $self->_write_site;
     $self->_write_conf;
+    $self->{setup}->($self) if $self->{setup};
     return $self;
 }
 
@@ -371,6 +375,14 @@ sub start {
         }
         die "httpd -k start failed ($?): $out\n" . $self->_tail(20) . "\n";
     }
+    return $self->wait_up;
+}
+
+# Waits until the parent has written its pid file and the instance answers
+# (dies after the start's timeout). start calls it; call it again after a
+# start that died, to take over an instance that came up late.
+sub wait_up {
+    my $self = shift;
     my $pid = HotLimitTable::wait_until(sub {
         my $p = HotLimitTable::_slurp($self->{pid_file});
         return $p && $p =~ /^(\d+)/ ? $1 : 0;
@@ -508,6 +520,8 @@ package HotLimitTable::Server;
 #          hang - accepts, reads the request, never answers (held until
 #                 the mode changes)
 #          down - closes its listening socket: connection refused
+#          redirect - GET /table.json is answered 302 with the Location in
+#                 the file "location" (set_redirect); other paths as ok
 # and logs every request to requests.log, one line each:
 #   TIME <TAB> STATUS <TAB> REQUEST-LINE <TAB> inm=If-None-Match <TAB> ims=If-Modified-Since
 # (STATUS is "hang" for a request that gets no answer).
@@ -541,7 +555,7 @@ sub set_body {
 
 sub set_mode {
     my ($self, $mode) = @_;
-    die "unknown table server mode '$mode'" unless $mode =~ /^(ok|500|hang|down)$/;
+    die "unknown table server mode '$mode'" unless $mode =~ /^(ok|500|hang|down|redirect)$/;
     HotLimitTable::_spew("$self->{dir}/mode", "$mode\n");
     # Wait until the server has seen it (it re-reads the mode every 50 ms).
     if ($self->{pid}) {
@@ -549,6 +563,14 @@ sub set_mode {
             (HotLimitTable::_slurp("$self->{dir}/mode-seen") // '') eq "$mode\n"
         }, 3);
     }
+}
+
+# Answers GET /table.json with a 302 to $location (absolute or relative);
+# every other path is served as in mode ok.
+sub set_redirect {
+    my ($self, $location) = @_;
+    HotLimitTable::_spew("$self->{dir}/location", $location);
+    $self->set_mode('redirect');
 }
 
 # Returns the requests logged so far (from line $from, default 0) as
@@ -688,6 +710,16 @@ sub _serve {
             $self->_log(500, $line, $inm, $ims);
             _respond($c, 500, 'Internal Server Error',
                      [['Content-Type', 'text/plain']], "table server: 500 on purpose\n");
+            close $c;
+            next;
+        }
+        my ($path) = $line =~ m{^\S+\s+(\S+)};
+        if ($mode eq "redirect\n" && ($path // '') eq '/table.json') {
+            my $location = HotLimitTable::_slurp("$dir/location") // '/';
+            $self->_log(302, $line, $inm, $ims);
+            _respond($c, 302, 'Found', [['Location', $location],
+                                        ['Content-Type', 'text/plain']],
+                     "moved to $location\n");
             close $c;
             next;
         }

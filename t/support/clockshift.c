@@ -1,5 +1,5 @@
 /*
- * clockshift.c - an LD_PRELOAD shim for the clock tests (t/29-clock.t):
+ * clockshift.c - an LD_PRELOAD shim for the clock tests (t/41-clock.t):
  * shifts the wall clock (CLOCK_REALTIME*, gettimeofday, time) by the
  * number of seconds written in the file named by $HL_CLOCK_OFFSET_FILE,
  * read at every call, so a test can step the clock of a running httpd

@@ -8,7 +8,8 @@
 check=${HOTLIMIT_CHECK:-./hotlimit-check}
 tables=$(cd "$(dirname "$0")/../tables" && pwd) || exit 1
 out=$(mktemp "${TMPDIR:-/tmp}/test_check.XXXXXX") || exit 1
-trap 'rm -f "$out"' EXIT
+fifo="$out.fifo"
+trap 'rm -f "$out" "$fifo"' EXIT
 
 n=0
 failed=0
@@ -36,7 +37,7 @@ has() {
     grep -F -q -- "$1" "$out"
 }
 
-echo "1..22"
+echo "1..25"
 
 if [ ! -x "$check" ]; then
     echo "Bail out! $check not built"
@@ -67,6 +68,16 @@ has "table refused"; ok $? "not-json.json: refused"
 
 run "$tables/does-not-exist.json"
 [ "$rc" -eq 2 ]; ok $? "missing file: exit 2 (got $rc)"
+
+# A FIFO is refused at once (no writer ever appears: a blocking open would
+# hang until timeout kills it, status 124), and so is a directory.
+mkfifo "$fifo"
+timeout 5 "$check" "$fifo" >"$out" 2>&1
+rc=$?
+[ "$rc" -eq 2 ]; ok $? "FIFO: exit 2 without waiting for a writer (got $rc)"
+has "not a regular file but a FIFO"; ok $? "FIFO: says why"
+run "$tables"
+[ "$rc" -eq 2 ] && has "not a regular file but a directory"; ok $? "directory: exit 2 (got $rc)"
 
 "$check" - <"$tables/good.json" >"$out" 2>&1
 rc=$?

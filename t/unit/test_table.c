@@ -1,8 +1,9 @@
 /*
  * test_table.c - unit tests of the JSON quota table (hl_table.c), printing
  * TAP: the spec example, dotted names, candidates, the kill switch, the
- * compact e/m/t form, every invalid field, whole-document failures, and a
- * 10,000-route table whose lookup cost does not grow with its size.
+ * compact e/m/t form, every invalid field, whole-document failures, a
+ * 10,000-route table whose lookup cost does not grow with its size, and
+ * the carry-over of hl_table_parse_keep (last-good per route).
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
@@ -833,6 +834,133 @@ static void test_big_table(void)
     free(big_mem);
 }
 
+/* Returns the first problem of severity sev, or NULL. */
+static const problem_t *first_problem(hl_problem_t sev)
+{
+    int i;
+
+    for (i = 0; i < probs.n; i++) {
+        if (probs.p[i].sev == sev)
+            return &probs.p[i];
+    }
+    return NULL;
+}
+
+/* Parses doc into the shared image with carry-over from prev; returns
+ * hl_table_parse_keep's rc and the rules kept in *kept. */
+static int parse_keep(const char *doc, const hl_table_t *prev, int *kept)
+{
+    memset(&probs, 0, sizeof(probs));
+    nerr = -1;
+    *kept = -1;
+    return hl_table_parse_keep(img, img_size, 64, doc, strlen(doc), prev,
+                               collect, &probs, &nerr, kept);
+}
+
+/* Issue 6, defect 9: under last-good, a route whose new entry is invalid
+ * keeps the rule it had in the table in force. */
+static void test_keep_previous(void)
+{
+    size_t size;
+    void *prev = new_image(64, &size);
+    const problem_t *p;
+    const hl_rule_t *r;
+    int kept, rc;
+
+    rc = parse_in(prev, size, 64, "{\"routes\": {"
+                  "\"/login\": {\"limits\": [\"3/1m\"]},"
+                  "\"/user/sms\": {\"max\": 1, \"window\": 60},"
+                  "\"/other\": {\"max\": 5, \"window\": 60}}}");
+    is_int(rc, 0, "keep: the previous table parses");
+
+    /* The reported case: "30/1x" for /login. */
+    rc = parse_keep("{\"routes\": {\"/login\": {\"limits\": [\"30/1x\"]},"
+                    "\"/other\": {\"max\": 7, \"window\": 60}}}",
+                    prev, &kept);
+    is_int(rc, 0, "keep: document usable");
+    is_int(nerr, 1, "keep: the invalid entry is still counted as skipped");
+    is_int(kept, 1, "keep: one rule kept");
+    is_int(T()->nrules, 2, "keep: /login and /other in the new table");
+    r = rule("/login");
+    ok(r != NULL, "keep: /login keeps a rule");
+    if (r != NULL) {
+        is_int(r->quota.nwindows, 1, "keep: /login has its previous window");
+        is_int(r->quota.windows[0].count, 3, "keep: ... count 3");
+        is_int(r->quota.windows[0].window_ms, 60000, "keep: ... per minute");
+    }
+    r = rule("/other");
+    ok(r != NULL && r->quota.windows[0].count == 7,
+       "keep: a valid changed entry takes its new value");
+    ok(rule("/user/sms") == NULL,
+       "keep: a route no longer in the document is not kept");
+    is_int(probs.errors, 1, "keep: the skipped entry is reported as an error");
+    p = first_problem(HL_PROBLEM_KEPT);
+    ok(p != NULL, "keep: the carry-over is reported (HL_PROBLEM_KEPT)");
+    if (p != NULL) {
+        is_str(p->route, "/login", "keep: report names the route as written");
+        is_str(p->field, "limits", "keep: ... and the field at fault");
+        has_str(p->msg, "(3/1m)", "keep: ... and the rule kept");
+        ok(probs.n > 0 && probs.p[probs.n - 1].sev == HL_PROBLEM_KEPT,
+           "keep: reported after the entry's own error");
+    }
+
+    /* Without prev, the same document drops the route (open). */
+    rc = parse_keep("{\"routes\": {\"/login\": {\"limits\": [\"30/1x\"]}}}",
+                    NULL, &kept);
+    ok(rc == 0 && kept == 0 && rule("/login") == NULL && nerr == 1,
+       "keep: prev NULL: the invalid entry is dropped as before");
+    rc = parse("{\"routes\": {\"/login\": {\"limits\": [\"30/1x\"]}}}");
+    ok(rc == 0 && rule("/login") == NULL && first_problem(HL_PROBLEM_KEPT) == NULL,
+       "keep: hl_table_parse never carries over");
+
+    /* A dotted name is the same route; the field of a whole-entry fault. */
+    rc = parse_keep("{\"routes\": {\"user.sms\": {\"max\": 1}}}", prev, &kept);
+    ok(rc == 0 && kept == 1 && rule("/user/sms") != NULL,
+       "keep: 'user.sms' (missing window) keeps the rule of /user/sms");
+    p = first_problem(HL_PROBLEM_KEPT);
+    ok(p != NULL && strcmp(p->route, "user.sms") == 0
+       && strcmp(p->field, "window") == 0,
+       "keep: ... reported with the name as written and field 'window'");
+    rc = parse_keep("{\"routes\": {\"/login\": 5}}", prev, &kept);
+    p = first_problem(HL_PROBLEM_KEPT);
+    ok(rc == 0 && kept == 1 && p != NULL && !p->has_field,
+       "keep: an entry that is not an object: kept, no field named");
+
+    /* A valid entry for the same route wins, before or after the bad one. */
+    rc = parse_keep("{\"routes\": {\"/login\": {\"max\": 0, \"window\": 60},"
+                    "\"login\": {\"max\": 9, \"window\": 60}}}", prev, &kept);
+    r = rule("/login");
+    ok(rc == 0 && kept == 0 && r != NULL && r->quota.windows[0].count == 9,
+       "keep: a later valid entry of the same route wins over the carry-over");
+    rc = parse_keep("{\"routes\": {\"login\": {\"max\": 9, \"window\": 60},"
+                    "\"/login\": {\"max\": 0, \"window\": 60}}}", prev, &kept);
+    r = rule("/login");
+    ok(rc == 0 && kept == 0 && r != NULL && r->quota.windows[0].count == 9,
+       "keep: an earlier valid entry of the same route stays");
+
+    /* A route that was not in the previous table has nothing to keep; a
+     * refused document keeps nothing either. */
+    rc = parse_keep("{\"routes\": {\"/new\": {\"limits\": [\"1/1x\"]}}}",
+                    prev, &kept);
+    ok(rc == 0 && kept == 0 && rule("/new") == NULL && T()->nrules == 0,
+       "keep: a new invalid route is skipped");
+    rc = parse_keep("{\"routes\": {\"/login\": {\"limits\": [\"1/1x\"]}",
+                    prev, &kept);
+    ok(rc == -1 && kept == 0 && T()->nrules == 0,
+       "keep: a refused document keeps nothing");
+
+    /* What was kept is kept again from a table that kept it. */
+    rc = parse_keep("{\"routes\": {\"/login\": {\"limits\": [\"30/1x\"]}}}",
+                    prev, &kept);
+    memcpy(prev, img, size < img_size ? size : img_size);
+    rc = parse_keep("{\"routes\": {\"/login\": {\"limits\": [\"31/1x\"]}}}",
+                    prev, &kept);
+    r = rule("/login");
+    ok(rc == 0 && kept == 1 && r != NULL && r->quota.windows[0].count == 3,
+       "keep: the last valid rule survives successive invalid versions");
+    free(prev);
+}
+
 int main(void)
 {
     img = new_image(64, &img_size);
@@ -847,6 +975,7 @@ int main(void)
     test_exempt();
     test_document_failures();
     test_big_table();
+    test_keep_previous();
     free(img);
     return done_testing();
 }
