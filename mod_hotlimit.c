@@ -28,6 +28,7 @@
 
 #include "src/mod_hotlimit.h"
 #include "src/hl_render.h"
+#include "src/hl_table.h"
 
 /* ---- configuration records ------------------------------------------- */
 
@@ -176,11 +177,16 @@ static const char *set_quota(cmd_parms *cmd, void *dconf, int argc,
     dq->spec = "";
     for (i = 0; i < argc; ++i)
         dq->spec = apr_pstrcat(cmd->pool, dq->spec, i ? " " : "", argv[i], NULL);
-    /* What the headers say of this quota never changes: render it once. */
+    dq->scope_len = strlen(dq->scope);
+    dq->scope_hash = hl_table_route_hash(dq->scope, dq->scope_len);
+    /* What the headers and the environment say of this quota never
+     * changes: render it once. */
     for (i = 0; i < dq->quota.nwindows; ++i) {
         const hl_window_t *w = &dq->quota.windows[i];
         char name[48];
         dq->names[i] = apr_pstrdup(cmd->pool, hl_window_name(w, name, sizeof(name)));
+        dq->limits[i] = apr_psprintf(cmd->pool, "%u", (unsigned)w->count);
+        dq->rl_prefix[i] = hl_render_ratelimit_prefix(cmd->pool, dq->names[i]);
         views[i].name = dq->names[i];
         views[i].limit = w->count;
         views[i].window_s = (w->window_ms + 999) / 1000;
@@ -426,6 +432,37 @@ static int hl_pre_config(apr_pool_t *pconf, apr_pool_t *plog, apr_pool_t *ptemp)
     return hl_store_pre_config(pconf);
 }
 
+/*
+ * Resolves what every request of each server would otherwise work out
+ * again: the IPv6 prefix (or its default) and the tag that keeps a virtual
+ * host's counters apart ("host:port", "" for the main server), with its
+ * hash. Allocates from pconf; never fails.
+ */
+static void resolve_servers(apr_pool_t *pconf, server_rec *main_server)
+{
+    server_rec *s;
+
+    for (s = main_server; s; s = s->next) {
+        hl_server_conf_t *sc = ap_get_module_config(s->module_config,
+                                                    &hotlimit_module);
+        sc->v6_prefix = sc->ipv6_prefix != HL_UNSET ? sc->ipv6_prefix
+                                                    : HL_DEFAULT_V6_PREFIX;
+        if (s->is_virtual) {
+            sc->tag = apr_psprintf(pconf, "%s:%u",
+                                   s->server_hostname ? s->server_hostname : "",
+                                   s->addrs ? (unsigned)s->addrs->host_port
+                                            : (unsigned)s->port);
+            sc->tag_len = strlen(sc->tag);
+            sc->tag_hash = hl_table_route_hash(sc->tag, sc->tag_len) | 1;
+        }
+        else {
+            sc->tag = "";
+            sc->tag_len = 0;
+            sc->tag_hash = 0;
+        }
+    }
+}
+
 static int hl_post_config(apr_pool_t *pconf, apr_pool_t *plog,
                           apr_pool_t *ptemp, server_rec *s)
 {
@@ -435,6 +472,7 @@ static int hl_post_config(apr_pool_t *pconf, apr_pool_t *plog,
 
     if (ap_state_query(AP_SQ_MAIN_STATE) == AP_SQ_MS_CREATE_PRE_CONFIG)
         return OK;
+    resolve_servers(pconf, s);
     rc = hl_store_post_config(pconf, s);
     if (rc == OK)
         rc = hl_table_post_config(pconf, ptemp, s);

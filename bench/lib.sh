@@ -197,11 +197,22 @@ EOF
                 echo "RemoteIPHeader X-Forwarded-For"
                 echo "RemoteIPTrustedProxy 127.0.0.1" ;;
         esac
+        # A holds the same <Location /> section as B with an httpd directive
+        # in it, so the cost of merging a section is in both and B - A is
+        # the module's own.
+        if [ "$variant" = A ]; then
+            case $scenario in
+                onekey*|randomip*)
+                    printf '<Location />\n    DirectoryIndex index.html\n</Location>\n' ;;
+            esac
+        fi
         if [ "$variant" = B ]; then
             echo "HotLimitSlots ${SCENARIO_SLOTS:-$SLOTS}"
             case $scenario in
+                onekey-noheaders)
+                    printf '<Location />\n    DirectoryIndex index.html\n    HotLimitQuota %s\n    HotLimitHeaders Off\n</Location>\n' "$QUOTA" ;;
                 onekey|randomip*)
-                    printf '<Location />\n    HotLimitQuota %s\n</Location>\n' "$QUOTA" ;;
+                    printf '<Location />\n    DirectoryIndex index.html\n    HotLimitQuota %s\n</Location>\n' "$QUOTA" ;;
                 table*)
                     write_table "$scenario" "$dir/$name.table.json"
                     echo "HotLimitQuotaTable \"$dir/$name.table.json\"" ;;

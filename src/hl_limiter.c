@@ -32,14 +32,32 @@ static uint8_t slot_tag(const hl_quota_t *q)
     return slot_tag_of(q->algo);
 }
 
-/* The origin is folded into the seed, so 'd' and 't' quotas of one scope
- * are two classes. 0 is kept for the shared class. */
+uint64_t hl_limiter_scope_hash(const char *scope, size_t len)
+{
+    return hl_hash64(scope, len, HL_CLASS_SEED);
+}
+
+/* The origin is folded in, so 'd' and 't' quotas of one scope are two
+ * classes; the virtual host too, so a scope in two hosts is two classes.
+ * A splitmix64 finalizer mixes the three; 0 is kept for the shared class. */
+uint64_t hl_limiter_class_of(hl_origin_t origin, uint64_t host_hash,
+                             uint64_t scope_hash)
+{
+    uint64_t h = scope_hash ^ (host_hash * 0x9e3779b97f4a7c15ULL)
+                 ^ (uint64_t)origin;
+
+    h ^= h >> 30;
+    h *= 0xbf58476d1ce4e5b9ULL;
+    h ^= h >> 27;
+    h *= 0x94d049bb133111ebULL;
+    h ^= h >> 31;
+    return h != 0 ? h : 1;
+}
+
 uint64_t hl_limiter_class(hl_origin_t origin, const char *scope,
                           size_t scope_len)
 {
-    uint64_t h = hl_hash64(scope, scope_len, HL_CLASS_SEED ^ (uint64_t)origin);
-
-    return h != 0 ? h : 1;
+    return hl_limiter_class_of(origin, 0, hl_limiter_scope_hash(scope, scope_len));
 }
 
 size_t hl_limiter_slot_key(char out[HL_KEY_MAX], hl_origin_t origin, int i,
@@ -64,25 +82,47 @@ size_t hl_limiter_slot_key(char out[HL_KEY_MAX], hl_origin_t origin, int i,
     return hl_key_compact(out, full, n);
 }
 
-/* Returns the slot of window i of key in class cls, created if needed.
- * Never NULL. */
-static hl_slot_t *window_slot(hl_slots_t *t, const hl_quota_t *q,
-                              hl_origin_t origin, int i, const char *key,
-                              size_t keylen, uint64_t cls, int64_t now_ms)
+void hl_limiter_refs(const hl_slots_t *t, hl_origin_t origin, int nwindows,
+                     const char *key, size_t keylen, hl_slot_ref_t *refs)
 {
-    char skey[HL_KEY_MAX];
-    size_t slen = hl_limiter_slot_key(skey, origin, i, key, keylen);
-    return hl_slots_get(t, skey, slen, slot_tag(q), cls, now_ms, NULL);
+    int i;
+
+    for (i = 0; i < nwindows && i < HL_MAX_WINDOWS; ++i) {
+        size_t len = hl_limiter_slot_key(refs[i].key, origin, i, key, keylen);
+        refs[i].len = (uint16_t)len;
+        refs[i].hash = hl_slots_hash(t, refs[i].key, len);
+    }
+}
+
+/* Returns the slot of prepared window ref in class cls, created if needed.
+ * Never NULL. */
+static hl_slot_t *ref_slot(hl_slots_t *t, const hl_quota_t *q,
+                           const hl_slot_ref_t *ref, uint64_t cls,
+                           int64_t now_ms)
+{
+    return hl_slots_get_hashed(t, ref->key, ref->len, ref->hash, slot_tag(q),
+                               cls, now_ms, NULL);
 }
 
 void hl_limiter_decide(hl_slots_t *t, const hl_quota_t *q, hl_origin_t origin,
                        const char *key, size_t keylen, size_t scope_len,
                        int64_t now_ms, int commit, hl_decision_t *d)
 {
+    hl_slot_ref_t refs[HL_MAX_WINDOWS];
+
+    hl_limiter_refs(t, origin, q->nwindows, key, keylen, refs);
+    hl_limiter_decide_refs(t, q, refs,
+                           hl_limiter_class(origin, key, scope_len < keylen
+                                                         ? scope_len : keylen),
+                           now_ms, commit, d);
+}
+
+void hl_limiter_decide_refs(hl_slots_t *t, const hl_quota_t *q,
+                            const hl_slot_ref_t *refs, uint64_t cls,
+                            int64_t now_ms, int commit, hl_decision_t *d)
+{
     hl_slot_t *slots[HL_MAX_WINDOWS];
     hl_policy_t pol[HL_MAX_WINDOWS];
-    uint64_t cls = hl_limiter_class(origin, key,
-                                    scope_len < keylen ? scope_len : keylen);
     int64_t retry_ms = 0;
     int i;
 
@@ -92,7 +132,7 @@ void hl_limiter_decide(hl_slots_t *t, const hl_quota_t *q, hl_origin_t origin,
     d->remaining = UINT32_MAX;
     for (i = 0; i < q->nwindows; ++i) {
         hl_policy_from_quota(q, i, &pol[i]);
-        slots[i] = window_slot(t, q, origin, i, key, keylen, cls, now_ms);
+        slots[i] = ref_slot(t, q, &refs[i], cls, now_ms);
         hl_bucket_check(&slots[i]->bucket, &pol[i], now_ms, &d->windows[i]);
         slots[i]->expires_ms = hl_bucket_expires_ms(&slots[i]->bucket, &pol[i]);
         if (!d->windows[i].admit) {
@@ -132,8 +172,19 @@ void hl_limiter_count(hl_slots_t *t, const hl_quota_t *q, hl_origin_t origin,
                       const char *key, size_t keylen, size_t scope_len,
                       int64_t now_ms)
 {
-    uint64_t cls = hl_limiter_class(origin, key,
-                                    scope_len < keylen ? scope_len : keylen);
+    hl_slot_ref_t refs[HL_MAX_WINDOWS];
+
+    hl_limiter_refs(t, origin, q->nwindows, key, keylen, refs);
+    hl_limiter_count_refs(t, q, refs,
+                          hl_limiter_class(origin, key, scope_len < keylen
+                                                        ? scope_len : keylen),
+                          now_ms);
+}
+
+void hl_limiter_count_refs(hl_slots_t *t, const hl_quota_t *q,
+                           const hl_slot_ref_t *refs, uint64_t cls,
+                           int64_t now_ms)
+{
     int i;
 
     for (i = 0; i < q->nwindows; ++i) {
@@ -142,7 +193,7 @@ void hl_limiter_count(hl_slots_t *t, const hl_quota_t *q, hl_origin_t origin,
         hl_slot_t *s;
 
         hl_policy_from_quota(q, i, &pol);
-        s = window_slot(t, q, origin, i, key, keylen, cls, now_ms);
+        s = ref_slot(t, q, &refs[i], cls, now_ms);
         /* The check only rolls the counter forward; it tells whether this
          * request is the last one the window has room for. */
         hl_bucket_check(&s->bucket, &pol, now_ms, &v);

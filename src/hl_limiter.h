@@ -32,6 +32,49 @@ typedef struct {
     uint32_t     remaining;                 /* least remaining over windows */
 } hl_decision_t;
 
+/* One window's slot key ("<origin><window><key>", compacted) and its hash
+ * in the table, computed before the lock is taken (the table's seed never
+ * changes once attached), so the critical section hashes nothing. */
+typedef struct {
+    uint64_t hash;
+    uint16_t len;
+    char     key[HL_KEY_MAX];
+} hl_slot_ref_t;
+
+/*
+ * Fills refs[0 .. nwindows) with the slot keys and hashes of the windows of
+ * `key` ("scope|client", any length) for origin, in table t. Reads only t's
+ * seed: no lock needed. Never fails.
+ */
+void hl_limiter_refs(const hl_slots_t *t, hl_origin_t origin, int nwindows,
+                     const char *key, size_t keylen, hl_slot_ref_t *refs);
+
+/*
+ * hl_limiter_decide with the slot keys prepared by hl_limiter_refs and the
+ * eviction class given (hl_limiter_class or hl_limiter_class_of): nothing
+ * is hashed or formatted here. Never fails.
+ */
+void hl_limiter_decide_refs(hl_slots_t *t, const hl_quota_t *q,
+                            const hl_slot_ref_t *refs, uint64_t cls,
+                            int64_t now_ms, int commit, hl_decision_t *d);
+
+/* hl_limiter_count with prepared slot keys and class. Never fails. */
+void hl_limiter_count_refs(hl_slots_t *t, const hl_quota_t *q,
+                           const hl_slot_ref_t *refs, uint64_t cls,
+                           int64_t now_ms);
+
+/*
+ * Returns the eviction class of a quota from precomputed hashes: the hash
+ * of its scope (hl_limiter_scope_hash) and of the virtual host it counts
+ * in (0 for the main server). Equals hl_limiter_class(origin, scope) when
+ * host_hash is 0. Never 0.
+ */
+uint64_t hl_limiter_class_of(hl_origin_t origin, uint64_t host_hash,
+                             uint64_t scope_hash);
+
+/* Returns the hash of a scope (len bytes) used by hl_limiter_class_of. */
+uint64_t hl_limiter_scope_hash(const char *scope, size_t len);
+
 /*
  * Decides on one request of `key` ("scope|client", any length: it is
  * compacted to fit a slot) against every window of q at now_ms. The first

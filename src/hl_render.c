@@ -548,30 +548,57 @@ char *hl_render_policy_header(apr_pool_t *p, const hl_policy_view_t *pol, int n)
     return b.s;
 }
 
+int hl_render_tightest(const hl_policy_view_t *pol, int n)
+{
+    int i, best = 0;
+
+    for (i = 1; pol != NULL && i < n; i++)
+        if (pol[i].remaining < pol[best].remaining
+            || (pol[i].remaining == pol[best].remaining
+                && pol[i].reset_s > pol[best].reset_s))
+            best = i;
+    return best;
+}
+
+char *hl_render_ratelimit_prefix(apr_pool_t *p, const char *name)
+{
+    hl_buf_t b;
+
+    hl_buf_init(&b, p, 32);
+    sb_add_sf_string(&b, name);
+    sb_add(&b, ";r=");
+    return b.s;
+}
+
+char *hl_render_ratelimit_value(apr_pool_t *p, const char *prefix,
+                                const char *remaining, int64_t reset_s)
+{
+    size_t lp = strlen(prefix), lr = strlen(remaining), lt;
+    char t[HL_FMT_U64_MAX], *out;
+
+    lt = hl_fmt_u64(t, reset_s > 0 ? (uint64_t)reset_s : 0);
+    out = apr_palloc(p, lp + lr + 3 + lt + 1);
+    memcpy(out, prefix, lp);
+    memcpy(out + lp, remaining, lr);
+    memcpy(out + lp + lr, ";t=", 3);
+    memcpy(out + lp + lr + 3, t, lt + 1);
+    return out;
+}
+
 /*
  * Returns the RateLimit value "NAME";r=REMAINING;t=SECONDS for the policy
- * with the least remaining (ties: the larger reset_s, then the first),
- * allocated from p; "" when n <= 0 or pol is NULL. A negative reset_s is
- * written as 0.
+ * hl_render_tightest picks, allocated from p; "" when n <= 0 or pol is
+ * NULL. A negative reset_s is written as 0.
  */
 char *hl_render_ratelimit_header(apr_pool_t *p, const hl_policy_view_t *pol, int n)
 {
-    const hl_policy_view_t *best = NULL;
-    hl_buf_t b;
-    int i;
+    const hl_policy_view_t *best;
+    char r[HL_FMT_U64_MAX];
 
-    for (i = 0; pol != NULL && i < n; i++) {
-        if (best == NULL || pol[i].remaining < best->remaining
-            || (pol[i].remaining == best->remaining && pol[i].reset_s > best->reset_s))
-            best = &pol[i];
-    }
-    hl_buf_init(&b, p, 64);
-    if (best == NULL)
-        return b.s;
-    sb_add_sf_string(&b, best->name);
-    sb_add(&b, ";r=");
-    sb_add_u64(&b, best->remaining);
-    sb_add(&b, ";t=");
-    sb_add_u64(&b, best->reset_s > 0 ? (unsigned long long)best->reset_s : 0);
-    return b.s;
+    if (pol == NULL || n <= 0)
+        return apr_pstrdup(p, "");
+    best = &pol[hl_render_tightest(pol, n)];
+    hl_fmt_u64(r, best->remaining);
+    return hl_render_ratelimit_value(p, hl_render_ratelimit_prefix(p, best->name),
+                                     r, best->reset_s);
 }

@@ -74,6 +74,20 @@ char *hl_render_policy_header(apr_pool_t *p, const hl_policy_view_t *pol, int n)
  */
 char *hl_render_ratelimit_header(apr_pool_t *p, const hl_policy_view_t *pol, int n);
 
+/* Returns the index of the policy with the least remaining (ties: the
+ * larger reset_s, then the first): the one RateLimit describes. 0 when
+ * n <= 1 or pol is NULL. */
+int hl_render_tightest(const hl_policy_view_t *pol, int n);
+
+/* Returns the start of a RateLimit value for the policy called name,
+ * "\"NAME\";r=", allocated from p (once per quota, at configuration). */
+char *hl_render_ratelimit_prefix(apr_pool_t *p, const char *name);
+
+/* Returns prefix + remaining + ";t=" + reset_s (a negative reset_s as 0),
+ * allocated from p in one piece: the request path's RateLimit value. */
+char *hl_render_ratelimit_value(apr_pool_t *p, const char *prefix,
+                                const char *remaining, int64_t reset_s);
+
 /* Returns s with & < > " ' escaped for HTML. Allocated from p (s may be NULL: ""). */
 char *hl_html_escape(apr_pool_t *p, const char *s);
 

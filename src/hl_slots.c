@@ -760,11 +760,28 @@ static uint32_t take_slot(hl_slots_t *t, uint32_t rc, int64_t now_ms)
  * valid until the next call that may create or remove a slot (the
  * HL_SLOTS_RECENT last returned by this function survive the next ones).
  */
+uint64_t hl_slots_hash(const hl_slots_t *t, const char *key, size_t len)
+{
+    return hl_hash64(key, len, t->hdr->seed);
+}
+
 hl_slot_t *hl_slots_get(hl_slots_t *t, const char *key, size_t len,
                         uint8_t tag, uint64_t cls, int64_t now_ms,
                         int *created)
 {
-    uint64_t hash;
+    if (len > HL_KEY_MAX) {
+        if (created != NULL)
+            *created = 0;
+        return NULL;
+    }
+    return hl_slots_get_hashed(t, key, len, hl_slots_hash(t, key, len), tag,
+                               cls, now_ms, created);
+}
+
+hl_slot_t *hl_slots_get_hashed(hl_slots_t *t, const char *key, size_t len,
+                               uint64_t hash, uint8_t tag, uint64_t cls,
+                               int64_t now_ms, int *created)
+{
     uint32_t idx, b, rc;
     hl_slot_t *s;
 
@@ -774,7 +791,6 @@ hl_slot_t *hl_slots_get(hl_slots_t *t, const char *key, size_t len,
         return NULL;
     if (tag == 0)
         tag = 1;
-    hash = hl_hash64(key, len, t->hdr->seed);
     rc = class_intern(t, cls);
 
     idx = locate(t, key, len, hash);

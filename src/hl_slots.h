@@ -143,6 +143,16 @@ hl_slot_t *hl_slots_find(hl_slots_t *t, const char *key, size_t len);
  * reset, its tag updated and its at-limit flag cleared; if it is in another
  * class, it moves to this one.
  */
+/* Returns the hash hl_slots_get uses for key in t (t's seed). Reads only
+ * the seed, which never changes once attached: callable without the lock. */
+uint64_t hl_slots_hash(const hl_slots_t *t, const char *key, size_t len);
+
+/* hl_slots_get with the key's hl_slots_hash given, so that nothing is hashed
+ * under the caller's lock. Same results and failures as hl_slots_get. */
+hl_slot_t *hl_slots_get_hashed(hl_slots_t *t, const char *key, size_t len,
+                               uint64_t hash, uint8_t tag, uint64_t cls,
+                               int64_t now_ms, int *created);
+
 hl_slot_t *hl_slots_get(hl_slots_t *t, const char *key, size_t len,
                         uint8_t tag, uint64_t cls, int64_t now_ms,
                         int *created);

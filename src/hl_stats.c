@@ -12,12 +12,12 @@ void hl_stats_clear(hl_stats_t *st)
     memset(st, 0, sizeof(*st));
 }
 
-/* Returns the entry of route, claiming a free one; entry 0 ("(other)") when
- * the probes find neither. Never NULL. */
-static hl_route_stat_t *stats_entry(hl_stats_t *st, const char *route)
+/* Returns the entry of route (hash h, never 0), claiming a free one; entry
+ * 0 ("(other)") when the probes find neither. Never NULL. */
+static hl_route_stat_t *stats_entry(hl_stats_t *st, const char *route,
+                                    uint64_t h)
 {
     size_t len = strnlen(route, HL_STATS_ROUTE_MAX - 1);
-    uint64_t h = hl_hash64(route, len, HL_STATS_SEED) | 1;  /* never 0 */
     uint32_t i = (uint32_t)(h % (HL_STATS_ROUTES - 1)) + 1;
     int probe;
 
@@ -45,5 +45,14 @@ void hl_stats_add(hl_stats_t *st, const char *route, hl_decision_kind_t kind)
 {
     if ((unsigned)kind > HL_DECISION_DRY_RUN)
         return;
-    stats_entry(st, route)->count[kind]++;
+    hl_stats_add_hashed(st, hl_hash64(route, strnlen(route, HL_STATS_ROUTE_MAX - 1),
+                                      HL_STATS_SEED), route, kind);
+}
+
+void hl_stats_add_hashed(hl_stats_t *st, uint64_t hash, const char *route,
+                         hl_decision_kind_t kind)
+{
+    if ((unsigned)kind > HL_DECISION_DRY_RUN)
+        return;
+    stats_entry(st, route, hash | 1)->count[kind]++;
 }

@@ -38,4 +38,11 @@ void hl_stats_clear(hl_stats_t *st);
  */
 void hl_stats_add(hl_stats_t *st, const char *route, hl_decision_kind_t kind);
 
+/*
+ * hl_stats_add with the route's hash computed by the caller (outside any
+ * lock); the same route must always come with the same hash. Never fails.
+ */
+void hl_stats_add_hashed(hl_stats_t *st, uint64_t hash, const char *route,
+                         hl_decision_kind_t kind);
+
 #endif

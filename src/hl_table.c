@@ -149,7 +149,7 @@ static int table_ok(const hl_table_t *t)
 }
 
 /* Returns the fixed-seed hash of a route (len bytes). */
-static uint64_t route_hash(const char *route, size_t len)
+uint64_t hl_table_route_hash(const char *route, size_t len)
 {
     return hl_hash64(route, len, HL_TABLE_SEED);
 }
@@ -169,7 +169,7 @@ const hl_rule_t *hl_table_lookup(const hl_table_t *t, const char *route,
         || len >= HL_TABLE_ROUTE_MAX)
         return NULL;
     rules = rules_of(t);
-    h = route_hash(route, len);
+    h = hl_table_route_hash(route, len);
     idx = buckets_of(t)[h & (t->nbuckets - 1)];
     while (idx != 0 && idx <= t->nrules && steps++ < t->nrules) {
         const hl_rule_t *r = &rules[idx - 1];
@@ -252,7 +252,7 @@ static int put_rule(hl_table_t *t, const char *route, size_t len,
     memset(r, 0, sizeof(*r));
     memcpy(r->route, route, len);
     r->route[len] = '\0';
-    r->hash = route_hash(route, len);
+    r->hash = hl_table_route_hash(route, len);
     r->quota = *q;
     b = (uint32_t)(r->hash & (t->nbuckets - 1));
     r->chain = buckets[b];

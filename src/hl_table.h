@@ -120,4 +120,8 @@ const hl_rule_t *hl_table_match(const hl_table_t *t, const char *route);
 /* Returns 1 if address ip is in the table's exempt list. */
 int hl_table_exempt(const hl_table_t *t, const hl_cidr_t *ip);
 
+/* Returns the hash a rule of route (len bytes) carries in hl_rule_t.hash:
+ * fixed, so it may name a route anywhere (statistics, eviction classes). */
+uint64_t hl_table_route_hash(const char *route, size_t len);
+
 #endif

@@ -25,8 +25,12 @@
 #include "hl_slots.h"
 #include "hl_stats.h"
 #include "hl_limiter.h"
+#include "hl_decide.h"
+#include "hl_store.h"
+#include "hl_table.h"
 
 #define HL_UNSET (-1)
+#define HL_DEFAULT_V6_PREFIX 64    /* HotLimitIPv6Prefix */
 
 /* Where the route of a request comes from (HotLimitRouteFrom). */
 typedef enum {
@@ -45,8 +49,13 @@ typedef struct {
     int         url_scope;  /* 1 for <Location>/<LocationMatch>: the scope
                                may be shown to clients as the route */
     const char *spec;       /* the directive's arguments, for messages */
+    /* Precomputed at configuration time, so a request formats little: */
+    size_t      scope_len;
+    uint64_t    scope_hash;             /* hl_table_route_hash(scope) */
     const char *names[HL_MAX_WINDOWS];  /* window names, "5/1m" */
-    const char *policy_header;          /* RateLimit-Policy, precomputed */
+    const char *limits[HL_MAX_WINDOWS]; /* COUNT in decimal, "5" */
+    const char *rl_prefix[HL_MAX_WINDOWS];  /* RateLimit start, "\"5/1m\";r=" */
+    const char *policy_header;          /* RateLimit-Policy */
 } hl_dir_quota_t;
 
 /* Per-directory configuration; HL_UNSET fields inherit from the parent. */
@@ -79,6 +88,11 @@ typedef struct {
     int                 reload_interval;  /* seconds */
     int                 fetch_timeout;    /* seconds */
     hl_table_failure_t  table_failure;
+    /* Resolved once in post_config (hl_resolve_server), for every server: */
+    int                 v6_prefix;        /* ipv6_prefix or its default */
+    const char         *tag;              /* "host:port" of a vhost, "" */
+    size_t              tag_len;
+    uint64_t            tag_hash;         /* 0 for the main server */
 } hl_server_conf_t;
 
 extern module AP_MODULE_DECLARE_DATA hotlimit_module;
@@ -132,6 +146,10 @@ apr_status_t hl_store_lock(server_rec *s, hl_slots_t **slots, hl_shared_t **shar
 void hl_store_unlock(server_rec *s);
 
 
+/* Returns the counter store requests are decided against (the shared
+ * memory store): never NULL after post_config. */
+const hl_store_t *hl_store_get(void);
+
 /* ---- mod_hotlimit_access.c: the decision ------------------------------- */
 int hl_access_checker(request_rec *r);
 int hl_fixups(request_rec *r);
@@ -141,17 +159,15 @@ int hl_log_transaction(request_rec *r);
 
 /* One quota that applies to a request, and what the limiter said. */
 typedef struct {
-    hl_quota_t    quota;       /* a copy: table rules may change meanwhile */
-    const char   *route;       /* what clients are told: the <Location> or
-                                  matched table route, else the URL path */
-    const char   *scope;       /* what is counted: the section path or table
-                                  route, prefixed "host:port" in a vhost */
-    const char   *key;         /* "scope|client": the counter key */
-    hl_origin_t   origin;
-    int           dry_run;     /* effective HotLimitDryRun / "dry_run" */
-    const char *const *names;  /* precomputed window names, or NULL */
-    const char   *policy_header; /* precomputed RateLimit-Policy, or NULL */
-    hl_decision_t decision;
+    hl_decide_item_t item;       /* the core's view: quota, key, decision */
+    hl_quota_t    quota_copy;    /* a table rule's quota (item.quota points
+                                    here): the table may change meanwhile */
+    const char   *route;         /* what clients are told: the <Location> or
+                                    matched table route, else the URL path */
+    const char   *scope;         /* what is counted: the section path or
+                                    table route, after "host:port" in a vhost */
+    const hl_dir_quota_t *dq;    /* a directive quota's precomputed texts,
+                                    NULL for table rules */
 } hl_match_t;
 
 /*
@@ -172,13 +188,14 @@ int hl_respond_reject(request_rec *r, const hl_match_t *m);
 
 /* ---- mod_hotlimit_table.c: the quota table ---------------------------- */
 
-/* What the table says about one request (copied out under the lock). */
+/* What the table says about one request (copied out of shared memory). */
 typedef struct {
     int         enabled;     /* 0: kill switch: admit everything */
     int         exempt;      /* client in the table's exempt list */
     int         has_rule;
     hl_quota_t  rule;        /* the first candidate route's quota */
-    const char *route;       /* its route, in r->pool */
+    uint64_t    route_hash;  /* its hl_table_route_hash */
+    char        route[HL_TABLE_ROUTE_MAX];  /* its route */
     int         has_global;  /* the compact e/m/t global bucket */
     hl_quota_t  global;
 } hl_table_hit_t;
@@ -206,9 +223,10 @@ apr_status_t hl_table_check_source(apr_pool_t *p, const char *path,
 
 /*
  * Looks route (normalised) and client address ip (may be NULL) up in the
- * published table; the caller holds the store lock (hl_store_lock), which
- * keeps the reloader from switching banks meanwhile. Returns 1 and fills
- * *hit, or 0 when there is no table (then *hit says enabled, no match).
+ * published table, without a lock: the lookup is retried when the reloader
+ * switched or rewrote a bank meanwhile (a sequence counter), and done under
+ * the store lock after a few tries. Returns 1 and fills *hit, or 0 when
+ * there is no table (then *hit says enabled, no match).
  */
 int hl_table_find(request_rec *r, const char *route, const hl_cidr_t *ip,
                   hl_table_hit_t *hit);

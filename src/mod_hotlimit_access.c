@@ -46,25 +46,44 @@
 #include "hl_php.h"
 #include "hl_route.h"
 #include "hl_table.h"
+#include "hl_store.h"
 
 APLOG_USE_MODULE(hotlimit);
 
-#define HL_MAX_MATCHES 3
+#define HL_MAX_MATCHES HL_DECIDE_MAX
 #define HL_HASH_SEED   0x686f746c696d6974ULL  /* "hotlimit": keys stay stable */
 
 typedef enum { HL_STAGE_ACCESS, HL_STAGE_FIXUPS } hl_stage_t;
 
+#define HL_MAX_DECIDED 8   /* quotas remembered per client request */
+
+/* A quota already decided for this client request. */
+typedef struct {
+    char        origin;
+    const char *key;               /* in the client request's pool */
+} hl_decided_t;
+
 /* Per client request state, on its first request_rec: what later requests
  * of the chain, fixups and log_transaction need. */
 typedef struct {
-    apr_array_header_t *decided;   /* of const char *: origin + key of every
-                                      quota decided for this client request */
-    const void *conf;              /* what the last decision looked at: */
-    const char *uri, *args, *path_info;  /* per_dir_config, path, query */
-    int         user_pending;      /* a by=user quota waits for fixups */
-    int         nmatches;          /* admitted count=failures|status */
-    hl_match_t  matches[HL_MAX_MATCHES];  /* matches, for log_transaction */
+    int          ndecided;
+    hl_decided_t decided[HL_MAX_DECIDED];
+    const void  *conf;             /* what the last decision looked at: */
+    const char  *uri, *args, *path_info;  /* per_dir_config, path, query */
+    int          user_pending;     /* a by=user quota waits for fixups */
+    int          nmatches;         /* admitted count=failures|status */
+    hl_match_t   matches[HL_MAX_MATCHES];  /* matches, for log_transaction */
 } hl_pending_t;
+
+/* The client address of a connection, parsed once: keep-alive requests
+ * (and, behind mod_remoteip, requests for the same client) reuse it. */
+typedef struct {
+    char      ip[64];              /* the useragent_ip it was made from */
+    int       ok;                  /* 1 if ip parsed */
+    hl_cidr_t addr;
+    size_t    key_len;
+    char      key[HL_KEY_MAX + 1]; /* the by=ip client key */
+} hl_client_t;
 
 /* Returns the request the client sent: r walked up through internal
  * redirects (prev) and subrequests (main). Never NULL. */
@@ -84,11 +103,41 @@ static hl_pending_t *request_state(request_rec *r, int create)
     hl_pending_t *p = ap_get_module_config(top->request_config,
                                            &hotlimit_module);
     if (!p && create) {
-        p = apr_pcalloc(top->pool, sizeof(*p));
-        p->decided = apr_array_make(top->pool, 4, sizeof(const char *));
+        p = apr_palloc(top->pool, sizeof(*p));
+        p->ndecided = 0;
+        p->user_pending = 0;
+        p->nmatches = 0;
         ap_set_module_config(top->request_config, &hotlimit_module, p);
     }
     return p;
+}
+
+/* Returns the parsed client address of r, cached on its connection (from
+ * the connection's pool). Never NULL; ->ok is 0 when it does not parse. */
+static const hl_client_t *client_of(request_rec *r, const hl_server_conf_t *sc)
+{
+    conn_rec *c = r->connection;
+    hl_client_t *cl = ap_get_module_config(c->conn_config, &hotlimit_module);
+    const char *ip = r->useragent_ip ? r->useragent_ip : "-";
+    size_t len = strlen(ip);
+
+    if (cl && !strcmp(cl->ip, ip))
+        return cl;
+    if (!cl) {
+        cl = apr_palloc(c->pool, sizeof(*cl));
+        ap_set_module_config(c->conn_config, &hotlimit_module, cl);
+    }
+    cl->ok = 0;
+    cl->key_len = 0;
+    cl->ip[0] = '\0';
+    if (len < sizeof(cl->ip))
+        memcpy(cl->ip, ip, len + 1);
+    cl->ok = hl_ip_parse(ip, &cl->addr) == 0;
+    if (cl->ok)
+        cl->key_len = hl_client_key_of(cl->key, &cl->addr, sc->v6_prefix);
+    else
+        cl->key_len = hl_client_key(cl->key, ip, sc->v6_prefix);
+    return cl;
 }
 
 /* Returns 1 if r looks at what the last decision of its client request
@@ -110,25 +159,26 @@ static void remember_decided_request(hl_pending_t *p, const request_rec *r)
     p->path_info = r->path_info ? r->path_info : "";
 }
 
-/* Returns the identity of match m for the decided list: origin + key,
- * allocated from pool. */
-static const char *decided_id(apr_pool_t *pool, const hl_match_t *m)
-{
-    char origin[2] = { (char)m->origin, 0 };
-    return apr_pstrcat(pool, origin, m->key, NULL);
-}
-
 /* Returns 1 if match m was already decided for this client request. */
 static int already_decided(const hl_pending_t *p, const hl_match_t *m)
 {
     int i;
 
-    for (i = 0; i < p->decided->nelts; ++i) {
-        const char *id = APR_ARRAY_IDX(p->decided, i, const char *);
-        if (id[0] == (char)m->origin && !strcmp(id + 1, m->key))
+    for (i = 0; i < p->ndecided; ++i)
+        if (p->decided[i].origin == (char)m->item.origin
+            && !strcmp(p->decided[i].key, m->item.key))
             return 1;
-    }
     return 0;
+}
+
+/* Remembers that match m was decided for this client request. */
+static void remember_decided(hl_pending_t *p, const hl_match_t *m)
+{
+    if (p->ndecided < HL_MAX_DECIDED) {
+        p->decided[p->ndecided].origin = (char)m->item.origin;
+        p->decided[p->ndecided].key = m->item.key;
+        p->ndecided++;
+    }
 }
 
 /* Returns 1 if the client of r (address ip, NULL if unparsable) is exempt
@@ -154,32 +204,40 @@ static int client_exempt(request_rec *r, const hl_server_conf_t *sc,
 static const char *hashed_value(request_rec *r, char prefix, const char *value,
                                 size_t len)
 {
-    return apr_psprintf(r->pool, "%c:%016" APR_UINT64_T_HEX_FMT, prefix,
-                        (apr_uint64_t)hl_hash64(value, len, HL_HASH_SEED));
+    static const char hex[] = "0123456789abcdef";
+    uint64_t h = hl_hash64(value, len, HL_HASH_SEED);
+    char *out = apr_palloc(r->pool, 19);
+    int i;
+
+    out[0] = prefix;
+    out[1] = ':';
+    for (i = 0; i < 16; ++i)
+        out[2 + i] = hex[(h >> (60 - 4 * i)) & 0xf];
+    out[18] = '\0';
+    return out;
 }
 
-/* Returns the client part of the key for quota q, falling back to the
- * client address when the named header, cookie, user or variable is
- * absent. Allocated from r->pool; never NULL. */
+/* Returns the client part of the key for quota q and sets *len, falling
+ * back to the client address when the named header, cookie, user or
+ * variable is absent. Allocated from r->pool or the connection's cache;
+ * never NULL. */
 static const char *client_part(request_rec *r, const hl_quota_t *q,
-                               const hl_server_conf_t *sc, const hl_cidr_t *ip)
+                               const hl_client_t *cl, size_t *len)
 {
-    int prefix = sc->ipv6_prefix != HL_UNSET ? sc->ipv6_prefix : 64;
-    const char *v;
-    char buf[HL_KEY_MAX + 1];
+    const char *v = NULL;
     long n;
 
     switch (q->by) {
     case HL_BY_GLOBAL:
-        return "*";
+        v = "*";
+        break;
     case HL_BY_USER:
         if (r->user && *r->user)
-            return apr_pstrcat(r->pool, "u:", r->user, NULL);
+            v = apr_pstrcat(r->pool, "u:", r->user, NULL);
         break;
     case HL_BY_HEADER:
         v = apr_table_get(r->headers_in, q->by_name);
-        if (v && *v)
-            return hashed_value(r, 'h', v, strlen(v));
+        v = v && *v ? hashed_value(r, 'h', v, strlen(v)) : NULL;
         break;
     case HL_BY_COOKIE:
         v = apr_table_get(r->headers_in, "Cookie");
@@ -187,24 +245,23 @@ static const char *client_part(request_rec *r, const hl_quota_t *q,
             size_t size = strlen(v) + 1;
             char *val = apr_palloc(r->pool, size);
             n = hl_cookie_value(val, size, v, q->by_name);
-            if (n > 0)
-                return hashed_value(r, 'c', val, (size_t)n);
+            v = n > 0 ? hashed_value(r, 'c', val, (size_t)n) : NULL;
         }
         break;
     case HL_BY_ENV:
         v = apr_table_get(r->subprocess_env, q->by_name);
-        if (v && *v)
-            return apr_pstrcat(r->pool, "e:", v, NULL);
+        v = v && *v ? apr_pstrcat(r->pool, "e:", v, NULL) : NULL;
         break;
     case HL_BY_IP:
     default:
         break;
     }
-    if (ip)
-        hl_client_key_of(buf, ip, prefix);
-    else
-        hl_client_key(buf, r->useragent_ip ? r->useragent_ip : "-", prefix);
-    return apr_pstrdup(r->pool, buf);
+    if (v) {
+        *len = strlen(v);
+        return v;
+    }
+    *len = cl->key_len;
+    return cl->key;
 }
 
 /* Returns 1 if quota q may be decided at this stage: by=user quotas wait
@@ -238,76 +295,96 @@ static void request_route(request_rec *r, const hl_dir_conf_t *dc, char *buf)
                        r->uri ? strlen(r->uri) : 1);
 }
 
-/* Returns "host:port" of a virtual host, "" for the main server: the
- * prefix that keeps two sites' counters apart. Allocated from r->pool. */
-static const char *server_tag(request_rec *r)
-{
-    if (!r->server->is_virtual)
-        return "";
-    return apr_psprintf(r->pool, "%s:%u",
-                        r->server->server_hostname ? r->server->server_hostname : "",
-                        r->server->addrs ? (unsigned)r->server->addrs->host_port
-                                         : (unsigned)r->server->port);
-}
-
-/* Adds a match for quota q to m[*n]: counted under scope, shown as route. */
-static void add_match(request_rec *r, hl_match_t *m, int *n,
-                      const hl_quota_t *q, const char *scope,
+/*
+ * Fills match m for quota q (not copied: it must outlive the decision)
+ * counted under scope (scope_len bytes, hash scope_hash) in r's server,
+ * shown to clients as route. Builds the key "host:port" + scope + "|" +
+ * client in one allocation from r->pool.
+ */
+static void add_match(request_rec *r, const hl_server_conf_t *sc,
+                      const hl_client_t *cl, hl_match_t *m, const hl_quota_t *q,
+                      const char *scope, size_t scope_len, uint64_t scope_hash,
                       const char *route, hl_origin_t origin, int dry_run)
 {
-    const char *tag = server_tag(r);
+    size_t clen, klen;
+    const char *client = client_part(r, q, cl, &clen);
+    char *key;
 
-    memset(&m[*n], 0, sizeof(m[*n]));
-    m[*n].quota = *q;
-    m[*n].route = route;
-    m[*n].scope = *tag ? apr_pstrcat(r->pool, tag, scope, NULL) : scope;
-    m[*n].origin = origin;
-    m[*n].dry_run = dry_run;
-    ++*n;
+    klen = sc->tag_len + scope_len + 1 + clen;
+    key = apr_palloc(r->pool, klen + 1);
+    memcpy(key, sc->tag, sc->tag_len);
+    memcpy(key + sc->tag_len, scope, scope_len);
+    key[sc->tag_len + scope_len] = '|';
+    memcpy(key + sc->tag_len + scope_len + 1, client, clen);
+    key[klen] = '\0';
+
+    m->dq = NULL;
+    m->route = route;
+    /* The key starts with the counted scope: "host:port/login|..." */
+    m->scope = sc->tag_len ? apr_pstrmemdup(r->pool, key, sc->tag_len + scope_len)
+                           : scope;
+    m->item.quota = q;
+    m->item.origin = origin;
+    m->item.dry_run = dry_run;
+    m->item.key = key;
+    m->item.key_len = klen;
+    m->item.cls = hl_limiter_class_of(origin, sc->tag_hash, scope_hash);
+    m->item.stats_hash = hl_limiter_class_of(0, sc->tag_hash, scope_hash);
+    m->item.stats_name = m->scope;
 }
 
-/* Collects the quotas applying to r at this stage into m (the scope's
- * HotLimitQuota, the table's rule for route and its global bucket; route is
- * NULL without a table); the caller holds the store lock. Returns their number, or -1 when the table's kill switch
+/* Collects the quotas applying to r at this stage into m: the table's rule
+ * for it and its global bucket (hit NULL without a table), and the scope's
+ * HotLimitQuota. Returns their number, or -1 when the table's kill switch
  * or exempt list says to admit the request untouched. */
 static int collect_matches(request_rec *r, const hl_dir_conf_t *dc,
-                           const char *route, const hl_cidr_t *ip,
-                           hl_stage_t stage, hl_match_t *m)
+                           const hl_server_conf_t *sc, const hl_client_t *cl,
+                           hl_table_hit_t *hit, hl_stage_t stage, hl_match_t *m)
 {
+    static uint64_t global_hash;
     int n = 0;
 
-    if (route) {
-        hl_table_hit_t hit;
-
-        if (hl_table_find(r, route, ip, &hit)) {
-            if (!hit.enabled || hit.exempt)
-                return -1;
-            if (hit.has_rule && !decided_at(&hit.rule, stage))
-                request_state(r, 1)->user_pending = 1;
-            if (hit.has_rule && decided_at(&hit.rule, stage))
-                add_match(r, m, &n, &hit.rule, hit.route, hit.route,
-                          HL_ORIGIN_TABLE, hit.rule.dry_run >= 0
-                          ? hit.rule.dry_run : dc->dry_run == 1);
-            if (hit.has_global && stage == HL_STAGE_ACCESS)
-                add_match(r, m, &n, &hit.global, HL_TABLE_GLOBAL_ROUTE,
-                          HL_TABLE_GLOBAL_ROUTE, HL_ORIGIN_TABLE,
-                          dc->dry_run == 1);
+    if (hit) {
+        if (!hit->enabled || hit->exempt)
+            return -1;
+        if (hit->has_rule && !decided_at(&hit->rule, stage))
+            request_state(r, 1)->user_pending = 1;
+        if (hit->has_rule && decided_at(&hit->rule, stage)) {
+            size_t len = strlen(hit->route);
+            const char *route = apr_pstrmemdup(r->pool, hit->route, len);
+            m[n].quota_copy = hit->rule;
+            add_match(r, sc, cl, &m[n], &m[n].quota_copy, route, len,
+                      hit->route_hash, route, HL_ORIGIN_TABLE,
+                      hit->rule.dry_run >= 0 ? hit->rule.dry_run
+                                             : dc->dry_run == 1);
+            ++n;
+        }
+        if (hit->has_global && stage == HL_STAGE_ACCESS) {
+            if (!global_hash)
+                global_hash = hl_table_route_hash(HL_TABLE_GLOBAL_ROUTE,
+                                                  strlen(HL_TABLE_GLOBAL_ROUTE));
+            m[n].quota_copy = hit->global;
+            add_match(r, sc, cl, &m[n], &m[n].quota_copy, HL_TABLE_GLOBAL_ROUTE,
+                      strlen(HL_TABLE_GLOBAL_ROUTE), global_hash,
+                      HL_TABLE_GLOBAL_ROUTE, HL_ORIGIN_TABLE, dc->dry_run == 1);
+            ++n;
         }
     }
     if (dc->quota && !decided_at(&dc->quota->quota, stage))
         request_state(r, 1)->user_pending = 1;
     if (dc->quota && decided_at(&dc->quota->quota, stage)) {
-        const char *shown = dc->quota->scope;
-        if (!dc->quota->url_scope) {
+        const hl_dir_quota_t *dq = dc->quota;
+        const char *shown = dq->scope;
+        if (!dq->url_scope) {
             char path[HL_ROUTE_MAX];
             hl_route_normalize(path, sizeof(path), r->uri ? r->uri : "/",
                                r->uri ? strlen(r->uri) : 1);
             shown = apr_pstrdup(r->pool, path);
         }
-        add_match(r, m, &n, &dc->quota->quota, dc->quota->scope, shown,
-                  HL_ORIGIN_DIRECTIVE, dc->dry_run == 1);
-        m[n - 1].names = dc->quota->names;
-        m[n - 1].policy_header = dc->quota->policy_header;
+        add_match(r, sc, cl, &m[n], &dq->quota, dq->scope, dq->scope_len,
+                  dq->scope_hash, shown, HL_ORIGIN_DIRECTIVE, dc->dry_run == 1);
+        m[n].dq = dq;
+        ++n;
     }
     return n;
 }
@@ -315,82 +392,43 @@ static int collect_matches(request_rec *r, const hl_dir_conf_t *dc,
 /* Logs the rejection (or would-be rejection under dry run) of match m. */
 static void log_rejection(request_rec *r, const hl_match_t *m)
 {
+    const hl_decision_t *d = &m->item.decision;
     const char *ua = apr_table_get(r->headers_in, "User-Agent");
     char name[48];
     int i, w = 0;
 
-    for (i = 0; i < m->decision.nwindows; ++i)
-        if (!m->decision.windows[i].admit) {
+    for (i = 0; i < d->nwindows; ++i)
+        if (!d->windows[i].admit) {
             w = i;
             break;
         }
     ap_log_rerror(APLOG_MARK, APLOG_INFO, 0, r,
                   "%s: %s client=%s route=%s key=%s limit=%s "
                   "retry_after=%ld user_agent=\"%s\"",
-                  m->dry_run ? "HL00101" : "HL00100",
-                  m->dry_run ? "dry run, would reject" : "rejected",
-                  r->useragent_ip, m->route, ap_escape_logitem(r->pool, m->key),
-                  hl_window_name(&m->quota.windows[w], name, sizeof(name)),
-                  m->decision.retry_after_s,
-                  ua ? ap_escape_logitem(r->pool, ua) : "-");
+                  m->item.dry_run ? "HL00101" : "HL00100",
+                  m->item.dry_run ? "dry run, would reject" : "rejected",
+                  r->useragent_ip, m->route,
+                  ap_escape_logitem(r->pool, m->item.key),
+                  hl_window_name(&m->item.quota->windows[w], name, sizeof(name)),
+                  d->retry_after_s, ua ? ap_escape_logitem(r->pool, ua) : "-");
 }
 
-/* Returns the match whose headers and environment describe the request:
- * a rejecting one first, else the one with the least remaining. */
-static const hl_match_t *primary_match(const hl_match_t *m, int n)
+/* Remembers admitted count=failures|status matches for log_transaction;
+ * a table rule's quota is copied with its match. */
+static void remember_pending(hl_pending_t *p, const hl_match_t *m, int n)
 {
-    int i, best = 0;
-    for (i = 0; i < n; ++i) {
-        if (!m[i].decision.admit && !m[i].dry_run)
-            return &m[i];
-        if (m[i].decision.remaining < m[best].decision.remaining)
-            best = i;
-    }
-    return &m[best];
-}
-
-/* Decides the matches; the caller holds the store lock. Returns 1 if the
- * request is admitted (dry-run matches never reject), 0 if rejected. */
-static int decide_locked(hl_slots_t *slots, hl_shared_t *shared,
-                         hl_match_t *m, int n, int64_t now)
-{
-    int admit = 1, i;
-
-    for (i = 0; i < n; ++i) {
-        /* One quota that counts every request: decide and count at once. */
-        int commit = n == 1 && m[i].quota.count == HL_COUNT_ALL;
-        hl_limiter_decide(slots, &m[i].quota, m[i].origin, m[i].key,
-                          strlen(m[i].key), strlen(m[i].scope), now, commit,
-                          &m[i].decision);
-        if (!m[i].decision.admit && !m[i].dry_run)
-            admit = 0;
-    }
-    if (n > 1 && admit) {
-        for (i = 0; i < n; ++i)
-            if (m[i].decision.admit && m[i].quota.count == HL_COUNT_ALL)
-                hl_limiter_count(slots, &m[i].quota, m[i].origin, m[i].key,
-                                 strlen(m[i].key), strlen(m[i].scope), now);
-    }
-    for (i = 0; i < n; ++i)
-        hl_stats_add(&shared->stats, m[i].scope,
-                     m[i].decision.admit ? HL_DECISION_ADMITTED
-                     : m[i].dry_run ? HL_DECISION_DRY_RUN
-                     : HL_DECISION_REJECTED);
-    return admit;
-}
-
-/* Remembers admitted count=failures|status matches for log_transaction. */
-static void remember_pending(request_rec *r, const hl_match_t *m, int n)
-{
-    hl_pending_t *p;
     int i;
 
     for (i = 0; i < n; ++i) {
-        if (m[i].quota.count == HL_COUNT_ALL || !m[i].decision.admit)
+        hl_match_t *copy;
+
+        if (m[i].item.quota->count == HL_COUNT_ALL || !m[i].item.decision.admit
+            || p->nmatches >= HL_MAX_MATCHES)
             continue;
-        p = request_state(r, 1);
-        if (p->nmatches < HL_MAX_MATCHES)
-            p->matches[p->nmatches++] = m[i];
+        copy = &p->matches[p->nmatches++];
+        *copy = m[i];
+        if (m[i].item.quota == &m[i].quota_copy)
+            copy->item.quota = &copy->quota_copy;
     }
 }
 
@@ -400,9 +438,16 @@ static int drop_decided(const hl_pending_t *p, hl_match_t *m, int n)
 {
     int i, kept = 0;
 
-    for (i = 0; i < n; ++i)
-        if (!already_decided(p, &m[i]))
-            m[kept++] = m[i];
+    for (i = 0; i < n; ++i) {
+        if (already_decided(p, &m[i]))
+            continue;
+        if (kept != i) {
+            m[kept] = m[i];
+            if (m[i].item.quota == &m[i].quota_copy)
+                m[kept].item.quota = &m[kept].quota_copy;
+        }
+        ++kept;
+    }
     return kept;
 }
 
@@ -412,14 +457,13 @@ static int limit_request(request_rec *r, hl_stage_t stage)
 {
     const hl_dir_conf_t *dc;
     const hl_server_conf_t *sc;
+    const hl_client_t *cl;
+    const hl_store_t *store;
     hl_match_t m[HL_MAX_MATCHES];
-    const hl_match_t *primary;
+    hl_decide_item_t *items[HL_MAX_MATCHES];
+    hl_table_hit_t hit, *table = NULL;
     hl_pending_t *state;
-    hl_cidr_t addr, *ip = &addr;
-    hl_slots_t *slots;
-    hl_shared_t *shared;
-    char route_buf[HL_ROUTE_MAX], *route = NULL;
-    int n, i, admit;
+    int n, i, admit, primary;
 
     /* Subrequests are lookups, not served (a fast redirect is decided at
      * fixups); the ErrorDocument of our own 429 is not a new attempt. */
@@ -437,40 +481,41 @@ static int limit_request(request_rec *r, hl_stage_t stage)
     remember_decided_request(state, r);
     state->user_pending = 0;
     sc = ap_get_module_config(r->server->module_config, &hotlimit_module);
-    if (!r->useragent_ip || hl_ip_parse(r->useragent_ip, &addr) != 0)
-        ip = NULL;
-    if (client_exempt(r, sc, ip))
+    cl = client_of(r, sc);
+    if (client_exempt(r, sc, cl->ok ? &cl->addr : NULL))
         return DECLINED;
-    if (hl_table_configured())
-        request_route(r, dc, route = route_buf);
-    /* One critical section per request: table lookup, keys, decision. A
-     * store that cannot be locked admits (logged by the store). */
-    if (hl_store_lock(r->server, &slots, &shared) != APR_SUCCESS)
-        return DECLINED;
-    n = collect_matches(r, dc, route, ip, stage, m);
-    for (i = 0; i < n; ++i)
-        m[i].key = apr_pstrcat(r->pool, m[i].scope, "|",
-                               client_part(r, &m[i].quota, sc, ip), NULL);
+    if (hl_table_configured()) {
+        char route[HL_ROUTE_MAX];
+        request_route(r, dc, route);
+        hl_table_find(r, route, cl->ok ? &cl->addr : NULL, &hit);
+        table = &hit;
+    }
+    n = collect_matches(r, dc, sc, cl, table, stage, m);
     if (n > 0)
         n = drop_decided(state, m, n);
-    if (n <= 0) {
-        hl_store_unlock(r->server);
+    if (n <= 0)
         return DECLINED;
+
+    /* Everything is built; the store's critical section only counts. */
+    store = hl_store_get();
+    for (i = 0; i < n; ++i) {
+        items[i] = &m[i].item;
+        store->ops->prepare(store->ctx, items[i]);
     }
-    admit = decide_locked(slots, shared, m, n, hl_mono_ms());
-    hl_store_unlock(r->server);
+    admit = store->ops->decide(store->ctx, items, n, hl_mono_ms());
+    if (admit < 0)
+        return DECLINED;     /* the store could not answer: logged, admit */
 
     for (i = 0; i < n; ++i)
-        APR_ARRAY_PUSH(state->decided, const char *) =
-            decided_id(client_request(r)->pool, &m[i]);
-    primary = primary_match(m, n);
-    hl_respond_annotate(r, primary, dc->headers != 0);
+        remember_decided(state, &m[i]);
+    primary = hl_decide_primary(items, n);
+    hl_respond_annotate(r, &m[primary], dc->headers != 0);
     for (i = 0; i < n; ++i)
-        if (!m[i].decision.admit)
+        if (!m[i].item.decision.admit)
             log_rejection(r, &m[i]);
     if (!admit)
-        return hl_respond_reject(r, primary);
-    remember_pending(r, m, n);
+        return hl_respond_reject(r, &m[primary]);
+    remember_pending(state, m, n);
     return DECLINED;
 }
 
@@ -502,24 +547,18 @@ int hl_log_transaction(request_rec *r)
 {
     hl_pending_t *p = ap_get_module_config(r->request_config, &hotlimit_module);
     const request_rec *last = r;
-    hl_slots_t *slots;
-    hl_shared_t *shared;
-    int i, counted = 0;
+    const hl_store_t *store;
+    int i;
 
     if (!p || p->nmatches == 0)
         return DECLINED;
     while (last->next)
         last = last->next;
-    for (i = 0; i < p->nmatches; ++i)
-        counted |= hl_quota_counts_status(&p->matches[i].quota, last->status);
-    if (!counted || hl_store_lock(r->server, &slots, &shared) != APR_SUCCESS)
-        return DECLINED;
+    store = hl_store_get();
     for (i = 0; i < p->nmatches; ++i) {
         hl_match_t *m = &p->matches[i];
-        if (hl_quota_counts_status(&m->quota, last->status))
-            hl_limiter_count(slots, &m->quota, m->origin, m->key,
-                             strlen(m->key), strlen(m->scope), hl_mono_ms());
+        if (hl_quota_counts_status(m->item.quota, last->status))
+            store->ops->count(store->ctx, &m->item, hl_mono_ms());
     }
-    hl_store_unlock(r->server);
     return DECLINED;
 }

@@ -21,69 +21,71 @@
 
 APLOG_USE_MODULE(hotlimit);
 
-/* Returns the views of m's windows, allocated from r->pool. */
+/* Returns the views of m's windows, allocated from r->pool: the 429 body
+ * and a table rule's headers (no precomputed texts) need them. */
 static hl_policy_view_t *policy_views(request_rec *r, const hl_match_t *m)
 {
+    const hl_quota_t *q = m->item.quota;
+    const hl_decision_t *d = &m->item.decision;
     hl_policy_view_t *v = apr_pcalloc(r->pool, sizeof(*v) * HL_MAX_WINDOWS);
     int i;
 
-    for (i = 0; i < m->quota.nwindows; ++i) {
-        const hl_window_t *w = &m->quota.windows[i];
-        const hl_verdict_t *vd = &m->decision.windows[i];
-        if (m->names)
-            v[i].name = m->names[i];
+    for (i = 0; i < q->nwindows; ++i) {
+        const hl_window_t *w = &q->windows[i];
+        if (m->dq)
+            v[i].name = m->dq->names[i];
         else {
             char name[48];
             v[i].name = apr_pstrdup(r->pool, hl_window_name(w, name, sizeof(name)));
         }
         v[i].limit = w->count;
         v[i].window_s = (w->window_ms + 999) / 1000;
-        v[i].remaining = vd->remaining;
-        v[i].reset_s = (vd->admit ? vd->reset_ms : vd->retry_ms) / 1000;
-        if ((vd->admit ? vd->reset_ms : vd->retry_ms) % 1000)
-            v[i].reset_s++;
-        v[i].violated = !vd->admit;
+        v[i].remaining = d->windows[i].remaining;
+        v[i].reset_s = hl_decide_reset_s(d, i);
+        v[i].violated = !d->windows[i].admit;
     }
     return v;
 }
 
-/* Returns the index of the window with the least remaining (ties: the
- * longer reset), the one the environment describes. */
-static int tightest_window(const hl_policy_view_t *v, int n)
-{
-    int i, best = 0;
-    for (i = 1; i < n; ++i)
-        if (v[i].remaining < v[best].remaining
-            || (v[i].remaining == v[best].remaining
-                && v[i].reset_s > v[best].reset_s))
-            best = i;
-    return best;
-}
-
-/* Returns v in decimal, allocated from r->pool. */
+/* Returns v in decimal, allocated from r->pool in one piece. */
 static const char *number(request_rec *r, uint32_t v)
 {
-    char *out = apr_palloc(r->pool, HL_FMT_U64_MAX);
-    hl_fmt_u64(out, v);
-    return out;
+    char buf[HL_FMT_U64_MAX];
+    size_t n = hl_fmt_u64(buf, v);
+    return apr_pstrmemdup(r->pool, buf, n);
 }
 
 void hl_respond_annotate(request_rec *r, const hl_match_t *m, int headers)
 {
-    hl_policy_view_t *v = policy_views(r, m);
-    int n = m->quota.nwindows;
-    int t = tightest_window(v, n);
+    const hl_decision_t *d = &m->item.decision;
+    const hl_quota_t *q = m->item.quota;
+    int t = hl_decide_tightest(d);
+    const char *remaining = number(r, d->windows[t].remaining);
 
     apr_table_setn(r->subprocess_env, "HOTLIMIT_ROUTE", m->route);
-    apr_table_setn(r->subprocess_env, "HOTLIMIT_LIMIT", number(r, v[t].limit));
-    apr_table_setn(r->subprocess_env, "HOTLIMIT_REMAINING",
-                   number(r, v[t].remaining));
-    if (headers) {
+    apr_table_setn(r->subprocess_env, "HOTLIMIT_LIMIT",
+                   m->dq ? m->dq->limits[t] : number(r, q->windows[t].count));
+    apr_table_setn(r->subprocess_env, "HOTLIMIT_REMAINING", remaining);
+    if (!headers)
+        return;
+    if (m->dq) {
+        /* A directive quota: everything but two numbers was rendered at
+         * configuration time. */
         apr_table_setn(r->err_headers_out, "RateLimit-Policy",
-                       m->policy_header ? m->policy_header
-                                        : hl_render_policy_header(r->pool, v, n));
+                       m->dq->policy_header);
         apr_table_setn(r->err_headers_out, "RateLimit",
-                       hl_render_ratelimit_header(r->pool, v, n));
+                       hl_render_ratelimit_value(r->pool, m->dq->rl_prefix[t],
+                                                 remaining,
+                                                 hl_decide_reset_s(d, t)));
+    }
+    else {
+        hl_policy_view_t *v = policy_views(r, m);
+        apr_table_setn(r->err_headers_out, "RateLimit-Policy",
+                       hl_render_policy_header(r->pool, v, q->nwindows));
+        apr_table_setn(r->err_headers_out, "RateLimit",
+                       hl_render_ratelimit_value(
+                           r->pool, hl_render_ratelimit_prefix(r->pool, v[t].name),
+                           remaining, v[t].reset_s));
     }
 }
 
@@ -105,7 +107,7 @@ int hl_respond_reject(request_rec *r, const hl_match_t *m)
     const char *body;
 
     apr_table_setn(r->err_headers_out, "Retry-After",
-                   apr_psprintf(r->pool, "%ld", m->decision.retry_after_s));
+                   apr_psprintf(r->pool, "%ld", m->item.decision.retry_after_s));
     apr_table_setn(r->err_headers_out, "Cache-Control", "no-store");
     apr_table_mergen(r->err_headers_out, "Vary", "Accept");
     apr_table_setn(r->subprocess_env, "hotlimit-limited", "1");
@@ -115,8 +117,8 @@ int hl_respond_reject(request_rec *r, const hl_match_t *m)
 
     memset(&info, 0, sizeof(info));
     info.route = m->route;
-    info.retry_after = m->decision.retry_after_s;
-    info.npolicies = m->quota.nwindows;
+    info.retry_after = m->item.decision.retry_after_s;
+    info.npolicies = m->item.quota->nwindows;
     info.policies = policy_views(r, m);
     info.lang = hl_negotiate_lang(apr_table_get(r->headers_in,
                                                 "Accept-Language"));

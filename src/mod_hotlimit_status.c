@@ -321,8 +321,7 @@ static int handle_reset(request_rec *r)
 {
     const char *why = cross_site(r);
     apr_array_header_t *pairs = NULL;
-    hl_slots_t *slots;
-    hl_shared_t *shared;
+    const hl_store_t *store;
     const char *key = NULL;
     int removed, i;
 
@@ -350,10 +349,10 @@ static int handle_reset(request_rec *r)
     }
     if (!key || !*key)
         return HTTP_BAD_REQUEST;
-    if (hl_store_lock(r->server, &slots, &shared) != APR_SUCCESS)
+    store = hl_store_get();
+    removed = store->ops->reset(store->ctx, key, strlen(key));
+    if (removed < 0)
         return HTTP_SERVICE_UNAVAILABLE;
-    removed = hl_limiter_reset(slots, key, strlen(key));
-    hl_store_unlock(r->server);
     ap_log_rerror(APLOG_MARK, APLOG_NOTICE, 0, r,
                   "HL00300: counters of key '%s' reset by %s (%d slots)",
                   ap_escape_logitem(r->pool, key), r->useragent_ip, removed);

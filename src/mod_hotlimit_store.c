@@ -83,7 +83,7 @@ typedef struct {
 
 /* This generation's view of the store (the DSO's statics are new each
  * generation; the memory they point to is not). */
-static hl_store_life_t *store_life;
+static server_rec *store_server;      /* whose error log the store uses */
 static apr_global_mutex_t *store_mutex;
 static hl_shared_t *store_shared;
 static hl_slots_t store_slots;
@@ -363,7 +363,7 @@ int hl_store_post_config(apr_pool_t *pconf, server_rec *s)
                      "(%u in use)", life->capacity, store_slots.hdr->used);
     }
     life->persist = sc->persist != 0;
-    store_life = life;
+    store_server = s;
     store_mutex = life->mutex;
     store_shared = apr_shm_baseaddr_get(life->shm);
 
@@ -438,4 +438,70 @@ void hl_store_unlock(server_rec *s)
     if (rv != APR_SUCCESS)
         ap_log_error(APLOG_MARK, APLOG_ERR, rv, s,
                      "HL00207: cannot unlock " HL_MUTEX_TYPE);
+}
+
+/* ---- the store interface (hl_store.h) over the shared memory ---------- */
+
+/* Prepares an item: its slot keys and their hashes (the table's seed never
+ * changes once attached, so no lock). */
+static void shm_prepare(void *ctx, hl_decide_item_t *it)
+{
+    (void)ctx;
+    hl_decide_prepare(&store_slots, it);
+}
+
+/* Decides under the mutex; nothing is allocated, hashed or formatted in
+ * the critical section. Returns 1, 0, or -1 when the mutex failed. */
+static int shm_decide(void *ctx, hl_decide_item_t *const *items, int n,
+                      int64_t now_ms)
+{
+    hl_slots_t *slots;
+    hl_shared_t *shared;
+    int admit;
+    (void)ctx;
+
+    if (hl_store_lock(store_server, &slots, &shared) != APR_SUCCESS)
+        return -1;
+    admit = hl_decide_locked(slots, &shared->stats, items, n, now_ms);
+    hl_store_unlock(store_server);
+    return admit;
+}
+
+/* Counts a finished request. Returns 0, or -1 when the mutex failed. */
+static int shm_count(void *ctx, const hl_decide_item_t *it, int64_t now_ms)
+{
+    hl_slots_t *slots;
+    hl_shared_t *shared;
+    (void)ctx;
+
+    if (hl_store_lock(store_server, &slots, &shared) != APR_SUCCESS)
+        return -1;
+    hl_decide_count_locked(slots, it, now_ms);
+    hl_store_unlock(store_server);
+    return 0;
+}
+
+/* Removes every window of key. Returns the counters removed, or -1. */
+static int shm_reset(void *ctx, const char *key, size_t len)
+{
+    hl_slots_t *slots;
+    hl_shared_t *shared;
+    int removed;
+    (void)ctx;
+
+    if (hl_store_lock(store_server, &slots, &shared) != APR_SUCCESS)
+        return -1;
+    removed = hl_limiter_reset(slots, key, len);
+    hl_store_unlock(store_server);
+    return removed;
+}
+
+static const hl_store_ops_t shm_ops = {
+    "shm", shm_prepare, shm_decide, shm_count, shm_reset
+};
+static const hl_store_t shm_store = { &shm_ops, NULL };
+
+const hl_store_t *hl_store_get(void)
+{
+    return &shm_store;
 }

@@ -24,6 +24,7 @@
  * good table survives restarts while the source stays the same.
  */
 #include <errno.h>
+#include <stddef.h>
 #include <fcntl.h>
 #include <string.h>
 #include <unistd.h>
@@ -55,7 +56,21 @@ typedef struct {
     uint32_t max_rules;
     uint64_t bank_size;
     char     source[HL_TEXT_MAX];
+    uint32_t seq;             /* bumped before a bank is rewritten and when
+                                 the active bank changes: a reader that saw
+                                 it move reads again (hl_table_find) */
+    uint32_t pad;
 } hl_region_t;
+
+#define HL_FIND_TRIES 4       /* lock-free reads before taking the lock */
+
+static hl_region_t *region;           /* NULL: no table configured */
+
+/* Tells readers that a bank is about to change (see hl_region_t.seq). */
+static void seq_bump(void)
+{
+    __atomic_add_fetch(&region->seq, 1, __ATOMIC_SEQ_CST);
+}
 
 /* The writer's private state (lives in the process that reloads). */
 typedef struct {
@@ -70,7 +85,6 @@ typedef struct {
     hl_fetch_validators_t validators; /* URL: last good response */
 } hl_reloader_t;
 
-static hl_region_t *region;           /* NULL: no table configured */
 static hl_reloader_t *reloader;
 
 /* Returns bank i of the region. */
@@ -291,7 +305,9 @@ static void record(hl_reloader_t *rl, hl_reload_result_t result,
     if (hl_store_lock(rl->s, &slots, &sh) != APR_SUCCESS)
         return;
     if (publish) {
-        region->active ^= 1;
+        seq_bump();
+        __atomic_store_n(&region->active, region->active ^ 1, __ATOMIC_SEQ_CST);
+        seq_bump();
         sh->table_generation++;
         sh->table_loaded_ms = now;
         sh->table_skipped = skipped > 0 ? (uint32_t)skipped : 0;
@@ -322,7 +338,10 @@ static void fail(hl_reloader_t *rl, const char *why)
     if (drop) {
         /* The rules go; a thrown kill switch stays thrown until a table
          * says otherwise. */
-        hl_table_t *empty = hl_table_init(bank(region->active ^ 1),
+        hl_table_t *empty;
+
+        seq_bump();
+        empty = hl_table_init(bank(region->active ^ 1),
                                           region->bank_size, region->max_rules);
         empty->enabled = cur->enabled;
         /* The source's next answer must be a whole document, not a 304
@@ -348,6 +367,8 @@ static void parse_and_publish(hl_reloader_t *rl, apr_pool_t *p,
     if (rl->sc->table_failure == HL_FAIL_LAST_GOOD)
         prev = bank(region->active);
     rl->problems = 0;
+    seq_bump();   /* a reader still on this bank from before the last flip
+                     must not trust what it reads now */
     rc = hl_table_parse_keep(next, region->bank_size, region->max_rules,
                              body, len, prev, log_problem, rl, &nerrors,
                              &nkept);
@@ -550,30 +571,63 @@ int hl_table_post_config(apr_pool_t *pconf, apr_pool_t *ptemp, server_rec *s)
 
 /* ---- lookups on the request path ---------------------------------------- */
 
+/* Fills *hit from the active bank (see hl_table_find); a torn read is
+ * bounded (hl_table lookups check every index) and caught by the caller. */
+static void find_in_active(const char *route, const hl_cidr_t *ip,
+                           hl_table_hit_t *hit)
+{
+    const hl_table_t *t = bank(__atomic_load_n(&region->active, __ATOMIC_ACQUIRE) & 1);
+    const hl_rule_t *rule;
+
+    memset(hit, 0, offsetof(hl_table_hit_t, route));
+    hit->route[0] = '\0';
+    hit->has_global = 0;
+    hit->enabled = t->enabled != 0;
+    if (!hit->enabled)
+        return;
+    hit->exempt = ip && hl_table_exempt(t, ip);
+    rule = hl_table_match(t, route);
+    if (rule) {
+        size_t len = strnlen(rule->route, sizeof(hit->route) - 1);
+        hit->has_rule = 1;
+        hit->rule = rule->quota;
+        hit->route_hash = rule->hash;
+        memcpy(hit->route, rule->route, len);
+        hit->route[len] = '\0';
+    }
+    if (t->has_global) {
+        hit->has_global = 1;
+        hit->global = t->global;
+    }
+}
+
 int hl_table_find(request_rec *r, const char *route, const hl_cidr_t *ip,
                   hl_table_hit_t *hit)
 {
-    const hl_table_t *t;
-    const hl_rule_t *rule;
+    hl_slots_t *slots;
+    hl_shared_t *shared;
+    int i;
 
-    memset(hit, 0, sizeof(*hit));
-    hit->enabled = 1;
-    if (!region)
+    if (!region) {
+        memset(hit, 0, sizeof(*hit));
+        hit->enabled = 1;
         return 0;
-    t = bank(region->active);
-    hit->enabled = t->enabled != 0;
-    if (hit->enabled) {
-        hit->exempt = ip && hl_table_exempt(t, ip);
-        rule = hl_table_match(t, route);
-        if (rule) {
-            hit->has_rule = 1;
-            hit->rule = rule->quota;
-            hit->route = apr_pstrdup(r->pool, rule->route);
-        }
-        if (t->has_global) {
-            hit->has_global = 1;
-            hit->global = t->global;
-        }
     }
+    for (i = 0; i < HL_FIND_TRIES; ++i) {
+        uint32_t seq = __atomic_load_n(&region->seq, __ATOMIC_ACQUIRE);
+        find_in_active(route, ip, hit);
+        __atomic_thread_fence(__ATOMIC_ACQUIRE);
+        if (__atomic_load_n(&region->seq, __ATOMIC_ACQUIRE) == seq)
+            return 1;
+    }
+    /* The reloader keeps changing banks: under the store lock the active
+     * bank cannot switch, and the reloader only ever writes the other. */
+    if (hl_store_lock(r->server, &slots, &shared) != APR_SUCCESS) {
+        memset(hit, 0, sizeof(*hit));
+        hit->enabled = 1;
+        return 0;
+    }
+    find_in_active(route, ip, hit);
+    hl_store_unlock(r->server);
     return 1;
 }

@@ -1,0 +1,84 @@
+/*
+ * hl_decide.c - the decision over every quota of one request (see
+ * hl_decide.h). The policy lives here, apart from httpd and from where the
+ * counters are kept, so that it is unit-tested (t/unit/test_decide.c) and a
+ * remote store can keep the same semantics.
+ */
+#include <string.h>
+#include "hl_decide.h"
+
+void hl_decide_prepare(const hl_slots_t *t, hl_decide_item_t *it)
+{
+    hl_limiter_refs(t, it->origin, it->quota->nwindows, it->key, it->key_len,
+                    it->refs);
+}
+
+int hl_decide_locked(hl_slots_t *t, hl_stats_t *st,
+                     hl_decide_item_t *const *items, int n, int64_t now_ms)
+{
+    int admit = 1, i;
+
+    for (i = 0; i < n; ++i) {
+        hl_decide_item_t *it = items[i];
+        /* One quota that counts every request: decide and count at once. */
+        int commit = n == 1 && it->quota->count == HL_COUNT_ALL;
+
+        hl_limiter_decide_refs(t, it->quota, it->refs, it->cls, now_ms, commit,
+                               &it->decision);
+        if (!it->decision.admit && !it->dry_run)
+            admit = 0;
+    }
+    if (n > 1 && admit) {
+        for (i = 0; i < n; ++i)
+            if (items[i]->decision.admit && items[i]->quota->count == HL_COUNT_ALL)
+                hl_limiter_count_refs(t, items[i]->quota, items[i]->refs,
+                                      items[i]->cls, now_ms);
+    }
+    for (i = 0; st != NULL && i < n; ++i)
+        hl_stats_add_hashed(st, items[i]->stats_hash, items[i]->stats_name,
+                            items[i]->decision.admit ? HL_DECISION_ADMITTED
+                            : items[i]->dry_run ? HL_DECISION_DRY_RUN
+                            : HL_DECISION_REJECTED);
+    return admit;
+}
+
+void hl_decide_count_locked(hl_slots_t *t, const hl_decide_item_t *it,
+                            int64_t now_ms)
+{
+    hl_limiter_count_refs(t, it->quota, it->refs, it->cls, now_ms);
+}
+
+int hl_decide_primary(hl_decide_item_t *const *items, int n)
+{
+    int i, best = 0;
+
+    for (i = 0; i < n; ++i) {
+        if (!items[i]->decision.admit && !items[i]->dry_run)
+            return i;
+        if (items[i]->decision.remaining < items[best]->decision.remaining)
+            best = i;
+    }
+    return best;
+}
+
+int64_t hl_decide_reset_s(const hl_decision_t *d, int i)
+{
+    const hl_verdict_t *v = &d->windows[i];
+    int64_t ms = v->admit ? v->reset_ms : v->retry_ms;
+
+    return ms > 0 ? (ms + 999) / 1000 : 0;
+}
+
+int hl_decide_tightest(const hl_decision_t *d)
+{
+    int i, best = 0;
+
+    for (i = 1; i < d->nwindows && i < HL_MAX_WINDOWS; ++i) {
+        const hl_verdict_t *v = &d->windows[i], *b = &d->windows[best];
+        if (v->remaining < b->remaining
+            || (v->remaining == b->remaining
+                && hl_decide_reset_s(d, i) > hl_decide_reset_s(d, best)))
+            best = i;
+    }
+    return best;
+}

@@ -1,0 +1,75 @@
+/*
+ * hl_decide.h - the decision over every quota that applies to one request:
+ * a request is admitted only if every quota that is not in dry run admits
+ * it, and only then is it counted, in every window of every quota that
+ * counts all requests (count=failures|status quotas are counted after the
+ * response, hl_decide_count_locked). A rejected request is counted nowhere.
+ *
+ * Two steps, so that the caller's critical section does only the counting:
+ * hl_decide_prepare (slot keys and their hashes: before the lock) and
+ * hl_decide_locked (under the lock: slots, buckets, statistics). Pure: no
+ * httpd, no allocation, time passed in as now_ms.
+ */
+#ifndef HL_DECIDE_H
+#define HL_DECIDE_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include "hl_limiter.h"
+#include "hl_stats.h"
+
+#define HL_DECIDE_MAX 3     /* quotas one request can meet: the scope's, a
+                               table rule and the table's global bucket */
+
+/* One quota meeting one request. */
+typedef struct {
+    const hl_quota_t *quota;       /* not owned; valid during the calls */
+    hl_origin_t       origin;
+    int               dry_run;     /* never rejects; would-be rejections
+                                      counted as dry run */
+    const char       *key;         /* "scope|client", not owned */
+    size_t            key_len;
+    uint64_t          cls;         /* eviction class (hl_limiter_class_of) */
+    uint64_t          stats_hash;  /* hash of stats_name, never changing */
+    const char       *stats_name;  /* what the statistics count it under */
+    hl_slot_ref_t     refs[HL_MAX_WINDOWS];  /* from hl_decide_prepare */
+    hl_decision_t     decision;    /* from hl_decide_locked */
+} hl_decide_item_t;
+
+/* Fills it->refs for table t (reads only t's seed: no lock). Never fails. */
+void hl_decide_prepare(const hl_slots_t *t, hl_decide_item_t *it);
+
+/*
+ * Decides *items[0 .. n) at now_ms; the caller holds the lock of t and st.
+ * Fills each item's decision, counts the request as described above and
+ * adds one admitted / rejected / dry-run decision per item to st (st may
+ * be NULL). Returns 1 if the request is admitted, 0 if rejected. Never
+ * fails: a full table evicts (hl_slots_get).
+ */
+int hl_decide_locked(hl_slots_t *t, hl_stats_t *st,
+                     hl_decide_item_t *const *items, int n, int64_t now_ms);
+
+/* Counts one finished request of it in every window (count=failures or
+ * count=status, once the status is known); the caller holds the lock. */
+void hl_decide_count_locked(hl_slots_t *t, const hl_decide_item_t *it,
+                            int64_t now_ms);
+
+/*
+ * Returns the index of the item whose headers and environment describe the
+ * request: the first that rejected it (dry run aside), else the one with
+ * the least remaining (ties: the first). 0 when n <= 1.
+ */
+int hl_decide_primary(hl_decide_item_t *const *items, int n);
+
+/*
+ * Returns the index of the window of d with the least remaining (ties: the
+ * one that takes longer to reset, then the first): the window RateLimit
+ * and HOTLIMIT_REMAINING describe. 0 when d has no window.
+ */
+int hl_decide_tightest(const hl_decision_t *d);
+
+/* Returns the seconds until window i of d resets (admitted) or admits again
+ * (rejected), rounded up; >= 0. */
+int64_t hl_decide_reset_s(const hl_decision_t *d, int i);
+
+#endif

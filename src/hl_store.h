@@ -1,0 +1,39 @@
+/*
+ * hl_store.h - what a counter store offers the decision. The shared-memory
+ * store (mod_hotlimit_store.c: the slot table under the hotlimit-shm
+ * mutex) implements it today; a remote store (Redis) implements the same
+ * four calls with the same semantics (hl_decide.h), so the access checker
+ * does not know where counters live.
+ */
+#ifndef HL_STORE_H
+#define HL_STORE_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include "hl_decide.h"
+
+typedef struct {
+    const char *name;          /* "shm", for messages */
+    /* Prepares one item before any lock or round trip (slot keys and
+     * their hashes). Never fails. */
+    void (*prepare)(void *ctx, hl_decide_item_t *it);
+    /* Decides *items[0 .. n) at now_ms (hl_decide_locked's semantics).
+     * Returns 1 admitted, 0 rejected, -1 when the store cannot answer
+     * (logged by the store; the caller admits). */
+    int  (*decide)(void *ctx, hl_decide_item_t *const *items, int n,
+                   int64_t now_ms);
+    /* Counts a finished request of a prepared item (count=failures|status).
+     * Returns 0, or -1 when the store cannot answer. */
+    int  (*count)(void *ctx, const hl_decide_item_t *it, int64_t now_ms);
+    /* Removes every window of key ("scope|client"). Returns the number of
+     * counters removed, or -1 when the store cannot answer. */
+    int  (*reset)(void *ctx, const char *key, size_t len);
+} hl_store_ops_t;
+
+/* A store: its operations and their context. */
+typedef struct {
+    const hl_store_ops_t *ops;
+    void                 *ctx;
+} hl_store_t;
+
+#endif
