@@ -14,11 +14,8 @@
  * other, evicts those last (hl_slots.h).
  */
 #include <string.h>
+#include "hl_hash.h"
 #include "hl_limiter.h"
-
-/* Seed of the class hash. Class hashes are persisted with the table:
- * never change it without bumping HL_SLOTS_VERSION. */
-#define HL_CLASS_SEED 0x636c617373686c31ULL /* "classhl1" */
 
 /* Returns the slot tag of an algorithm, offset so that 0 stays "free". */
 static uint8_t slot_tag_of(hl_algo_t algo)
@@ -37,7 +34,7 @@ static uint8_t slot_tag(const hl_quota_t *q)
 uint64_t hl_limiter_class(hl_origin_t origin, const char *scope,
                           size_t scope_len)
 {
-    uint64_t h = hl_hash64(scope, scope_len, HL_CLASS_SEED ^ (uint64_t)origin);
+    uint64_t h = hl_hash64(scope, scope_len, HL_SEED_CLASS ^ (uint64_t)origin);
 
     return h != 0 ? h : 1;
 }

@@ -48,12 +48,6 @@ typedef char hl_class_check[(HL_CLASSES <= 65536
                              && (HL_CLASS_INDEX & (HL_CLASS_INDEX - 1)) == 0
                              && HL_SLOTS_RECENT >= HL_MAX_WINDOWS) ? 1 : -1];
 
-#define HL_FNV_OFFSET   0xcbf29ce484222325ULL
-#define HL_FNV_PRIME    0x100000001b3ULL
-/* Seed of the hash that hl_key_compact appends. Keys are persisted with
- * the table: never change it without bumping HL_SLOTS_VERSION. */
-#define HL_COMPACT_SEED 0x686f746c696d6974ULL /* "hotlimit" */
-
 /* Returns n rounded up to a multiple of 8. */
 static size_t align8(size_t n)
 {
@@ -115,31 +109,6 @@ size_t hl_slots_size(uint32_t capacity)
 }
 
 /*
- * FNV-1a 64 over the bytes, with the seed folded into the offset basis,
- * then the splitmix64 finalizer so that the low bits (the bucket number)
- * depend on every input bit. Not a keyed cryptographic hash: the seed only
- * changes the bucket layout from one table to the next.
- * Changing this function requires bumping HL_SLOTS_VERSION (stored hashes).
- */
-uint64_t hl_hash64(const void *data, size_t len, uint64_t seed)
-{
-    const unsigned char *p = data;
-    uint64_t h = HL_FNV_OFFSET ^ seed;
-    size_t i;
-
-    for (i = 0; i < len; i++) {
-        h ^= p[i];
-        h *= HL_FNV_PRIME;
-    }
-    h ^= h >> 30;
-    h *= 0xbf58476d1ce4e5b9ULL;
-    h ^= h >> 27;
-    h *= 0x94d049bb133111ebULL;
-    h ^= h >> 31;
-    return h;
-}
-
-/*
  * Short keys (len <= HL_KEY_MAX) are copied unchanged. A longer key becomes
  * its first HL_KEY_MAX - 17 bytes, '~' and the 16 lowercase hex digits of
  * hl_hash64 of the whole key, exactly HL_KEY_MAX bytes, so long keys sharing
@@ -157,7 +126,7 @@ size_t hl_key_compact(char out[HL_KEY_MAX], const char *key, size_t len)
             memmove(out, key, len);
         return len;
     }
-    h = hl_hash64(key, len, HL_COMPACT_SEED);
+    h = hl_hash64(key, len, HL_SEED_KEYS);
     memmove(out, key, keep);
     out[keep] = '~';
     for (i = 0; i < 16; i++)

@@ -3,9 +3,7 @@
  */
 #include <string.h>
 #include "hl_stats.h"
-#include "hl_slots.h"
-
-#define HL_STATS_SEED 0x5354415453ULL  /* fixed: entries must survive restarts */
+#include "hl_hash.h"
 
 void hl_stats_clear(hl_stats_t *st)
 {
@@ -17,7 +15,7 @@ void hl_stats_clear(hl_stats_t *st)
 static hl_route_stat_t *stats_entry(hl_stats_t *st, const char *route)
 {
     size_t len = strnlen(route, HL_STATS_ROUTE_MAX - 1);
-    uint64_t h = hl_hash64(route, len, HL_STATS_SEED) | 1;  /* never 0 */
+    uint64_t h = hl_hash64(route, len, HL_SEED_STATS) | 1;  /* never 0 */
     uint32_t i = (uint32_t)(h % (HL_STATS_ROUTES - 1)) + 1;
     int probe;
 

@@ -32,11 +32,9 @@
 #include <stdio.h>
 #include <string.h>
 #include <cJSON.h>
-#include "hl_slots.h"
+#include "hl_hash.h"
 #include "hl_table.h"
 
-#define HL_TABLE_SEED  0x686c7461626c6531ULL   /* "hltable1": fixed, so
-                                                  images are reproducible */
 #define HL_INT_MAX     2147483647.0            /* counts stay below 2^31 */
 #define HL_MSG_MAX     (HL_ERR_MAX + 128)
 
@@ -151,7 +149,7 @@ static int table_ok(const hl_table_t *t)
 /* Returns the fixed-seed hash of a route (len bytes). */
 static uint64_t route_hash(const char *route, size_t len)
 {
-    return hl_hash64(route, len, HL_TABLE_SEED);
+    return hl_hash64(route, len, HL_SEED_TABLE);
 }
 
 /*
@@ -906,7 +904,7 @@ int hl_table_parse_keep(void *mem, size_t size, uint32_t max_rules,
                "larger than the %u bytes accepted", len, HL_TABLE_MAX_DOC);
         goto done;
     }
-    c.t->digest = hl_hash64(doc, len, HL_TABLE_SEED);
+    c.t->digest = hl_hash64(doc, len, HL_SEED_TABLE);
     if (len > 0)
         root = cJSON_ParseWithLengthOpts(doc, len, &end, 0);
     if (root == NULL) {
