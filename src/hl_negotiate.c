@@ -15,6 +15,7 @@
 #include <stddef.h>
 #include <string.h>
 #include "hl_negotiate.h"
+#include "hl_text.h"
 
 /* One list element as the scanner sees it (points into the header). */
 typedef struct {
@@ -27,14 +28,6 @@ typedef struct {
 static int is_ows(char c)
 {
     return c == ' ' || c == '\t';
-}
-
-/* Returns 1 for an RFC 9110 tchar. */
-static int is_tchar(char c)
-{
-    if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9'))
-        return 1;
-    return c != '\0' && strchr("!#$%&'*+-.^_`|~", c) != NULL;
 }
 
 /* Returns c lowered if it is an ASCII capital letter. */
@@ -113,7 +106,7 @@ static int read_params(const char **sp, hl_entry_t *e)
         if (*s == ';')
             continue;                   /* so is an empty parameter ";;" */
         name = s;
-        while (is_tchar(*s))
+        while (hl_is_tchar(*s))
             s++;
         nlen = (size_t)(s - name);
         if (nlen == 0) {
@@ -141,7 +134,7 @@ static int read_params(const char **sp, hl_entry_t *e)
             continue;
         }
         val = s;
-        while (is_tchar(*s))
+        while (hl_is_tchar(*s))
             s++;
         vlen = (size_t)(s - val);
         if (vlen == 0 || (is_q && !seen_q && parse_q(val, vlen, &e->q) != 0)) {
@@ -174,7 +167,7 @@ static int next_entry(const char **sp, hl_entry_t *e)
         return -1;
     }
     e->range = s;
-    while (is_tchar(*s) || *s == '/')
+    while (hl_is_tchar(*s) || *s == '/')
         s++;
     e->range_len = (size_t)(s - e->range);
     e->q = 1000;

@@ -14,6 +14,7 @@
  */
 #include "hl_quota.h"
 #include "hl_fmt.h"
+#include "hl_text.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -231,14 +232,6 @@ int hl_parse_window(const char *tok, hl_window_t *w, char *err, size_t errlen)
     return 0;
 }
 
-/* Returns 1 if c may appear in an HTTP token (RFC 9110 tchar). */
-static int is_tchar(char c)
-{
-    if (is_digit(c) || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'))
-        return 1;
-    return c != '\0' && strchr("!#$%&'*+-.^_`|~", c) != NULL;
-}
-
 /* Sets a by= that takes no name. Returns 0. */
 static int set_plain_by(hl_quota_t *q, hl_by_t by)
 {
@@ -290,7 +283,7 @@ int hl_quota_set_by(hl_quota_t *q, const char *value, char *err, size_t errlen)
         return set_err(err, errlen, "bad by '%s': name longer than %d "
                        "characters", value, HL_BY_NAME_MAX - 1);
     for (i = 0; i < len; i++) {
-        if (!is_tchar(name[i]))
+        if (!hl_is_tchar(name[i]))
             return set_err(err, errlen, "bad by '%s': a name may contain only "
                            "letters, digits and !#$%%&'*+-.^_`|~", value);
     }

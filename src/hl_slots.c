@@ -31,6 +31,7 @@
  *    so a bad block can never hang the process that holds the mutex.
  */
 #include <string.h>
+#include "hl_align.h"
 #include "hl_slots.h"
 
 /*
@@ -48,12 +49,6 @@ typedef char hl_class_check[(HL_CLASSES <= 65536
                              && (HL_CLASS_INDEX & (HL_CLASS_INDEX - 1)) == 0
                              && HL_SLOTS_RECENT >= HL_MAX_WINDOWS) ? 1 : -1];
 
-/* Returns n rounded up to a multiple of 8. */
-static size_t align8(size_t n)
-{
-    return (n + 7) & ~(size_t)7;
-}
-
 /* Returns the largest power of two <= capacity (1 when capacity is 0). */
 static uint32_t nbuckets_for(uint32_t capacity)
 {
@@ -67,32 +62,32 @@ static uint32_t nbuckets_for(uint32_t capacity)
 /* Returns the offset of the class records in the block. */
 static size_t classes_offset(void)
 {
-    return align8(sizeof(hl_slots_header_t));
+    return hl_align8(sizeof(hl_slots_header_t));
 }
 
 /* Returns the offset of the class index in the block. */
 static size_t class_index_offset(void)
 {
-    return classes_offset() + align8(HL_CLASSES * sizeof(hl_slot_class_t));
+    return classes_offset() + hl_align8(HL_CLASSES * sizeof(hl_slot_class_t));
 }
 
 /* Returns the offset of the class tree in the block. */
 static size_t class_tree_offset(void)
 {
-    return class_index_offset() + align8(HL_CLASS_INDEX * sizeof(uint16_t));
+    return class_index_offset() + hl_align8(HL_CLASS_INDEX * sizeof(uint16_t));
 }
 
 /* Returns the offset of the bucket heads in the block. */
 static size_t buckets_offset(void)
 {
-    return class_tree_offset() + align8(HL_CLASSES * sizeof(uint16_t));
+    return class_tree_offset() + hl_align8(HL_CLASSES * sizeof(uint16_t));
 }
 
 /* Returns the offset of the slot array in the block. */
 static size_t slots_offset(uint32_t capacity)
 {
     return buckets_offset()
-           + align8((size_t)nbuckets_for(capacity) * sizeof(uint32_t));
+           + hl_align8((size_t)nbuckets_for(capacity) * sizeof(uint32_t));
 }
 
 /*

@@ -32,6 +32,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <cJSON.h>
+#include "hl_align.h"
 #include "hl_hash.h"
 #include "hl_table.h"
 
@@ -54,12 +55,6 @@ typedef struct {
 
 /* ---- image layout ------------------------------------------------------ */
 
-/* Returns n rounded up to a multiple of 8. */
-static size_t align8(size_t n)
-{
-    return (n + 7) & ~(size_t)7;
-}
-
 /* Returns the smallest power of two >= n (n <= HL_TABLE_MAX_ROUTES). */
 static uint32_t buckets_for(uint32_t n)
 {
@@ -73,13 +68,13 @@ static uint32_t buckets_for(uint32_t n)
 /* Returns the byte offset of the bucket array in an image. */
 static size_t buckets_offset(void)
 {
-    return align8(sizeof(hl_table_t));
+    return hl_align8(sizeof(hl_table_t));
 }
 
 /* Returns the byte offset of the rule array of an image of nbuckets. */
 static size_t rules_offset(uint32_t nbuckets)
 {
-    return buckets_offset() + align8((size_t)nbuckets * sizeof(uint32_t));
+    return buckets_offset() + hl_align8((size_t)nbuckets * sizeof(uint32_t));
 }
 
 /* Returns the bucket array of t (inside the image; t owns it). */
