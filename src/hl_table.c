@@ -351,8 +351,8 @@ typedef struct {
 static int read_limits(entry_t *e, const cJSON *v, char *err, size_t errlen)
 {
     const cJSON *it;
-    char werr[HL_ERR_MAX], a[32];
-    int n = 0, i;
+    char werr[HL_ERR_MAX];
+    int n = 0;
 
     if (!cJSON_IsArray(v)) {
         snprintf(err, errlen, "'limits' must be an array of COUNT/WINDOW "
@@ -375,14 +375,9 @@ static int read_limits(entry_t *e, const cJSON *v, char *err, size_t errlen)
             snprintf(err, errlen, "%s", werr);
             return -1;
         }
-        for (i = 0; i < n; i++) {
-            if (e->q.windows[i].window_ms == w.window_ms) {
-                snprintf(err, errlen, "duplicate window '%s': '%s' already "
-                         "has the same length", it->valuestring,
-                         hl_window_name(&e->q.windows[i], a, sizeof(a)));
-                return -1;
-            }
-        }
+        if (hl_window_check_distinct(e->q.windows, n, &w, it->valuestring,
+                                     err, errlen) != 0)
+            return -1;
         e->q.windows[n++] = w;
     }
     if (n == 0) {
