@@ -107,8 +107,8 @@ static void test_html_pages(void)
         const char *l = pages[i].lang;
 
         ok(h != NULL, "page is not NULL");
-        snprintf(name, sizeof(name), "%s: starts with <!DOCTYPE html>", l);
-        ok(strncmp(h, "<!DOCTYPE html>", 15) == 0, name);
+        okf(strncmp(h, "<!DOCTYPE html>", 15) == 0,
+            "%s: starts with <!DOCTYPE html>", l);
         snprintf(want, sizeof(want), "<html lang=\"%s\" dir=\"%s\">", l, pages[i].dir);
         snprintf(name, sizeof(name), "%s: html lang and dir", l);
         has_str(h, want, name);
@@ -136,15 +136,14 @@ static void test_html_pages(void)
         snprintf(want, sizeof(want), "href=\"/\">%s</a>", pages[i].home);
         snprintf(name, sizeof(name), "%s: home link to /", l);
         has_str(h, want, name);
-        snprintf(name, sizeof(name), "%s: self-contained (no http://, https://, <script, src=, url()", l);
-        ok(!strstr(h, "http://") && !strstr(h, "https://") && !strstr(h, "<script")
-           && !strstr(h, "src=") && !strstr(h, "url(") && !strstr(h, "@import"), name);
-        snprintf(name, sizeof(name), "%s: valid UTF-8", l);
-        ok(valid_utf8(h), name);
-        snprintf(name, sizeof(name), "%s: ends with </html>", l);
-        ok(strlen(h) > 8 && strcmp(h + strlen(h) - 8, "</html>\n") == 0, name);
-        snprintf(name, sizeof(name), "%s: no other language's heading", l);
-        ok(i == 0 || !strstr(h, "Too many requests"), name);
+        okf(!strstr(h, "http://") && !strstr(h, "https://") && !strstr(h, "<script")
+            && !strstr(h, "src=") && !strstr(h, "url(") && !strstr(h, "@import"),
+            "%s: self-contained (no http://, https://, <script, src=, url()", l);
+        okf(valid_utf8(h), "%s: valid UTF-8", l);
+        okf(strlen(h) > 8 && strcmp(h + strlen(h) - 8, "</html>\n") == 0,
+            "%s: ends with </html>", l);
+        okf(i == 0 || !strstr(h, "Too many requests"),
+            "%s: no other language's heading", l);
     }
 }
 
