@@ -858,6 +858,11 @@ int hl_table_parse(void *mem, size_t size, uint32_t max_rules,
                                report_fn, baton, nerrors, NULL);
 }
 
+uint64_t hl_table_digest(const char *doc, size_t len)
+{
+    return hl_hash64(doc, len, HL_SEED_TABLE);
+}
+
 /*
  * hl_table_parse with carry-over from prev: see hl_table.h. The carry-over
  * runs only on a usable document and only for entries of "routes".
@@ -894,7 +899,7 @@ int hl_table_parse_keep(void *mem, size_t size, uint32_t max_rules,
                "larger than the %u bytes accepted", len, HL_TABLE_MAX_DOC);
         goto done;
     }
-    c.t->digest = hl_hash64(doc, len, HL_SEED_TABLE);
+    c.t->digest = hl_table_digest(doc, len);
     if (len > 0)
         root = cJSON_ParseWithLengthOpts(doc, len, &end, 0);
     if (root == NULL) {

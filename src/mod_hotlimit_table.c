@@ -68,6 +68,11 @@ typedef struct {
     int                   seen_once;
     int                   problems;   /* logged in the current parse */
     hl_fetch_validators_t validators; /* URL: last good response */
+    int                   published;  /* 1: the active bank is the parse of
+                                         the document of `digest`, published
+                                         by this process, and no attempt
+                                         failed since */
+    uint64_t              digest;     /* hl_table_digest of that document */
 } hl_reloader_t;
 
 static hl_region_t *region;           /* NULL: no table configured */
@@ -330,12 +335,21 @@ static void fail(hl_reloader_t *rl, const char *why)
         memset(&rl->validators, 0, sizeof(rl->validators));
         rl->seen_once = 0;
     }
+    /* Whatever comes next is parsed and published, so that the status
+     * shows the table in force again rather than this failure. */
+    rl->published = 0;
     record(rl, HL_RELOAD_FAILED, why, drop, 0);
 }
 
 /* Parses body into the inactive bank and publishes it, or fails. Under
  * HotLimitTableFailure last-good, a route whose new entry is invalid keeps
- * its rule from the table in force (HL00411); under open it is dropped. */
+ * its rule from the table in force (HL00411); under open it is dropped.
+ * The very document this process published last, with no failure since,
+ * is not parsed again: the table in force is what parsing it would give
+ * (kept rules included, as they come from that table), so it is counted
+ * as unchanged, no generation is published and no problem re-logged. The
+ * digest is remembered per process, never trusted from a bank that a
+ * previous run (another binary, other settings) may have persisted. */
 static void parse_and_publish(hl_reloader_t *rl, apr_pool_t *p,
                               const char *body, apr_size_t len)
 {
@@ -345,6 +359,11 @@ static void parse_and_publish(hl_reloader_t *rl, apr_pool_t *p,
     int nerrors = 0, nkept = 0, rc;
     const char *kept = "";
 
+    if (rl->published && rl->digest == hl_table_digest(body, len)
+        && bank(region->active)->digest == rl->digest) {
+        record(rl, HL_RELOAD_UNCHANGED, NULL, 0, 0);
+        return;
+    }
     if (rl->sc->table_failure == HL_FAIL_LAST_GOOD)
         prev = bank(region->active);
     rl->problems = 0;
@@ -364,6 +383,8 @@ static void parse_and_publish(hl_reloader_t *rl, apr_pool_t *p,
         return;
     }
     img = next;
+    rl->published = 1;
+    rl->digest = img->digest;
     if (nkept > 0)
         kept = apr_psprintf(p, " (%d kept their last valid rule)", nkept);
     ap_log_error(APLOG_MARK, APLOG_NOTICE, 0, rl->s,

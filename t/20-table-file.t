@@ -13,7 +13,7 @@ use Apache::TestUtil;
 use Time::HiRes qw(time sleep);
 use HotLimitTable;
 
-plan tests => 44, need need_module('mod_hotlimit.c');
+plan tests => 46, need need_module('mod_hotlimit.c');
 
 my $mpm = hl_mpm();
 sub rule { my ($max, $w) = @_; return { max => $max, window => $w // 60 } }
@@ -96,13 +96,14 @@ ok t_cmp($h->codes('/c', 2), '200 200', "[$mpm] open: /c admitted while the file
 
 # Invalid entries: the bad one is skipped and logged (route and field),
 # the good one applies.
-$gen = $h->generation;
-$off = $h->log_offset;
-write_table($h->table_path, { routes => {
+my $invalid = { routes => {
     '/bad'  => { max => 1, window => '60x' },
     '/bad2' => { max => -3, window => 60 },
     '/good' => rule(1),
-} });
+} };
+$gen = $h->generation;
+$off = $h->log_offset;
+write_table($h->table_path, $invalid);
 ok t_cmp($h->wait_generation($gen, 5) > $gen ? 1 : 0, 1, "[$mpm] table with invalid entries loaded");
 $line = $h->wait_log(qr/HL00401.*'\/bad'/, $off, 2);
 ok t_cmp($line, qr/HL00401: quota table \S+: skipped: route '\/bad': field 'window': .*60x/,
@@ -113,6 +114,18 @@ ok t_cmp($h->wait_log(qr/HL00405/, $off, 1), qr/1 routes, .* 2 entries skipped/,
          "[$mpm] HL00405: 1 route loaded, 2 skipped");
 ok t_cmp($h->codes('/good', 2), '200 429', "[$mpm] the good entry applies");
 ok t_cmp($h->codes('/bad', 3), '200 200 200', "[$mpm] the bad entry is not applied");
+
+# The same document again (a new mtime, the same bytes): the reloader reads
+# it, sees the digest of the document in force and publishes nothing, so
+# neither the problems nor HL00405 are logged again.
+$gen = $h->generation;
+$off = $h->log_offset;
+write_table($h->table_path, $invalid);
+sleep $HotLimitTable::APPLY_WITHIN + 0.5;
+ok t_cmp($h->generation, $gen, "[$mpm] identical document: nothing published");
+ok t_cmp(scalar(grep { /HL0040[15]/ } $h->log_lines($off)), 0,
+         "[$mpm] identical document: its problems are not logged again");
+
 $h->stop;
 
 # ---------------------------------------------------------------------------
