@@ -67,6 +67,8 @@ typedef struct {
     apr_off_t             size;
     int                   seen_once;
     int                   problems;   /* logged in the current parse */
+    apr_pool_t           *parse_pool; /* the current parse's pool, for
+                                         log_problem */
     hl_fetch_validators_t validators; /* URL: last good response */
     int                   published;  /* 1: the active bank is the parse of
                                          the document of `digest`, published
@@ -253,22 +255,33 @@ apr_status_t hl_table_check_source(apr_pool_t *p, const char *path,
 /* ---- parsing and publishing -------------------------------------------- */
 
 /* Logs one problem of the document (hl_table_report_fn), naming the route
- * and field at fault. */
+ * and field at fault. Route, field and message come from a document that
+ * may be remote: they are escaped as ap_escape_logitem does (control
+ * characters, quotes and backslashes become \xhh, \" and \\), so a
+ * problem is always one log line. The escaped copies are allocated from
+ * rl->parse_pool. */
 static void log_problem(void *baton, hl_problem_t severity, const char *route,
                         const char *field, const char *msg)
 {
     hl_reloader_t *rl = baton;
-    char where[HL_TABLE_ROUTE_MAX + 96] = "";
+    apr_pool_t *p = rl->parse_pool;
+    const char *where = "";
 
     /* A hostile document must not flood the error log at every reload. */
     if (++rl->problems > HL_MAX_PROBLEMS)
         return;
+    /* At most HL_TABLE_ROUTE_MAX bytes of each name are shown. */
+    if (route)
+        route = ap_escape_logitem(p, apr_pstrndup(p, route, HL_TABLE_ROUTE_MAX));
+    if (field)
+        field = ap_escape_logitem(p, apr_pstrndup(p, field, HL_TABLE_ROUTE_MAX));
+    msg = ap_escape_logitem(p, msg);
     if (route && field)
-        apr_snprintf(where, sizeof(where), "route '%s': field '%s': ", route, field);
+        where = apr_psprintf(p, "route '%s': field '%s': ", route, field);
     else if (route)
-        apr_snprintf(where, sizeof(where), "route '%s': ", route);
+        where = apr_psprintf(p, "route '%s': ", route);
     else if (field)
-        apr_snprintf(where, sizeof(where), "field '%s': ", field);
+        where = apr_psprintf(p, "field '%s': ", field);
     if (severity == HL_PROBLEM_ERROR)
         ap_log_error(APLOG_MARK, APLOG_ERR, 0, rl->s,
                      "HL00401: quota table %s: skipped: %s%s", rl->source,
@@ -367,6 +380,7 @@ static void parse_and_publish(hl_reloader_t *rl, apr_pool_t *p,
     if (rl->sc->table_failure == HL_FAIL_LAST_GOOD)
         prev = bank(region->active);
     rl->problems = 0;
+    rl->parse_pool = p;
     rc = hl_table_parse_keep(next, region->bank_size, region->max_rules,
                              body, len, prev, log_problem, rl, &nerrors,
                              &nkept);
