@@ -14,11 +14,8 @@
  * other, evicts those last (hl_slots.h).
  */
 #include <string.h>
+#include "hl_hash.h"
 #include "hl_limiter.h"
-
-/* Seed of the class hash. Class hashes are persisted with the table:
- * never change it without bumping HL_SLOTS_VERSION. */
-#define HL_CLASS_SEED 0x636c617373686c31ULL /* "classhl1" */
 
 /* Returns the slot tag of an algorithm, offset so that 0 stays "free". */
 static uint8_t slot_tag_of(hl_algo_t algo)
@@ -34,7 +31,7 @@ static uint8_t slot_tag(const hl_quota_t *q)
 
 uint64_t hl_limiter_scope_hash(const char *scope, size_t len)
 {
-    return hl_hash64(scope, len, HL_CLASS_SEED);
+    return hl_hash64(scope, len, HL_SEED_CLASS);
 }
 
 /* The origin is folded in, so 'd' and 't' quotas of one scope are two

@@ -10,11 +10,14 @@
  * 0..1000 (thousandths), never floats. A malformed element (bad range,
  * bad q, stray characters) is skipped as a whole.
  *
- * Pure: no allocation, no APR, no httpd headers.
+ * Pure: no allocation, no APR calls, no httpd headers. The languages
+ * are those of the built-in page (hl_render_language).
  */
 #include <stddef.h>
 #include <string.h>
 #include "hl_negotiate.h"
+#include "hl_render.h"
+#include "hl_text.h"
 
 /* One list element as the scanner sees it (points into the header). */
 typedef struct {
@@ -27,14 +30,6 @@ typedef struct {
 static int is_ows(char c)
 {
     return c == ' ' || c == '\t';
-}
-
-/* Returns 1 for an RFC 9110 tchar. */
-static int is_tchar(char c)
-{
-    if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9'))
-        return 1;
-    return c != '\0' && strchr("!#$%&'*+-.^_`|~", c) != NULL;
 }
 
 /* Returns c lowered if it is an ASCII capital letter. */
@@ -113,7 +108,7 @@ static int read_params(const char **sp, hl_entry_t *e)
         if (*s == ';')
             continue;                   /* so is an empty parameter ";;" */
         name = s;
-        while (is_tchar(*s))
+        while (hl_is_tchar(*s))
             s++;
         nlen = (size_t)(s - name);
         if (nlen == 0) {
@@ -141,7 +136,7 @@ static int read_params(const char **sp, hl_entry_t *e)
             continue;
         }
         val = s;
-        while (is_tchar(*s))
+        while (hl_is_tchar(*s))
             s++;
         vlen = (size_t)(s - val);
         if (vlen == 0 || (is_q && !seen_q && parse_q(val, vlen, &e->q) != 0)) {
@@ -174,7 +169,7 @@ static int next_entry(const char **sp, hl_entry_t *e)
         return -1;
     }
     e->range = s;
-    while (is_tchar(*s) || *s == '/')
+    while (hl_is_tchar(*s) || *s == '/')
         s++;
     e->range_len = (size_t)(s - e->range);
     e->q = 1000;
@@ -318,9 +313,6 @@ hl_body_kind_t hl_negotiate_body(const char *accept, const char *x_requested_wit
 
 /* ---- Accept-Language --------------------------------------------------- */
 
-/* Must list the same languages as hl_render_languages() (a unit test checks). */
-static const char *const hl_langs[] = { "en", "zh", "es", "fr", "de", "ar", "ja", NULL };
-
 /*
  * Returns the built-in language that language range r[0..len) asks for
  * ("*" is en; otherwise its primary subtag, any case), or NULL when none
@@ -329,8 +321,8 @@ static const char *const hl_langs[] = { "en", "zh", "es", "fr", "de", "ar", "ja"
  */
 static const char *lang_of_range(const char *r, size_t len)
 {
-    size_t i, primary = 0, sub = 0;
-    int k;
+    size_t i, k, primary = 0, sub = 0;
+    const char *code;
 
     if (len == 1 && r[0] == '*')
         return "en";
@@ -353,9 +345,9 @@ static const char *lang_of_range(const char *r, size_t len)
         return NULL;
     if (primary == 0)
         primary = len;
-    for (k = 0; hl_langs[k] != NULL; k++) {
-        if (eq_nocase(r, primary, hl_langs[k]))
-            return hl_langs[k];
+    for (k = 0; (code = hl_render_language(k)) != NULL; k++) {
+        if (eq_nocase(r, primary, code))
+            return code;
     }
     return NULL;
 }

@@ -27,7 +27,7 @@ hl_body_kind_t hl_negotiate_body(const char *accept, const char *x_requested_wit
 
 /*
  * Picks the page language among the built-in ones (en zh es fr de ar ja, see
- * hl_render_languages) from an Accept-Language header (may be NULL):
+ * hl_render_language) from an Accept-Language header (may be NULL):
  * highest q wins, ties go to the earlier entry; "zh-CN" matches "zh",
  * "*" matches en. Returns a static string; "en" when nothing matches.
  */

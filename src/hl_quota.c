@@ -14,6 +14,7 @@
  */
 #include "hl_quota.h"
 #include "hl_fmt.h"
+#include "hl_text.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -231,14 +232,6 @@ int hl_parse_window(const char *tok, hl_window_t *w, char *err, size_t errlen)
     return 0;
 }
 
-/* Returns 1 if c may appear in an HTTP token (RFC 9110 tchar). */
-static int is_tchar(char c)
-{
-    if (is_digit(c) || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'))
-        return 1;
-    return c != '\0' && strchr("!#$%&'*+-.^_`|~", c) != NULL;
-}
-
 /* Sets a by= that takes no name. Returns 0. */
 static int set_plain_by(hl_quota_t *q, hl_by_t by)
 {
@@ -290,7 +283,7 @@ int hl_quota_set_by(hl_quota_t *q, const char *value, char *err, size_t errlen)
         return set_err(err, errlen, "bad by '%s': name longer than %d "
                        "characters", value, HL_BY_NAME_MAX - 1);
     for (i = 0; i < len; i++) {
-        if (!is_tchar(name[i]))
+        if (!hl_is_tchar(name[i]))
             return set_err(err, errlen, "bad by '%s': a name may contain only "
                            "letters, digits and !#$%%&'*+-.^_`|~", value);
     }
@@ -413,21 +406,32 @@ static int set_count(hl_quota_t *q, const char *value, char *err, size_t errlen)
 static int add_window(hl_quota_t *q, const char *tok, char *err, size_t errlen)
 {
     hl_window_t w;
-    char other[32];
-    int i;
 
-    if (hl_parse_window(tok, &w, err, errlen) != 0)
+    if (hl_parse_window(tok, &w, err, errlen) != 0
+        || hl_window_check_distinct(q->windows, q->nwindows, &w, tok, err,
+                                    errlen) != 0)
         return -1;
-    for (i = 0; i < q->nwindows && i < HL_MAX_WINDOWS; i++) {
-        if (q->windows[i].window_ms == w.window_ms)
-            return set_err(err, errlen, "duplicate window '%s': '%s' already "
-                           "has the same length", tok,
-                           hl_window_name(&q->windows[i], other, sizeof(other)));
-    }
     if (q->nwindows < 0 || q->nwindows >= HL_MAX_WINDOWS)
         return set_err(err, errlen, "too many windows at '%s' (at most %d)",
                        tok, HL_MAX_WINDOWS);
     q->windows[q->nwindows++] = w;
+    return 0;
+}
+
+int hl_window_check_distinct(const hl_window_t *earlier, int n,
+                             const hl_window_t *w, const char *name,
+                             char *err, size_t errlen)
+{
+    char own[32], other[32];
+    int i;
+
+    for (i = 0; i < n && i < HL_MAX_WINDOWS; i++) {
+        if (earlier[i].window_ms == w->window_ms)
+            return set_err(err, errlen, "duplicate window '%s': '%s' already "
+                           "has the same length",
+                           name != NULL ? name : hl_window_name(w, own, sizeof(own)),
+                           hl_window_name(&earlier[i], other, sizeof(other)));
+    }
     return 0;
 }
 
@@ -474,8 +478,8 @@ int hl_quota_apply_token(hl_quota_t *q, const char *tok, char *err, size_t errle
  */
 static int validate_windows(const hl_quota_t *q, char *err, size_t errlen)
 {
-    char a[32], b[32];
-    int i, j;
+    char a[32];
+    int i;
 
     if (q->nwindows < 1)
         return set_err(err, errlen, "no COUNT/WINDOW given (e.g. 5/1m)");
@@ -490,13 +494,8 @@ static int validate_windows(const hl_quota_t *q, char *err, size_t errlen)
             return set_err(err, errlen, "bad window '%s': count must be "
                            "1..2147483647 and length 1ms..30d",
                            hl_window_name(w, a, sizeof(a)));
-        for (j = 0; j < i; j++) {
-            if (q->windows[j].window_ms == w->window_ms)
-                return set_err(err, errlen, "duplicate window '%s': '%s' "
-                               "already has the same length",
-                               hl_window_name(w, a, sizeof(a)),
-                               hl_window_name(&q->windows[j], b, sizeof(b)));
-        }
+        if (hl_window_check_distinct(q->windows, i, w, NULL, err, errlen) != 0)
+            return -1;
     }
     return 0;
 }

@@ -112,6 +112,17 @@ int hl_quota_parse_args(hl_quota_t *q, int argc, const char *const *argv,
  */
 char *hl_window_name(const hl_window_t *w, char *buf, size_t buflen);
 
+/*
+ * Checks that no window among earlier[0..n) has the length of w (n is
+ * clamped to 0..HL_MAX_WINDOWS). Returns 0, or -1 with "duplicate window
+ * 'NAME': 'OTHER' already has the same length" in err, NAME being name
+ * (the window as written) or, when name is NULL, hl_window_name(w).
+ * Reads only; err may be NULL.
+ */
+int hl_window_check_distinct(const hl_window_t *earlier, int n,
+                             const hl_window_t *w, const char *name,
+                             char *err, size_t errlen);
+
 /* Returns 1 if a request that ended with HTTP status `status` is counted by q. */
 int hl_quota_counts_status(const hl_quota_t *q, int status);
 

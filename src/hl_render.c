@@ -297,14 +297,11 @@ static const hl_page_lang_t hl_pages[] = {
 
 #define HL_NPAGES (sizeof(hl_pages) / sizeof(hl_pages[0]))
 
-static const char *const hl_lang_codes[] = {
-    "en", "zh", "es", "fr", "de", "ar", "ja", NULL
-};
-
-/* Returns the built-in page languages, NULL-terminated (static). */
-const char *const *hl_render_languages(void)
+/* Returns the code of built-in page language i (static), NULL past the
+ * last. hl_pages is the one list of languages: negotiation reads it here. */
+const char *hl_render_language(size_t i)
 {
-    return hl_lang_codes;
+    return i < HL_NPAGES ? hl_pages[i].code : NULL;
 }
 
 /* Returns the page texts for lang (ASCII case ignored), en when unknown or NULL. */

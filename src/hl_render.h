@@ -32,10 +32,12 @@ typedef struct {
 } hl_reject_info_t;
 
 /*
- * Returns the NULL-terminated list of built-in page languages (static):
- * at least "en", "zh", "es", "fr", "de", "ar", "ja".
+ * Returns the code of built-in page language i (a static string), or NULL
+ * when i is past the last; the first (i = 0) is "en", the fallback. The
+ * languages are at least "en", "zh", "es", "fr", "de", "ar", "ja", and
+ * hl_negotiate_lang chooses among exactly these. Never fails.
  */
-const char *const *hl_render_languages(void);
+const char *hl_render_language(size_t i);
 
 /*
  * Returns the built-in, self-contained HTML page (no external assets,

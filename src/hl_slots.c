@@ -31,6 +31,7 @@
  *    so a bad block can never hang the process that holds the mutex.
  */
 #include <string.h>
+#include "hl_align.h"
 #include "hl_slots.h"
 
 /*
@@ -48,18 +49,6 @@ typedef char hl_class_check[(HL_CLASSES <= 65536
                              && (HL_CLASS_INDEX & (HL_CLASS_INDEX - 1)) == 0
                              && HL_SLOTS_RECENT >= HL_MAX_WINDOWS) ? 1 : -1];
 
-#define HL_FNV_OFFSET   0xcbf29ce484222325ULL
-#define HL_FNV_PRIME    0x100000001b3ULL
-/* Seed of the hash that hl_key_compact appends. Keys are persisted with
- * the table: never change it without bumping HL_SLOTS_VERSION. */
-#define HL_COMPACT_SEED 0x686f746c696d6974ULL /* "hotlimit" */
-
-/* Returns n rounded up to a multiple of 8. */
-static size_t align8(size_t n)
-{
-    return (n + 7) & ~(size_t)7;
-}
-
 /* Returns the largest power of two <= capacity (1 when capacity is 0). */
 static uint32_t nbuckets_for(uint32_t capacity)
 {
@@ -73,32 +62,32 @@ static uint32_t nbuckets_for(uint32_t capacity)
 /* Returns the offset of the class records in the block. */
 static size_t classes_offset(void)
 {
-    return align8(sizeof(hl_slots_header_t));
+    return hl_align8(sizeof(hl_slots_header_t));
 }
 
 /* Returns the offset of the class index in the block. */
 static size_t class_index_offset(void)
 {
-    return classes_offset() + align8(HL_CLASSES * sizeof(hl_slot_class_t));
+    return classes_offset() + hl_align8(HL_CLASSES * sizeof(hl_slot_class_t));
 }
 
 /* Returns the offset of the class tree in the block. */
 static size_t class_tree_offset(void)
 {
-    return class_index_offset() + align8(HL_CLASS_INDEX * sizeof(uint16_t));
+    return class_index_offset() + hl_align8(HL_CLASS_INDEX * sizeof(uint16_t));
 }
 
 /* Returns the offset of the bucket heads in the block. */
 static size_t buckets_offset(void)
 {
-    return class_tree_offset() + align8(HL_CLASSES * sizeof(uint16_t));
+    return class_tree_offset() + hl_align8(HL_CLASSES * sizeof(uint16_t));
 }
 
 /* Returns the offset of the slot array in the block. */
 static size_t slots_offset(uint32_t capacity)
 {
     return buckets_offset()
-           + align8((size_t)nbuckets_for(capacity) * sizeof(uint32_t));
+           + hl_align8((size_t)nbuckets_for(capacity) * sizeof(uint32_t));
 }
 
 /*
@@ -112,31 +101,6 @@ size_t hl_slots_size(uint32_t capacity)
     if (capacity > ((size_t)-1 - head) / sizeof(hl_slot_t))
         return 0;
     return head + (size_t)capacity * sizeof(hl_slot_t);
-}
-
-/*
- * FNV-1a 64 over the bytes, with the seed folded into the offset basis,
- * then the splitmix64 finalizer so that the low bits (the bucket number)
- * depend on every input bit. Not a keyed cryptographic hash: the seed only
- * changes the bucket layout from one table to the next.
- * Changing this function requires bumping HL_SLOTS_VERSION (stored hashes).
- */
-uint64_t hl_hash64(const void *data, size_t len, uint64_t seed)
-{
-    const unsigned char *p = data;
-    uint64_t h = HL_FNV_OFFSET ^ seed;
-    size_t i;
-
-    for (i = 0; i < len; i++) {
-        h ^= p[i];
-        h *= HL_FNV_PRIME;
-    }
-    h ^= h >> 30;
-    h *= 0xbf58476d1ce4e5b9ULL;
-    h ^= h >> 27;
-    h *= 0x94d049bb133111ebULL;
-    h ^= h >> 31;
-    return h;
 }
 
 /*
@@ -157,7 +121,7 @@ size_t hl_key_compact(char out[HL_KEY_MAX], const char *key, size_t len)
             memmove(out, key, len);
         return len;
     }
-    h = hl_hash64(key, len, HL_COMPACT_SEED);
+    h = hl_hash64(key, len, HL_SEED_KEYS);
     memmove(out, key, keep);
     out[keep] = '~';
     for (i = 0; i < 16; i++)

@@ -42,6 +42,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include "hl_bucket.h"
+#include "hl_hash.h"    /* hl_slot_t.hash is hl_hash64 of the key */
 
 #define HL_KEY_MAX       70          /* bytes of key stored inline */
 #define HL_SLOTS_MAGIC   0x484c5354u /* "HLST" */
@@ -188,8 +189,5 @@ uint32_t hl_slots_foreach(hl_slots_t *t,
  * the whole key. Writes into out (HL_KEY_MAX bytes) and returns the length.
  */
 size_t hl_key_compact(char out[HL_KEY_MAX], const char *key, size_t len);
-
-/* Seeded 64-bit hash used by the index (exposed for tests). */
-uint64_t hl_hash64(const void *data, size_t len, uint64_t seed);
 
 #endif

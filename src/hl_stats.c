@@ -3,9 +3,7 @@
  */
 #include <string.h>
 #include "hl_stats.h"
-#include "hl_slots.h"
-
-#define HL_STATS_SEED 0x5354415453ULL  /* fixed: entries must survive restarts */
+#include "hl_hash.h"
 
 void hl_stats_clear(hl_stats_t *st)
 {
@@ -46,7 +44,7 @@ void hl_stats_add(hl_stats_t *st, const char *route, hl_decision_kind_t kind)
     if ((unsigned)kind > HL_DECISION_DRY_RUN)
         return;
     hl_stats_add_hashed(st, hl_hash64(route, strnlen(route, HL_STATS_ROUTE_MAX - 1),
-                                      HL_STATS_SEED), route, kind);
+                                      HL_SEED_STATS), route, kind);
 }
 
 void hl_stats_add_hashed(hl_stats_t *st, uint64_t hash, const char *route,

@@ -32,11 +32,10 @@
 #include <stdio.h>
 #include <string.h>
 #include <cJSON.h>
-#include "hl_slots.h"
+#include "hl_align.h"
+#include "hl_hash.h"
 #include "hl_table.h"
 
-#define HL_TABLE_SEED  0x686c7461626c6531ULL   /* "hltable1": fixed, so
-                                                  images are reproducible */
 #define HL_INT_MAX     2147483647.0            /* counts stay below 2^31 */
 #define HL_MSG_MAX     (HL_ERR_MAX + 128)
 
@@ -56,12 +55,6 @@ typedef struct {
 
 /* ---- image layout ------------------------------------------------------ */
 
-/* Returns n rounded up to a multiple of 8. */
-static size_t align8(size_t n)
-{
-    return (n + 7) & ~(size_t)7;
-}
-
 /* Returns the smallest power of two >= n (n <= HL_TABLE_MAX_ROUTES). */
 static uint32_t buckets_for(uint32_t n)
 {
@@ -75,13 +68,13 @@ static uint32_t buckets_for(uint32_t n)
 /* Returns the byte offset of the bucket array in an image. */
 static size_t buckets_offset(void)
 {
-    return align8(sizeof(hl_table_t));
+    return hl_align8(sizeof(hl_table_t));
 }
 
 /* Returns the byte offset of the rule array of an image of nbuckets. */
 static size_t rules_offset(uint32_t nbuckets)
 {
-    return buckets_offset() + align8((size_t)nbuckets * sizeof(uint32_t));
+    return buckets_offset() + hl_align8((size_t)nbuckets * sizeof(uint32_t));
 }
 
 /* Returns the bucket array of t (inside the image; t owns it). */
@@ -151,7 +144,7 @@ static int table_ok(const hl_table_t *t)
 /* Returns the fixed-seed hash of a route (len bytes). */
 uint64_t hl_table_route_hash(const char *route, size_t len)
 {
-    return hl_hash64(route, len, HL_TABLE_SEED);
+    return hl_hash64(route, len, HL_SEED_TABLE);
 }
 
 /*
@@ -358,8 +351,8 @@ typedef struct {
 static int read_limits(entry_t *e, const cJSON *v, char *err, size_t errlen)
 {
     const cJSON *it;
-    char werr[HL_ERR_MAX], a[32];
-    int n = 0, i;
+    char werr[HL_ERR_MAX];
+    int n = 0;
 
     if (!cJSON_IsArray(v)) {
         snprintf(err, errlen, "'limits' must be an array of COUNT/WINDOW "
@@ -382,14 +375,9 @@ static int read_limits(entry_t *e, const cJSON *v, char *err, size_t errlen)
             snprintf(err, errlen, "%s", werr);
             return -1;
         }
-        for (i = 0; i < n; i++) {
-            if (e->q.windows[i].window_ms == w.window_ms) {
-                snprintf(err, errlen, "duplicate window '%s': '%s' already "
-                         "has the same length", it->valuestring,
-                         hl_window_name(&e->q.windows[i], a, sizeof(a)));
-                return -1;
-            }
-        }
+        if (hl_window_check_distinct(e->q.windows, n, &w, it->valuestring,
+                                     err, errlen) != 0)
+            return -1;
         e->q.windows[n++] = w;
     }
     if (n == 0) {
@@ -870,6 +858,11 @@ int hl_table_parse(void *mem, size_t size, uint32_t max_rules,
                                report_fn, baton, nerrors, NULL);
 }
 
+uint64_t hl_table_digest(const char *doc, size_t len)
+{
+    return hl_hash64(doc, len, HL_SEED_TABLE);
+}
+
 /*
  * hl_table_parse with carry-over from prev: see hl_table.h. The carry-over
  * runs only on a usable document and only for entries of "routes".
@@ -906,7 +899,7 @@ int hl_table_parse_keep(void *mem, size_t size, uint32_t max_rules,
                "larger than the %u bytes accepted", len, HL_TABLE_MAX_DOC);
         goto done;
     }
-    c.t->digest = hl_hash64(doc, len, HL_TABLE_SEED);
+    c.t->digest = hl_table_digest(doc, len);
     if (len > 0)
         root = cJSON_ParseWithLengthOpts(doc, len, &end, 0);
     if (root == NULL) {

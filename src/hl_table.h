@@ -46,7 +46,8 @@ typedef struct {
     uint32_t   nbuckets;         /* power of two */
     uint32_t   nexempt;
     hl_cidr_t  exempt[HL_TABLE_MAX_EXEMPT];
-    uint64_t   digest;           /* hash of the document, to spot no-ops */
+    uint64_t   digest;           /* hl_table_digest of the document parsed
+                                    (0 in an image from hl_table_init) */
 } hl_table_t;
 
 /* Severity of a problem reported while parsing. */
@@ -105,6 +106,14 @@ int hl_table_parse_keep(void *mem, size_t size, uint32_t max_rules,
                         const char *doc, size_t len, const hl_table_t *prev,
                         hl_table_report_fn *report, void *baton,
                         int *nerrors, int *nkept);
+
+/*
+ * Returns the digest of a document (len bytes; doc may be NULL when len is
+ * 0), as hl_table_parse stores it in the image: equal documents have equal
+ * digests, so a reloader can tell that a document is the one it parsed
+ * last. A 64-bit non-cryptographic hash. Never fails.
+ */
+uint64_t hl_table_digest(const char *doc, size_t len);
 
 /* Returns the rule named exactly route (normalised, len bytes), or NULL. */
 const hl_rule_t *hl_table_lookup(const hl_table_t *t, const char *route,

@@ -25,6 +25,7 @@
 #include "hl_slots.h"
 #include "hl_stats.h"
 #include "hl_limiter.h"
+#include "hl_hash.h"
 #include "hl_decide.h"
 #include "hl_store.h"
 #include "hl_table.h"

@@ -51,7 +51,6 @@
 APLOG_USE_MODULE(hotlimit);
 
 #define HL_MAX_MATCHES HL_DECIDE_MAX
-#define HL_HASH_SEED   0x686f746c696d6974ULL  /* "hotlimit": keys stay stable */
 
 typedef enum { HL_STAGE_ACCESS, HL_STAGE_FIXUPS } hl_stage_t;
 
@@ -205,7 +204,7 @@ static const char *hashed_value(request_rec *r, char prefix, const char *value,
                                 size_t len)
 {
     static const char hex[] = "0123456789abcdef";
-    uint64_t h = hl_hash64(value, len, HL_HASH_SEED);
+    uint64_t h = hl_hash64(value, len, HL_SEED_KEYS);
     char *out = apr_palloc(r->pool, 19);
     int i;
 

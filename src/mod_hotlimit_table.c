@@ -82,7 +82,14 @@ typedef struct {
     apr_off_t             size;
     int                   seen_once;
     int                   problems;   /* logged in the current parse */
+    apr_pool_t           *parse_pool; /* the current parse's pool, for
+                                         log_problem */
     hl_fetch_validators_t validators; /* URL: last good response */
+    int                   published;  /* 1: the active bank is the parse of
+                                         the document of `digest`, published
+                                         by this process, and no attempt
+                                         failed since */
+    uint64_t              digest;     /* hl_table_digest of that document */
 } hl_reloader_t;
 
 static hl_reloader_t *reloader;
@@ -262,22 +269,33 @@ apr_status_t hl_table_check_source(apr_pool_t *p, const char *path,
 /* ---- parsing and publishing -------------------------------------------- */
 
 /* Logs one problem of the document (hl_table_report_fn), naming the route
- * and field at fault. */
+ * and field at fault. Route, field and message come from a document that
+ * may be remote: they are escaped as ap_escape_logitem does (control
+ * characters, quotes and backslashes become \xhh, \" and \\), so a
+ * problem is always one log line. The escaped copies are allocated from
+ * rl->parse_pool. */
 static void log_problem(void *baton, hl_problem_t severity, const char *route,
                         const char *field, const char *msg)
 {
     hl_reloader_t *rl = baton;
-    char where[HL_TABLE_ROUTE_MAX + 96] = "";
+    apr_pool_t *p = rl->parse_pool;
+    const char *where = "";
 
     /* A hostile document must not flood the error log at every reload. */
     if (++rl->problems > HL_MAX_PROBLEMS)
         return;
+    /* At most HL_TABLE_ROUTE_MAX bytes of each name are shown. */
+    if (route)
+        route = ap_escape_logitem(p, apr_pstrndup(p, route, HL_TABLE_ROUTE_MAX));
+    if (field)
+        field = ap_escape_logitem(p, apr_pstrndup(p, field, HL_TABLE_ROUTE_MAX));
+    msg = ap_escape_logitem(p, msg);
     if (route && field)
-        apr_snprintf(where, sizeof(where), "route '%s': field '%s': ", route, field);
+        where = apr_psprintf(p, "route '%s': field '%s': ", route, field);
     else if (route)
-        apr_snprintf(where, sizeof(where), "route '%s': ", route);
+        where = apr_psprintf(p, "route '%s': ", route);
     else if (field)
-        apr_snprintf(where, sizeof(where), "field '%s': ", field);
+        where = apr_psprintf(p, "field '%s': ", field);
     if (severity == HL_PROBLEM_ERROR)
         ap_log_error(APLOG_MARK, APLOG_ERR, 0, rl->s,
                      "HL00401: quota table %s: skipped: %s%s", rl->source,
@@ -349,12 +367,21 @@ static void fail(hl_reloader_t *rl, const char *why)
         memset(&rl->validators, 0, sizeof(rl->validators));
         rl->seen_once = 0;
     }
+    /* Whatever comes next is parsed and published, so that the status
+     * shows the table in force again rather than this failure. */
+    rl->published = 0;
     record(rl, HL_RELOAD_FAILED, why, drop, 0);
 }
 
 /* Parses body into the inactive bank and publishes it, or fails. Under
  * HotLimitTableFailure last-good, a route whose new entry is invalid keeps
- * its rule from the table in force (HL00411); under open it is dropped. */
+ * its rule from the table in force (HL00411); under open it is dropped.
+ * The very document this process published last, with no failure since,
+ * is not parsed again: the table in force is what parsing it would give
+ * (kept rules included, as they come from that table), so it is counted
+ * as unchanged, no generation is published and no problem re-logged. The
+ * digest is remembered per process, never trusted from a bank that a
+ * previous run (another binary, other settings) may have persisted. */
 static void parse_and_publish(hl_reloader_t *rl, apr_pool_t *p,
                               const char *body, apr_size_t len)
 {
@@ -364,11 +391,17 @@ static void parse_and_publish(hl_reloader_t *rl, apr_pool_t *p,
     int nerrors = 0, nkept = 0, rc;
     const char *kept = "";
 
+    if (rl->published && rl->digest == hl_table_digest(body, len)
+        && bank(region->active)->digest == rl->digest) {
+        record(rl, HL_RELOAD_UNCHANGED, NULL, 0, 0);
+        return;
+    }
     if (rl->sc->table_failure == HL_FAIL_LAST_GOOD)
         prev = bank(region->active);
     rl->problems = 0;
     seq_bump();   /* a reader still on this bank from before the last flip
                      must not trust what it reads now */
+    rl->parse_pool = p;
     rc = hl_table_parse_keep(next, region->bank_size, region->max_rules,
                              body, len, prev, log_problem, rl, &nerrors,
                              &nkept);
@@ -385,6 +418,8 @@ static void parse_and_publish(hl_reloader_t *rl, apr_pool_t *p,
         return;
     }
     img = next;
+    rl->published = 1;
+    rl->digest = img->digest;
     if (nkept > 0)
         kept = apr_psprintf(p, " (%d kept their last valid rule)", nkept);
     ap_log_error(APLOG_MARK, APLOG_NOTICE, 0, rl->s,

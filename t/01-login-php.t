@@ -4,8 +4,11 @@ use warnings FATAL => 'all';
 use Apache::Test;
 use Apache::TestUtil;
 use Apache::TestRequest qw(GET);
+use FindBin;
+use lib "$FindBin::Bin/lib";
+use HLTest qw(hl_php_module);
 
-plan tests => 9, need need_module('mod_php8.2.c'), need_apache_mpm('prefork');
+plan tests => 9, need need_module(hl_php_module()), need_apache_mpm('prefork');
 
 for my $i (1 .. 5) {
     my $res = GET '/login.php', 'X-Test' => "attempt $i";

@@ -49,7 +49,7 @@ else {
 }
 
 # --- a PHP page under prefork + mod_php ----------------------------------------
-if ($mpm eq 'prefork' && have_module('mod_php8.2.c')) {
+if ($mpm eq 'prefork' && have_module(hl_php_module())) {
     my $off2 = hl_offset(hl_access_log());
     my $p = hl_hammer(port => $port, path => '/xphp/', total => 400, conc => 40);
     ok t_cmp($p->{200} // 0, 25, 'PHP: exactly 25 of 400 concurrent requests admitted');

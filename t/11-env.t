@@ -38,7 +38,7 @@ plan tests => 11;
 }
 
 # --- PHP's $_SERVER: /php-env 3/1m ----------------------------------------------------
-if (have_module('mod_php8.2.c') && have_apache_mpm('prefork')) {
+if (have_module(hl_php_module()) && have_apache_mpm('prefork')) {
     for my $i (1 .. 3) {
         my $res = GET '/php-env/';
         my $want = "HOTLIMIT_ROUTE=/php-env\nHOTLIMIT_LIMIT=3\nHOTLIMIT_REMAINING=" . (3 - $i) . "\nphp ran\n";

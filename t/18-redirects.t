@@ -12,7 +12,7 @@ use Apache::TestUtil;
 use Apache::TestRequest qw(GET);
 use HLTest;
 
-my $php = Apache::Test::have_module('mod_php8.2.c') || Apache::Test::have_module('php_module');
+my $php = Apache::Test::have_module(hl_php_module());
 plan tests => 22 + 8;
 
 sub codes { my ($url, $n) = @_; join ' ', map { GET($url)->code } 1 .. $n }

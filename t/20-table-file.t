@@ -13,7 +13,7 @@ use Apache::TestUtil;
 use Time::HiRes qw(time sleep);
 use HotLimitTable;
 
-plan tests => 44, need need_module('mod_hotlimit.c');
+plan tests => 49, need need_module('mod_hotlimit.c');
 
 my $mpm = hl_mpm();
 sub rule { my ($max, $w) = @_; return { max => $max, window => $w // 60 } }
@@ -96,13 +96,14 @@ ok t_cmp($h->codes('/c', 2), '200 200', "[$mpm] open: /c admitted while the file
 
 # Invalid entries: the bad one is skipped and logged (route and field),
 # the good one applies.
-$gen = $h->generation;
-$off = $h->log_offset;
-write_table($h->table_path, { routes => {
+my $invalid = { routes => {
     '/bad'  => { max => 1, window => '60x' },
     '/bad2' => { max => -3, window => 60 },
     '/good' => rule(1),
-} });
+} };
+$gen = $h->generation;
+$off = $h->log_offset;
+write_table($h->table_path, $invalid);
 ok t_cmp($h->wait_generation($gen, 5) > $gen ? 1 : 0, 1, "[$mpm] table with invalid entries loaded");
 $line = $h->wait_log(qr/HL00401.*'\/bad'/, $off, 2);
 ok t_cmp($line, qr/HL00401: quota table \S+: skipped: route '\/bad': field 'window': .*60x/,
@@ -113,6 +114,35 @@ ok t_cmp($h->wait_log(qr/HL00405/, $off, 1), qr/1 routes, .* 2 entries skipped/,
          "[$mpm] HL00405: 1 route loaded, 2 skipped");
 ok t_cmp($h->codes('/good', 2), '200 429', "[$mpm] the good entry applies");
 ok t_cmp($h->codes('/bad', 3), '200 200 200', "[$mpm] the bad entry is not applied");
+
+# The same document again (a new mtime, the same bytes): the reloader reads
+# it, sees the digest of the document in force and publishes nothing, so
+# neither the problems nor HL00405 are logged again.
+$gen = $h->generation;
+$off = $h->log_offset;
+write_table($h->table_path, $invalid);
+sleep $HotLimitTable::APPLY_WITHIN + 0.5;
+ok t_cmp($h->generation, $gen, "[$mpm] identical document: nothing published");
+ok t_cmp(scalar(grep { /HL0040[15]/ } $h->log_lines($off)), 0,
+         "[$mpm] identical document: its problems are not logged again");
+
+# A route name from the document is escaped in the log (HL00401) with
+# ap_escape_logitem: a newline, a quote and an ESC cannot split the line or
+# end the quoted name. httpd escapes the message once more when it writes
+# the error log (a backslash doubled), so \n shows as \\n.
+$gen = $h->generation;
+$off = $h->log_offset;
+write_table($h->table_path, { routes => {
+    "/n\nq\"e\x1b" => { max => 1, window => '60x' },
+    '/good' => rule(1),
+} });
+ok t_cmp($h->wait_generation($gen, 5) > $gen ? 1 : 0, 1, "[$mpm] table with a hostile route name loaded");
+$line = $h->wait_log(qr/HL00401/, $off, 2);
+ok t_cmp($line, qr/HL00401: quota table \S+: skipped: route '\/n\\\\nq\\\\"e\\\\x1b': field 'window': .*60x/,
+         "[$mpm] HL00401: the route name is escaped on one line");
+ok t_cmp(scalar(grep { /\x1b/ || /^q"e/ } $h->log_lines($off)), 0,
+         "[$mpm] ... no raw ESC, no line starting with the rest of the name");
+
 $h->stop;
 
 # ---------------------------------------------------------------------------

@@ -10,7 +10,7 @@ use Apache::Test;
 use Apache::TestUtil;
 use HotLimitTable;
 
-plan tests => 19, need need_module('mod_php8.2.c'), need_apache_mpm('prefork');
+plan tests => 19, need need_module(HLTest::hl_php_module()), need_apache_mpm('prefork');
 
 my $mpm = hl_mpm();
 

@@ -14,6 +14,9 @@ so="$top/.libs/mod_hotlimit.so"
 modules=$(apxs -q LIBEXECDIR)
 apxs=$(command -v apxs)
 mpms=${HOTLIMIT_MPMS:-"prefork event"}
+# mod_php, whichever PHP version is installed (the newest if several);
+# empty when there is none, and the PHP tests skip.
+php_so=$(ls "$modules"/libphp*.so 2>/dev/null | sort -V | tail -n 1 || true)
 
 work=$(mktemp -d /tmp/hotlimit-t.XXXXXX)
 cp -a "$top/t" "$work/t"
@@ -37,8 +40,8 @@ base_conf() {
                  alias dir mime env setenvif headers rewrite remoteip slotmem_shm negotiation; do
             echo "LoadModule ${m}_module $modules/mod_${m}.so"
         done
-        if [ "$mpm" = prefork ] && [ -f "$modules/libphp8.2.so" ]; then
-            echo "LoadModule php_module $modules/libphp8.2.so"
+        if [ "$mpm" = prefork ] && [ -n "$php_so" ]; then
+            echo "LoadModule php_module $php_so"
         fi
         echo "LoadModule hotlimit_module $work/mod_hotlimit.so"
     } > "$work/base-$mpm.conf"

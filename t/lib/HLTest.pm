@@ -17,8 +17,19 @@ our @EXPORT = qw(
     hl_port hl_logs hl_access_log hl_error_log
     hl_hammer hl_raw hl_ab
     hl_offset hl_lines_since hl_wait_lines hl_access_since
-    hl_json hl_httpd_pid hl_children hl_server_up
+    hl_json hl_httpd_pid hl_children hl_server_up hl_php_module
 );
+
+# Returns the name Apache::Test knows this run's mod_php by, for
+# need_module/have_module: Apache::Test names a loaded DSO after its file
+# (libphp8.2.so: "mod_php8.2.c"), so the name follows the PHP version
+# installed. "mod_php.c" (never loaded: the check fails, PHP tests skip)
+# when this run loads no mod_php.
+sub hl_php_module {
+    my $mods = Apache::Test::config()->{modules} || {};
+    my ($php) = sort grep { /^mod_php[\d.]*\.c$/ } keys %$mods;
+    return $php // 'mod_php.c';
+}
 
 # Returns the port of the server the requests of Apache::TestRequest go to
 # now (the default server, or the vhost selected with

@@ -30,7 +30,7 @@ use HLTest ();
 
 our @EXPORT = qw(
     start_httpd table_server write_table free_port wait_until
-    hl_mpm hl_have_php hl_json_encode elapsed_since todo_ok
+    hl_mpm hl_have_php hl_json_encode elapsed_since
 );
 
 # The HotLimitReloadInterval the tests use, and the spec's bound on how
@@ -105,27 +105,6 @@ sub write_table {
     utime $t, $t, $tmp;
     rename $tmp, $path or die "cannot rename $tmp to $path: $!";
     return $path;
-}
-
-# An assertion that a known module bug may fail: passes as usual when
-# $got matches $expected (eq, or =~ when it is a qr//), otherwise prints
-# the observed and expected values and reports the test as skipped with
-# "TODO module bug: $bug", so the suite still passes.
-sub todo_ok {
-    my ($got, $expected, $name, $bug) = @_;
-    my $pass = !defined $expected ? !defined $got
-             : !defined $got ? 0
-             : ref $expected eq 'Regexp' ? $got =~ $expected
-             : $got eq $expected;
-    print "# testing : $name\n";
-    if ($pass) {
-        Apache::Test::ok(1);
-        return 1;
-    }
-    print "#   expected: ", (defined $expected ? $expected : 'undef'),
-          "\n#   received: ", (defined $got ? $got : 'undef'), "\n";
-    Apache::Test::skip("TODO module bug: $bug", 0);
-    return 0;
 }
 
 # ---- httpd instances -----------------------------------------------------------

@@ -1,11 +1,13 @@
 /*
  * hl_tap.h - a tiny TAP producer for the C unit tests (run by prove).
- * Usage: ok(cond, "name"), is_int(got, want, "name"), is_str(got, want, "name"),
+ * Usage: ok(cond, "name"), okf(cond, "fmt", ...) (the name printf-style),
+ * is_int(got, want, "name"), is_str(got, want, "name"),
  * then return done_testing(); in main.
  */
 #ifndef HL_TAP_H
 #define HL_TAP_H
 
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,6 +26,25 @@ static int hl_tap_ok(int cond, const char *file, int line, const char *name)
 }
 
 #define ok(cond, name) hl_tap_ok(!!(cond), __FILE__, __LINE__, (name))
+
+static inline int hl_tap_okf(int cond, const char *file, int line,
+                             const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+
+/* ok() with a name formatted like printf (truncated to 255 bytes). */
+static inline int hl_tap_okf(int cond, const char *file, int line,
+                             const char *fmt, ...)
+{
+    char name[256];
+    va_list ap;
+
+    va_start(ap, fmt);
+    vsnprintf(name, sizeof(name), fmt, ap);
+    va_end(ap);
+    return hl_tap_ok(cond, file, line, name);
+}
+
+#define okf(cond, ...) hl_tap_okf(!!(cond), __FILE__, __LINE__, __VA_ARGS__)
 
 #define is_int(got, want, name) do { \
     long long g_ = (long long)(got), w_ = (long long)(want); \

@@ -283,18 +283,14 @@ static void test_clock_backwards(void)
                  hl_algo_name(algos[a]));
         is_int(admitted, 0, nbuf);
         hl_bucket_check(&b, &p, back, &v);
-        snprintf(nbuf, sizeof(nbuf), "%s: clock back: retry >= 1",
-                 hl_algo_name(algos[a]));
-        ok(!v.admit && v.retry_ms >= 1 && v.reset_ms >= 0, nbuf);
-        snprintf(nbuf, sizeof(nbuf), "%s: clock back: rejected at retry-1",
-                 hl_algo_name(algos[a]));
-        ok(v.retry_ms == 1 || !peek(&b, &p, back + v.retry_ms - 1).admit, nbuf);
-        snprintf(nbuf, sizeof(nbuf), "%s: clock back: admitted at retry",
-                 hl_algo_name(algos[a]));
-        ok(peek(&b, &p, back + v.retry_ms).admit, nbuf);
-        snprintf(nbuf, sizeof(nbuf), "%s: clock back: nothing underflows",
-                 hl_algo_name(algos[a]));
-        ok(b.count <= 5 && b.prev_count <= 5, nbuf);
+        okf(!v.admit && v.retry_ms >= 1 && v.reset_ms >= 0,
+            "%s: clock back: retry >= 1", hl_algo_name(algos[a]));
+        okf(v.retry_ms == 1 || !peek(&b, &p, back + v.retry_ms - 1).admit,
+            "%s: clock back: rejected at retry-1", hl_algo_name(algos[a]));
+        okf(peek(&b, &p, back + v.retry_ms).admit,
+            "%s: clock back: admitted at retry", hl_algo_name(algos[a]));
+        okf(b.count <= 5 && b.prev_count <= 5,
+            "%s: clock back: nothing underflows", hl_algo_name(algos[a]));
     }
     {
         /* fixed: the window restarts at the earlier now, count kept */
@@ -320,7 +316,6 @@ static void test_future_times(void)
     static const hl_algo_t algos[] = { HL_ALGO_FIXED, HL_ALGO_SLIDING,
                                        HL_ALGO_GCRA };
     size_t a;
-    char nbuf[128];
 
     for (a = 0; a < 3; a++) {
         hl_policy_t p = pol(algos[a], 5, 1000, 0);
@@ -334,20 +329,19 @@ static void test_future_times(void)
         for (i = 0; i < 5; i++)
             hit(&b, &p, ahead);
         v = peek(&b, &p, BASE_MS);
-        snprintf(nbuf, sizeof(nbuf), "%s: times 1 h ahead: still full",
-                 hl_algo_name(algos[a]));
-        ok(!v.admit, nbuf);
-        snprintf(nbuf, sizeof(nbuf), "%s: times 1 h ahead: retry %lld <= %lld ms",
-                 hl_algo_name(algos[a]), (long long)v.retry_ms,
-                 (long long)max_retry);
-        ok(v.retry_ms >= 1 && v.retry_ms <= max_retry, nbuf);
-        snprintf(nbuf, sizeof(nbuf), "%s: times 1 h ahead: reset %lld ms bounded",
-                 hl_algo_name(algos[a]), (long long)v.reset_ms);
-        ok(v.reset_ms <= 2 * 1000, nbuf);
+        okf(!v.admit, "%s: times 1 h ahead: still full",
+            hl_algo_name(algos[a]));
+        okf(v.retry_ms >= 1 && v.retry_ms <= max_retry,
+            "%s: times 1 h ahead: retry %lld <= %lld ms",
+            hl_algo_name(algos[a]), (long long)v.retry_ms,
+            (long long)max_retry);
+        okf(v.reset_ms <= 2 * 1000,
+            "%s: times 1 h ahead: reset %lld ms bounded",
+            hl_algo_name(algos[a]), (long long)v.reset_ms);
         hl_bucket_check(&b, &p, BASE_MS, &v);
-        snprintf(nbuf, sizeof(nbuf), "%s: times 1 h ahead: admitted after retry",
-                 hl_algo_name(algos[a]));
-        ok(peek(&b, &p, BASE_MS + v.retry_ms).admit, nbuf);
+        okf(peek(&b, &p, BASE_MS + v.retry_ms).admit,
+            "%s: times 1 h ahead: admitted after retry",
+            hl_algo_name(algos[a]));
     }
 }
 
@@ -774,9 +768,8 @@ static void test_properties(void)
             PROP(st.f_reset, "reset_ms is exactly the time to a full quota");
             PROP(st.f_expires, "expires_ms gives a fresh bucket");
 #undef PROP
-            snprintf(nbuf, sizeof(nbuf), "%s, %s: properties exercised "
-                     "(rejections and admissions seen)", an, mode_names[mode]);
-            ok(st.n_b > 1000 && st.n_c > 1000, nbuf);
+            okf(st.n_b > 1000 && st.n_c > 1000, "%s, %s: properties exercised "
+                "(rejections and admissions seen)", an, mode_names[mode]);
         }
     }
 }

@@ -66,7 +66,7 @@ static void test_flood(void)
     const char *victim = "/login|203.0.113.7";
     int64_t now = 1700000000000LL;
     hl_decision_t d;
-    char key[64], name[120];
+    char key[64];
     int i, at_limit = 0, admitted;
     size_t f;
 
@@ -88,11 +88,10 @@ static void test_flood(void)
             snprintf(key, sizeof(key), "/api|h:%016x", (unsigned)i * 2654435761u);
             hit(&t, &api, key, now + 1 + i / 1000, &d);
         }
-        snprintf(name, sizeof(name), "flood of %u keys on /api: /login counter intact",
-                 floods[f]);
-        ok(window_count(&t, victim, 0, &at_limit) == 3 && at_limit, name);
-        snprintf(name, sizeof(name), "... and /login still rejects (%u)", floods[f]);
-        ok(!hit(&t, &login, victim, now + 200, &d), name);
+        okf(window_count(&t, victim, 0, &at_limit) == 3 && at_limit,
+            "flood of %u keys on /api: /login counter intact", floods[f]);
+        okf(!hit(&t, &login, victim, now + 200, &d),
+            "... and /login still rejects (%u)", floods[f]);
         free(t.hdr);
     }
 

@@ -556,6 +556,31 @@ static void test_validate(void)
     is_int(hl_quota_validate(&q, err, sizeof(err)), -1, "validate: dry_run 2");
 }
 
+/* The one duplicate-window check that directives, validation and the
+ * table share: the message names the window as written, or its name. */
+static void test_check_distinct(void)
+{
+    hl_window_t ws[2] = { { 5, 60000 }, { 30, 3600000 } }, w = { 10, 60000 };
+    hl_window_t other = { 1, 1000 };
+    char err[160];
+
+    is_int(hl_window_check_distinct(ws, 2, &other, "1/1s", err, sizeof(err)), 0,
+           "distinct: a new length passes");
+    is_int(hl_window_check_distinct(ws, 0, &w, NULL, err, sizeof(err)), 0,
+           "distinct: nothing earlier");
+    is_int(hl_window_check_distinct(ws, 2, &w, "10/60s", err, sizeof(err)), -1,
+           "distinct: same length as an earlier window");
+    is_str(err, "duplicate window '10/60s': '5/1m' already has the same length",
+           "distinct: names the window as written and the earlier one");
+    hl_window_check_distinct(ws, 2, &w, NULL, err, sizeof(err));
+    is_str(err, "duplicate window '10/1m': '5/1m' already has the same length",
+           "distinct: names the window by hl_window_name without a name");
+    is_int(hl_window_check_distinct(ws, 2, &w, NULL, NULL, 0), -1,
+           "distinct: no message buffer");
+    is_int(hl_window_check_distinct(ws, -1, &w, NULL, err, sizeof(err)), 0,
+           "distinct: a negative count reads nothing");
+}
+
 static void test_window_names(void)
 {
     static const struct {
@@ -618,6 +643,7 @@ int main(void)
     test_args_rejected();
     test_apply_and_setters();
     test_validate();
+    test_check_distinct();
     test_window_names();
     test_names();
     return done_testing();

@@ -57,7 +57,6 @@ static void test_algo(hl_algo_t algo)
     void *mem;
     hl_slots_t t = make_table(&mem);
     hl_decision_t d;
-    char name[128];
     int i;
     /* Saved 0.5 s after the last hit; the new clock starts 0.5 s later. */
     int64_t saved_old = OLD_BASE + 500, resumed_new = NEW_BASE;
@@ -70,16 +69,14 @@ static void test_algo(hl_algo_t algo)
         hit(&t, &q, "/a|k", OLD_BASE);
     hl_limiter_rebase(&t, delta, resumed_new);
     d = hit(&t, &q, "/a|k", resumed_new);
-    snprintf(name, sizeof(name), "%s: rebased, still spent 1 s into its window",
-             hl_algo_name(algo));
-    ok(!d.admit, name);
-    snprintf(name, sizeof(name), "%s: retry %ld s <= %ld s",
-             hl_algo_name(algo), d.retry_after_s, max_retry);
-    ok(d.retry_after_s >= 1 && d.retry_after_s <= max_retry, name);
+    okf(!d.admit, "%s: rebased, still spent 1 s into its window",
+        hl_algo_name(algo));
+    okf(d.retry_after_s >= 1 && d.retry_after_s <= max_retry,
+        "%s: retry %ld s <= %ld s", hl_algo_name(algo), d.retry_after_s,
+        max_retry);
     d = hit(&t, &q, "/a|k", resumed_new + 12000);
-    snprintf(name, sizeof(name), "%s: admitted again once the window passed",
-             hl_algo_name(algo));
-    ok(d.admit, name);
+    okf(d.admit, "%s: admitted again once the window passed",
+        hl_algo_name(algo));
     free(mem);
 
     /* A delta that puts the saved times 1 h ahead of now (the wall clock
@@ -89,16 +86,14 @@ static void test_algo(hl_algo_t algo)
         hit(&t, &q, "/a|k", OLD_BASE);
     hl_limiter_rebase(&t, NEW_BASE - OLD_BASE + 3600 * 1000, NEW_BASE);
     d = hit(&t, &q, "/a|k", NEW_BASE);
-    snprintf(name, sizeof(name), "%s: saved times 1 h ahead: still spent",
-             hl_algo_name(algo));
-    ok(!d.admit, name);
-    snprintf(name, sizeof(name), "%s: saved times 1 h ahead: retry %ld s <= %ld",
-             hl_algo_name(algo), d.retry_after_s, max_retry);
-    ok(d.retry_after_s <= max_retry, name);
+    okf(!d.admit, "%s: saved times 1 h ahead: still spent",
+        hl_algo_name(algo));
+    okf(d.retry_after_s <= max_retry,
+        "%s: saved times 1 h ahead: retry %ld s <= %ld", hl_algo_name(algo),
+        d.retry_after_s, max_retry);
     d = hit(&t, &q, "/a|k", NEW_BASE + 2 * 10000 + 4000);
-    snprintf(name, sizeof(name), "%s: saved times 1 h ahead: admitted within "
-             "two windows", hl_algo_name(algo));
-    ok(d.admit, name);
+    okf(d.admit, "%s: saved times 1 h ahead: admitted within two windows",
+        hl_algo_name(algo));
     free(mem);
 }
 

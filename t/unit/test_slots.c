@@ -240,8 +240,8 @@ static void test_size(void)
         snprintf(name, sizeof(name),
                  "hl_slots_size(%u) = header + classes + index + tree + buckets + slots", c);
         is_int(hl_slots_size(c), want, name);
-        snprintf(name, sizeof(name), "capacity %u: <= 124 bytes per slot + fixed part", c);
-        ok(hl_slots_size(c) <= fixed + 8 + (size_t)c * 124, name);
+        okf(hl_slots_size(c) <= fixed + 8 + (size_t)c * 124,
+            "capacity %u: <= 124 bytes per slot + fixed part", c);
     }
     printf("# capacity 65536: %zu bytes, %zu per slot + %zu fixed\n",
            hl_slots_size(65536), (hl_slots_size(65536) - fixed) / 65536, fixed);
@@ -794,18 +794,12 @@ static int cmp_keys(const void *x, const void *y)
     return memcmp(x, y, HL_KEY_MAX);
 }
 
-static void test_hash_compact(void)
+static void test_key_compact(void)
 {
     char long1[300], long2[300], out1[HL_KEY_MAX], out2[HL_KEY_MAX];
     char (*many)[HL_KEY_MAX];
     size_t n, i;
     int hex_ok = 1, dups = 0;
-
-    ok(hl_hash64("abc", 3, 1) == hl_hash64("abc", 3, 1), "hash deterministic");
-    ok(hl_hash64("abc", 3, 1) != hl_hash64("abc", 3, 2), "seed changes the hash");
-    ok(hl_hash64("abc", 3, 1) != hl_hash64("abd", 3, 1), "one byte changes the hash");
-    ok(hl_hash64("a\0", 2, 1) != hl_hash64("a", 1, 1), "trailing NUL changes the hash");
-    ok(hl_hash64(NULL, 0, 1) == hl_hash64("", 0, 1), "empty input");
 
     n = hl_key_compact(out1, "short\0key", 9);
     ok(n == 9 && memcmp(out1, "short\0key", 9) == 0, "short key copied as is");
@@ -894,7 +888,6 @@ static void test_class_flood(void)
     void *mem = new_block(64, &size);
     hl_slots_t t;
     uint32_t i;
-    char name[120];
 
     hl_slots_attach(&t, mem, size, 64, 21);
     for (f = 0; f < sizeof(floods) / sizeof(floods[0]); f++) {
@@ -913,19 +906,16 @@ static void test_class_flood(void)
                 if (lim)   /* the flooder's keys at their limit too */
                     hl_slots_set_at_limit(&t, s, 1);
             }
-            snprintf(name, sizeof(name), "flood of %u keys%s on quota B: "
-                     "quota A's key at limit intact", floods[f],
-                     lim ? " at limit" : "");
-            ok(intact(&t, 1, 3, 1, CLASS_A), name);
-            snprintf(name, sizeof(name), "... and its live key not at limit too (%u)",
-                     floods[f]);
-            ok(intact(&t, 2, 1, 0, CLASS_A), name);
-            snprintf(name, sizeof(name), "... B holds the other 62 slots, %llu evictions",
-                     (unsigned long long)t.hdr->evictions);
-            ok(t.classes[hl_slots_class_of(&t, CLASS_B)].count == 62
-               && t.hdr->used == 64 && t.hdr->evictions == floods[f] - 62, name);
-            snprintf(name, sizeof(name), "... table sound after a flood of %u", floods[f]);
-            ok(check_structure(&t), name);
+            okf(intact(&t, 1, 3, 1, CLASS_A), "flood of %u keys%s on quota B: "
+                "quota A's key at limit intact", floods[f], lim ? " at limit" : "");
+            okf(intact(&t, 2, 1, 0, CLASS_A),
+                "... and its live key not at limit too (%u)", floods[f]);
+            okf(t.classes[hl_slots_class_of(&t, CLASS_B)].count == 62
+                && t.hdr->used == 64 && t.hdr->evictions == floods[f] - 62,
+                "... B holds the other 62 slots, %llu evictions",
+                (unsigned long long)t.hdr->evictions);
+            okf(check_structure(&t), "... table sound after a flood of %u",
+                floods[f]);
         }
     }
 
@@ -1492,9 +1482,8 @@ static void run_random(uint32_t capacity, uint32_t nkeys, uint32_t nops,
             snprintf(name, sizeof(name), "random cap %u, op %u: every key as in the model",
                      capacity, op);
             is_int(bad, 0, name);
-            snprintf(name, sizeof(name), "random cap %u, op %u: structure sound",
-                     capacity, op);
-            ok(check_structure(&t), name);
+            okf(check_structure(&t), "random cap %u, op %u: structure sound",
+                capacity, op);
         }
     }
     snprintf(name, sizeof(name),
@@ -1537,7 +1526,7 @@ int main(void)
     test_tags();
     test_lru_order();
     test_odd_keys();
-    test_hash_compact();
+    test_key_compact();
     test_class_flood();
     test_class_expiry();
     test_class_misc();

@@ -220,6 +220,10 @@ static void test_spec_example(void)
     digest = T()->digest;
     parse(spec_doc);
     ok(T()->digest == digest, "digest: same document, same digest");
+    ok(digest == hl_table_digest(spec_doc, strlen(spec_doc)),
+       "digest: the image holds hl_table_digest of the document");
+    ok(hl_table_init(img, img_size, 64)->digest == 0, "digest: 0 in an empty image");
+    parse(spec_doc);
     parse("{\"routes\": {}}");
     ok(T()->digest != digest, "digest: another document, another digest");
     is_int(T()->nrules, 0, "reparse: the old rules are gone");

@@ -1,0 +1,39 @@
+/*
+ * hl_hash.h - the one 64-bit hash of the core, and the named seeds its
+ * callers use. Pure: no allocation, no APR, no httpd.
+ *
+ * Hashes made with these seeds are stored (slot keys and class records in
+ * the persisted slot table, route statistics, table images), so neither
+ * hl_hash64 nor a seed may change without bumping the version of what
+ * stores them (HL_SLOTS_VERSION for the slot table). t/unit/test_hash.c
+ * pins known values.
+ */
+#ifndef HL_HASH_H
+#define HL_HASH_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* Client keys: the suffix hl_key_compact appends to a long key (persisted
+ * with the slot table), and the hash of the header/cookie values that make
+ * a key (mod_hotlimit_access.c): keys stay stable across restarts. */
+#define HL_SEED_KEYS  0x686f746c696d6974ULL /* "hotlimit" */
+/* Route names in the statistics table (hl_stats.c): entries must survive
+ * restarts. */
+#define HL_SEED_STATS 0x5354415453ULL       /* "STATS" */
+/* Route names in the table image and the table digest (hl_table.c): fixed,
+ * so images are reproducible. */
+#define HL_SEED_TABLE 0x686c7461626c6531ULL /* "hltable1" */
+/* Eviction classes (hl_limiter.c), the origin xored in: class hashes are
+ * persisted with the slot table. */
+#define HL_SEED_CLASS 0x636c617373686c31ULL /* "classhl1" */
+
+/*
+ * Returns the seeded 64-bit hash of len bytes at data (data may be NULL
+ * when len is 0): FNV-1a 64 with the seed folded into the offset basis,
+ * then the splitmix64 finalizer, so the low bits depend on every input
+ * bit. Not a keyed cryptographic hash. Never fails; reads only.
+ */
+uint64_t hl_hash64(const void *data, size_t len, uint64_t seed);
+
+#endif

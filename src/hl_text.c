@@ -1,0 +1,12 @@
+/*
+ * hl_text.c - character classes of HTTP syntax (see hl_text.h).
+ */
+#include <string.h>
+#include "hl_text.h"
+
+int hl_is_tchar(char c)
+{
+    if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9'))
+        return 1;
+    return c != '\0' && strchr("!#$%&'*+-.^_`|~", c) != NULL;
+}
