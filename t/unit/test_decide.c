@@ -1,0 +1,202 @@
+/*
+ * test_decide.c - the decision over every quota of one request
+ * (hl_decide.c): counted only if every quota not in dry run admits,
+ * count=failures counted later, statistics, primary and tightest choice.
+ */
+#include "hl_decide.h"
+#include "hl_quota.h"
+#include "hl_tap.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#define CAPACITY 256
+#define NOW 5000000LL
+
+static void *mem;
+static hl_slots_t table;
+static hl_stats_t stats;
+
+/* Starts every test on an empty table and empty statistics. */
+static void fresh(void)
+{
+    size_t size = hl_slots_size(CAPACITY);
+
+    free(mem);
+    mem = tap_calloc(size);
+    hl_slots_attach(&table, mem, size, CAPACITY, 7);
+    hl_stats_clear(&stats);
+}
+
+/* Returns a quota parsed from spec (a HotLimitQuota line). */
+static hl_quota_t quota(const char *spec)
+{
+    hl_quota_t q;
+    char buf[128], err[HL_ERR_MAX], *argv[8], *tok, *save = NULL;
+    int argc = 0;
+
+    snprintf(buf, sizeof(buf), "%s", spec);
+    for (tok = strtok_r(buf, " ", &save); tok && argc < 8;
+         tok = strtok_r(NULL, " ", &save))
+        argv[argc++] = tok;
+    hl_quota_init(&q);
+    if (hl_quota_parse_args(&q, argc, (const char *const *)argv, err,
+                            sizeof(err)) != 0)
+        fprintf(stderr, "# bad spec %s: %s\n", spec, err);
+    return q;
+}
+
+/* Fills item it for quota q and key ("scope|client"), prepared. */
+static void item(hl_decide_item_t *it, const hl_quota_t *q, const char *key,
+                 int dry_run)
+{
+    size_t scope = (size_t)(strchr(key, '|') - key);
+
+    memset(it, 0, sizeof(*it));
+    it->quota = q;
+    it->origin = HL_ORIGIN_DIRECTIVE;
+    it->dry_run = dry_run;
+    it->key = key;
+    it->key_len = strlen(key);
+    it->cls = hl_limiter_class(HL_ORIGIN_DIRECTIVE, key, scope);
+    it->stats_hash = hl_limiter_scope_hash(key, scope);
+    it->stats_name = key;   /* fine for tests: a name per item */
+    hl_decide_prepare(&table, it);
+}
+
+/* Returns the statistics entry count of kind for name, 0 if absent. */
+static uint64_t stat_of(const char *name, hl_decision_kind_t kind)
+{
+    int i;
+
+    for (i = 0; i < HL_STATS_ROUTES; ++i)
+        if (stats.routes[i].hash && !strcmp(stats.routes[i].route, name))
+            return stats.routes[i].count[kind];
+    return 0;
+}
+
+static void test_one_quota(void)
+{
+    hl_quota_t q = quota("2/1m");
+    hl_decide_item_t a, *items[1] = { &a };
+
+    fresh();
+    item(&a, &q, "/a|c", 0);
+    ok(hl_decide_locked(&table, &stats, items, 1, NOW), "one quota: 1st admitted");
+    is_int(a.decision.remaining, 1, "one quota: 1 left");
+    ok(hl_decide_locked(&table, &stats, items, 1, NOW), "one quota: 2nd admitted");
+    ok(!hl_decide_locked(&table, &stats, items, 1, NOW), "one quota: 3rd rejected");
+    is_int(a.decision.retry_after_s, 60, "one quota: retry 60 s");
+    is_int((int)stat_of("/a|c", HL_DECISION_ADMITTED), 2, "stats: 2 admitted");
+    is_int((int)stat_of("/a|c", HL_DECISION_REJECTED), 1, "stats: 1 rejected");
+}
+
+static void test_all_or_nothing(void)
+{
+    hl_quota_t small = quota("1/1m"), big = quota("10/1m");
+    hl_decide_item_t a, b, *items[2] = { &a, &b };
+    hl_decide_item_t b_only, *bi[1] = { &b_only };
+
+    fresh();
+    item(&a, &small, "/s|c", 0);
+    item(&b, &big, "/b|c", 0);
+    ok(hl_decide_locked(&table, &stats, items, 2, NOW), "two quotas: admitted");
+    ok(!hl_decide_locked(&table, &stats, items, 2, NOW),
+       "two quotas: the small one rejects");
+    item(&b_only, &big, "/b|c", 0);
+    hl_decide_locked(&table, NULL, bi, 1, NOW);
+    is_int(b_only.decision.remaining, 8,
+           "the rejected request was not counted in the big quota (10-1-1)");
+}
+
+static void test_dry_run(void)
+{
+    hl_quota_t q = quota("1/1m"), other = quota("5/1m");
+    hl_decide_item_t a, b, *items[2] = { &a, &b };
+
+    fresh();
+    item(&a, &q, "/d|c", 1);
+    item(&b, &other, "/o|c", 0);
+    ok(hl_decide_locked(&table, &stats, items, 2, NOW), "dry run: 1st admitted");
+    ok(hl_decide_locked(&table, &stats, items, 2, NOW),
+       "dry run: a would-be rejection admits");
+    ok(!a.decision.admit, "dry run: the item itself says rejected");
+    is_int((int)stat_of("/d|c", HL_DECISION_DRY_RUN), 1, "stats: 1 dry run");
+    is_int(b.decision.remaining, 3, "the other quota counted both (5-2)");
+    is_int(hl_decide_primary(items, 2), 0,
+           "primary: the dry-run item does not reject, least remaining wins");
+}
+
+static void test_failures_counted_later(void)
+{
+    hl_quota_t q = quota("2/1m count=failures");
+    hl_decide_item_t a, *items[1] = { &a };
+    int i;
+
+    fresh();
+    item(&a, &q, "/f|c", 0);
+    for (i = 0; i < 5; ++i)
+        ok(hl_decide_locked(&table, &stats, items, 1, NOW),
+           "count=failures: admitted while nothing failed");
+    hl_decide_count_locked(&table, &a, NOW);
+    hl_decide_count_locked(&table, &a, NOW);
+    ok(!hl_decide_locked(&table, &stats, items, 1, NOW),
+       "count=failures: refused after two counted failures");
+}
+
+static void test_primary_and_tightest(void)
+{
+    hl_quota_t two = quota("5/1m 30/1h"), one = quota("3/1m");
+    hl_decide_item_t a, b, *items[2] = { &a, &b };
+    int i;
+
+    fresh();
+    item(&a, &two, "/t|c", 0);
+    item(&b, &one, "/u|c", 0);
+    hl_decide_locked(&table, &stats, items, 2, NOW);
+    is_int(hl_decide_primary(items, 2), 1, "primary: the least remaining (3/1m)");
+    is_int(hl_decide_tightest(&a.decision), 0, "tightest: 5/1m before 30/1h");
+    for (i = 0; i < 4; ++i)
+        hl_decide_locked(&table, &stats, items, 2, NOW);
+    is_int(hl_decide_primary(items, 2), 1, "primary: the rejecting one");
+    ok(!b.decision.admit, "... which did reject");
+    /* Ties on remaining: the window that takes longer to reset. */
+    {
+        hl_decision_t d;
+        memset(&d, 0, sizeof(d));
+        d.nwindows = 2;
+        d.windows[0].admit = d.windows[1].admit = 1;
+        d.windows[0].remaining = d.windows[1].remaining = 2;
+        d.windows[0].reset_ms = 1000;
+        d.windows[1].reset_ms = 9000;
+        is_int(hl_decide_tightest(&d), 1, "tightest: a tie goes to the longer reset");
+        is_int((int)hl_decide_reset_s(&d, 0), 1, "reset_s rounds up");
+    }
+}
+
+static void test_prepare_matches_limiter(void)
+{
+    hl_quota_t q = quota("5/1m 30/1h");
+    hl_decide_item_t a;
+    char skey[HL_KEY_MAX];
+    size_t n;
+
+    fresh();
+    item(&a, &q, "/p|some-client", 0);
+    n = hl_limiter_slot_key(skey, HL_ORIGIN_DIRECTIVE, 1, a.key, a.key_len);
+    ok(a.refs[1].len == n && !memcmp(a.refs[1].key, skey, n),
+       "prepare: window 1's slot key");
+    ok(a.refs[1].hash == hl_slots_hash(&table, skey, n), "prepare: its hash");
+}
+
+int main(void)
+{
+    test_one_quota();
+    test_all_or_nothing();
+    test_dry_run();
+    test_failures_counted_later();
+    test_primary_and_tightest();
+    test_prepare_matches_limiter();
+    free(mem);
+    return done_testing();
+}
