@@ -857,3 +857,20 @@ uint32_t hl_slots_foreach(hl_slots_t *t,
     }
     return n;
 }
+
+uint32_t hl_slots_scan(hl_slots_t *t, uint32_t from, uint32_t max,
+                       int (*fn)(const hl_slot_t *s, void *baton), void *baton)
+{
+    uint32_t cap = t->hdr->capacity, end, i;
+
+    if (from >= cap)
+        return 0;
+    end = max < cap - from ? from + max : cap;
+    for (i = from; i < end; i++) {
+        const hl_slot_t *s = &t->slots[i];
+
+        if (s->tag != 0 && s->key_len <= HL_KEY_MAX && fn(s, baton) != 0)
+            return 0;
+    }
+    return end < cap ? end : 0;
+}

@@ -184,6 +184,16 @@ uint32_t hl_slots_foreach(hl_slots_t *t,
                           void *baton);
 
 /*
+ * Calls fn for the used slots among slots from .. from + max - 1 (in array
+ * order); stops early when fn returns nonzero. Returns the index to go on
+ * from, or 0 when the end of the table was reached (or fn stopped). For a
+ * scan in bounded chunks, letting go of the caller's lock between them:
+ * a slot may then be seen twice or not at all, never torn.
+ */
+uint32_t hl_slots_scan(hl_slots_t *t, uint32_t from, uint32_t max,
+                       int (*fn)(const hl_slot_t *s, void *baton), void *baton);
+
+/*
  * Makes a key fit in HL_KEY_MAX bytes: a short key is copied as is; a longer
  * one keeps its first bytes and ends in '~' and 16 hex digits of a hash of
  * the whole key. Writes into out (HL_KEY_MAX bytes) and returns the length.

@@ -23,6 +23,7 @@
 APLOG_USE_MODULE(hotlimit);
 
 #define HL_TOP_KEYS 20
+#define HL_SCAN_CHUNK 4096   /* slots scanned per hold of the mutex */
 
 typedef struct {
     char     key[HL_KEY_MAX + 1];
@@ -89,6 +90,7 @@ static hl_snapshot_t *take_snapshot(request_rec *r)
     hl_snapshot_t *snap = apr_pcalloc(r->pool, sizeof(*snap));
     hl_slots_t *slots;
     hl_shared_t *shared;
+    uint32_t next = 0;
 
     if (hl_store_lock(r->server, &slots, &shared) != APR_SUCCESS)
         return NULL;
@@ -98,8 +100,15 @@ static hl_snapshot_t *take_snapshot(request_rec *r)
     snap->evictions = slots->hdr->evictions;
     snap->reclaims = slots->hdr->reclaims;
     snap->classes = slots->hdr->nclasses;
-    hl_slots_foreach(slots, collect_top, snap);
     hl_store_unlock(r->server);
+    /* The busiest keys, in chunks: requests wait for one chunk at most,
+     * never for the whole table (HotLimitSlots may be 16 million). */
+    do {
+        if (hl_store_lock(r->server, &slots, &shared) != APR_SUCCESS)
+            break;
+        next = hl_slots_scan(slots, next, HL_SCAN_CHUNK, collect_top, snap);
+        hl_store_unlock(r->server);
+    } while (next != 0);
     return snap;
 }
 

@@ -1517,8 +1517,38 @@ static void run_random(uint32_t capacity, uint32_t nkeys, uint32_t nops,
     free(mem);
 }
 
+/* Counts the slots a scan visits. */
+static int count_visit(const hl_slot_t *s, void *baton)
+{
+    (void)s;
+    ++*(uint32_t *)baton;
+    return 0;
+}
+
+/* hl_slots_scan: bounded chunks that together visit every used slot once. */
+static void test_scan_chunks(void)
+{
+    size_t size;
+    void *mem = new_block(256, &size);
+    hl_slots_t t;
+    uint32_t i, next = 0, seen = 0, chunks = 0;
+
+    hl_slots_attach(&t, mem, size, 256, 9);
+    for (i = 0; i < 100; i++)
+        get_id(&t, i, 1000, NULL);
+    do {
+        next = hl_slots_scan(&t, next, 7, count_visit, &seen);
+        chunks++;
+    } while (next != 0 && chunks < 1000);
+    is_int(seen, 100, "scan: chunks of 7 visit the 100 used slots once");
+    is_int(chunks, (256 + 6) / 7, "scan: ceil(256 / 7) chunks");
+    is_int(hl_slots_scan(&t, 256, 7, count_visit, &seen), 0, "scan: past the end");
+    free(mem);
+}
+
 int main(void)
 {
+    test_scan_chunks();
     test_size();
     test_attach();
     test_fill_evict();
