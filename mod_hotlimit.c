@@ -385,11 +385,13 @@ static const command_rec hotlimit_cmds[] = {
     AP_INIT_TAKE1("HotLimitRouteFrom", set_route_from, NULL, RSRC_CONF | ACCESS_CONF | OR_LIMIT,
                   "path|query:NAME|path-info: where the route comes from"),
     AP_INIT_TAKE1("HotLimitSlots", set_server_int, &slots_directive, RSRC_CONF,
-                  "capacity of the shared counter table (default 65536)"),
+                  "capacity of the shared counter table (default "
+                  APR_STRINGIFY(HL_DEFAULT_SLOTS) ")"),
     AP_INIT_FLAG("HotLimitPersist", set_persist, NULL, RSRC_CONF,
                  "On|Off: keep counters across a full stop/start"),
     AP_INIT_TAKE1("HotLimitIPv6Prefix", set_server_int, &ipv6_prefix_directive, RSRC_CONF,
-                  "bits of an IPv6 address that identify one client (default 64)"),
+                  "bits of an IPv6 address that identify one client (default "
+                  APR_STRINGIFY(HL_DEFAULT_V6_PREFIX) ")"),
     AP_INIT_ITERATE("HotLimitExempt", add_exempt, NULL, RSRC_CONF,
                     "client addresses or CIDR blocks never limited"),
     AP_INIT_TAKE1("HotLimitErrorTemplate", set_error_template, NULL, RSRC_CONF,
@@ -399,9 +401,11 @@ static const command_rec hotlimit_cmds[] = {
     AP_INIT_TAKE1("HotLimitQuotaTable", set_quota_table, NULL, RSRC_CONF,
                   "JSON quota table: a file path or an http(s) URL"),
     AP_INIT_TAKE1("HotLimitReloadInterval", set_server_int, &reload_interval_directive, RSRC_CONF,
-                  "seconds between quota table reloads (default 10)"),
+                  "seconds between quota table reloads (default "
+                  APR_STRINGIFY(HL_DEFAULT_RELOAD_INTERVAL) ")"),
     AP_INIT_TAKE1("HotLimitFetchTimeout", set_server_int, &fetch_timeout_directive, RSRC_CONF,
-                  "whole-transfer timeout of a table fetch in seconds (default 5)"),
+                  "whole-transfer timeout of a table fetch in seconds (default "
+                  APR_STRINGIFY(HL_DEFAULT_FETCH_TIMEOUT) ")"),
     AP_INIT_TAKE1("HotLimitTableFailure", set_table_failure, NULL, RSRC_CONF,
                   "open|last-good: what a table that can't be loaded does"),
     { NULL }
@@ -433,8 +437,9 @@ static int hl_pre_config(apr_pool_t *pconf, apr_pool_t *plog, apr_pool_t *ptemp)
 }
 
 /*
- * Resolves what every request of each server would otherwise work out
- * again: the IPv6 prefix (or its default) and the tag that keeps a virtual
+ * Resolves, once, what the rest of the module would otherwise work out at
+ * every use: each setting left unset takes its default (the one place the
+ * defaults are applied), and the tag that keeps a virtual
  * host's counters apart ("host:port", "" for the main server), with its
  * hash. Allocates from pconf; never fails.
  */
@@ -447,6 +452,16 @@ static void resolve_servers(apr_pool_t *pconf, server_rec *main_server)
                                                     &hotlimit_module);
         sc->v6_prefix = sc->ipv6_prefix != HL_UNSET ? sc->ipv6_prefix
                                                     : HL_DEFAULT_V6_PREFIX;
+        if (sc->slots == HL_UNSET)
+            sc->slots = HL_DEFAULT_SLOTS;
+        if (sc->persist == HL_UNSET)
+            sc->persist = 1;
+        if (sc->reload_interval == HL_UNSET)
+            sc->reload_interval = HL_DEFAULT_RELOAD_INTERVAL;
+        if (sc->fetch_timeout == HL_UNSET)
+            sc->fetch_timeout = HL_DEFAULT_FETCH_TIMEOUT;
+        if (sc->table_failure == HL_FAIL_UNSET)
+            sc->table_failure = HL_FAIL_OPEN;
         if (s->is_virtual) {
             sc->tag = apr_psprintf(pconf, "%s:%u",
                                    s->server_hostname ? s->server_hostname : "",

@@ -31,7 +31,11 @@
 #include "hl_table.h"
 
 #define HL_UNSET (-1)
-#define HL_DEFAULT_V6_PREFIX 64    /* HotLimitIPv6Prefix */
+/* Defaults of the server settings, applied once in post_config. */
+#define HL_DEFAULT_V6_PREFIX        64     /* HotLimitIPv6Prefix */
+#define HL_DEFAULT_SLOTS            65536  /* HotLimitSlots */
+#define HL_DEFAULT_RELOAD_INTERVAL  10     /* HotLimitReloadInterval, s */
+#define HL_DEFAULT_FETCH_TIMEOUT    5      /* HotLimitFetchTimeout, s */
 
 /* Where the route of a request comes from (HotLimitRouteFrom). */
 typedef enum {

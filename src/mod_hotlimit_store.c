@@ -48,7 +48,6 @@
 APLOG_USE_MODULE(hotlimit);
 
 #define HL_MUTEX_TYPE      "hotlimit-shm"
-#define HL_DEFAULT_SLOTS   65536
 #define HL_LIFE_KEY        "hotlimit-store"
 #define HL_PERSIST_NAME    "hotlimit-counters.persist"
 #define HL_PERSIST_MAGIC   0x484c4350u  /* "HLCP" */
@@ -335,8 +334,7 @@ int hl_store_post_config(apr_pool_t *pconf, server_rec *s)
 {
     hl_server_conf_t *sc = ap_get_module_config(s->module_config,
                                                 &hotlimit_module);
-    uint32_t capacity = sc->slots != HL_UNSET ? (uint32_t)sc->slots
-                                              : HL_DEFAULT_SLOTS;
+    uint32_t capacity = (uint32_t)sc->slots;
     hl_store_life_t *life = NULL;
     hl_save_ctx_t *ctx;
     void *found = NULL;

@@ -443,7 +443,7 @@ static void reload(hl_reloader_t *rl, apr_pool_t *p)
 
     if (rl->is_url) {
         hl_fetch_result_t res;
-        int timeout = rl->sc->fetch_timeout != HL_UNSET ? rl->sc->fetch_timeout : 5;
+        int timeout = rl->sc->fetch_timeout;
         rv = hl_fetch_url(p, rl->source, timeout, HL_TABLE_MAX_DOC,
                           &rl->validators, &res);
         if (rv != APR_SUCCESS) {
@@ -591,7 +591,7 @@ int hl_table_post_config(apr_pool_t *pconf, apr_pool_t *ptemp, server_rec *s)
         reload(rl, ptemp);
     }
 
-    interval = sc->reload_interval != HL_UNSET ? sc->reload_interval : 10;
+    interval = sc->reload_interval;
     rv = get_instance(&wd, HL_WATCHDOG_NAME, 0, 1, pconf);
     if (rv == APR_SUCCESS)
         rv = register_cb(wd, apr_time_from_sec(interval), rl, on_watchdog);
