@@ -47,10 +47,26 @@ static void *create_dir_conf(apr_pool_t *p, char *dir)
 #define MERGE_INT(field) (add->field != HL_UNSET ? add->field : base->field)
 
 /* Returns the merge of parent `basev` and child `addv`, owned by p. */
+/* Returns 1 if c sets nothing (every field unset). */
+static int dir_conf_empty(const hl_dir_conf_t *c)
+{
+    return c->engine == HL_UNSET && c->dry_run == HL_UNSET
+           && c->headers == HL_UNSET && c->route_from == HL_ROUTE_FROM_UNSET
+           && !c->quota;
+}
+
 static void *merge_dir_conf(apr_pool_t *p, void *basev, void *addv)
 {
     const hl_dir_conf_t *base = basev, *add = addv;
-    hl_dir_conf_t *c = apr_pcalloc(p, sizeof(*c));
+    hl_dir_conf_t *c;
+
+    /* Records are never changed once configured: a side that sets
+     * nothing leaves the other as the merge, with no copy per request. */
+    if (dir_conf_empty(base))
+        return addv;
+    if (dir_conf_empty(add))
+        return basev;
+    c = apr_pcalloc(p, sizeof(*c));
 
     c->engine = MERGE_INT(engine);
     c->dry_run = MERGE_INT(dry_run);

@@ -63,6 +63,13 @@ size_t hl_limiter_slot_key(char out[HL_KEY_MAX], hl_origin_t origin, int i,
     char full[HL_KEY_MAX + 512];
     size_t n;
 
+    if (keylen + HL_SLOT_KEY_PREFIX <= HL_KEY_MAX) {
+        /* Fits as it is (the usual case): no compaction, one copy. */
+        out[0] = (char)origin;
+        out[1] = (char)('0' + i);
+        memcpy(out + HL_SLOT_KEY_PREFIX, key, keylen);
+        return keylen + HL_SLOT_KEY_PREFIX;
+    }
     full[0] = (char)origin;
     full[1] = (char)('0' + i);
     if (keylen > sizeof(full) - HL_SLOT_KEY_PREFIX) {

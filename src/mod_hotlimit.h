@@ -179,8 +179,11 @@ typedef struct {
  * Sets HOTLIMIT_ROUTE, HOTLIMIT_LIMIT and HOTLIMIT_REMAINING in
  * r->subprocess_env and, when headers is nonzero, RateLimit-Policy and
  * RateLimit in r->err_headers_out (so they survive error responses).
+ * first: nonzero when r carries none of them yet (they are then added
+ * without searching the tables).
  */
-void hl_respond_annotate(request_rec *r, const hl_match_t *m, int headers);
+void hl_respond_annotate(request_rec *r, const hl_match_t *m, int headers,
+                         int first);
 
 /*
  * Sends the 429 for match m (its decision rejected): Retry-After,

@@ -70,6 +70,7 @@ typedef struct {
     const void  *conf;             /* what the last decision looked at: */
     const char  *uri, *args, *path_info;  /* per_dir_config, path, query */
     int          user_pending;     /* a by=user quota waits for fixups */
+    const request_rec *annotated;  /* the request the variables were set on */
     int          nmatches;         /* admitted count=failures|status */
     hl_match_t   matches[HL_MAX_MATCHES];  /* matches, for log_transaction */
 } hl_pending_t;
@@ -77,6 +78,7 @@ typedef struct {
 /* The client address of a connection, parsed once: keep-alive requests
  * (and, behind mod_remoteip, requests for the same client) reuse it. */
 typedef struct {
+    int       from_conn;           /* made from c->client_ip itself */
     char      ip[64];              /* the useragent_ip it was made from */
     int       ok;                  /* 1 if ip parsed */
     hl_cidr_t addr;
@@ -105,6 +107,7 @@ static hl_pending_t *request_state(request_rec *r, int create)
         p = apr_palloc(top->pool, sizeof(*p));
         p->ndecided = 0;
         p->user_pending = 0;
+        p->annotated = NULL;
         p->nmatches = 0;
         ap_set_module_config(top->request_config, &hotlimit_module, p);
     }
@@ -118,10 +121,16 @@ static const hl_client_t *client_of(request_rec *r, const hl_server_conf_t *sc)
     conn_rec *c = r->connection;
     hl_client_t *cl = ap_get_module_config(c->conn_config, &hotlimit_module);
     const char *ip = r->useragent_ip ? r->useragent_ip : "-";
-    size_t len = strlen(ip);
+    size_t len;
 
-    if (cl && !strcmp(cl->ip, ip))
+    /* The connection's own address never changes: no comparison needed. */
+    if (cl && cl->from_conn && ip == c->client_ip)
         return cl;
+    if (cl && !strcmp(cl->ip, ip)) {
+        cl->from_conn = ip == c->client_ip;
+        return cl;
+    }
+    len = strlen(ip);
     if (!cl) {
         cl = apr_palloc(c->pool, sizeof(*cl));
         ap_set_module_config(c->conn_config, &hotlimit_module, cl);
@@ -129,6 +138,7 @@ static const hl_client_t *client_of(request_rec *r, const hl_server_conf_t *sc)
     cl->ok = 0;
     cl->key_len = 0;
     cl->ip[0] = '\0';
+    cl->from_conn = ip == c->client_ip;
     if (len < sizeof(cl->ip))
         memcpy(cl->ip, ip, len + 1);
     cl->ok = hl_ip_parse(ip, &cl->addr) == 0;
@@ -139,23 +149,32 @@ static const hl_client_t *client_of(request_rec *r, const hl_server_conf_t *sc)
     return cl;
 }
 
+/* Returns 1 if a and b (either may be NULL) hold the same text: mostly
+ * the very same pointer, which costs no comparison. */
+static int same_text(const char *a, const char *b)
+{
+    if (a == b)
+        return 1;
+    return a && b && !strcmp(a, b);
+}
+
 /* Returns 1 if r looks at what the last decision of its client request
  * looked at (same configuration, path, query and PATH_INFO). */
 static int same_as_decided(const hl_pending_t *p, const request_rec *r)
 {
     return p->conf == (const void *)r->per_dir_config
-           && !strcmp(p->uri, r->uri ? r->uri : "")
-           && !strcmp(p->args, r->args ? r->args : "")
-           && !strcmp(p->path_info, r->path_info ? r->path_info : "");
+           && same_text(p->uri, r->uri)
+           && same_text(p->args, r->args)
+           && same_text(p->path_info, r->path_info);
 }
 
 /* Records what r looks at as the last decision of its client request. */
 static void remember_decided_request(hl_pending_t *p, const request_rec *r)
 {
     p->conf = r->per_dir_config;
-    p->uri = r->uri ? r->uri : "";
-    p->args = r->args ? r->args : "";
-    p->path_info = r->path_info ? r->path_info : "";
+    p->uri = r->uri;
+    p->args = r->args;
+    p->path_info = r->path_info;
 }
 
 /* Returns 1 if match m was already decided for this client request. */
@@ -508,7 +527,9 @@ static int limit_request(request_rec *r, hl_stage_t stage)
     for (i = 0; i < n; ++i)
         remember_decided(state, &m[i]);
     primary = hl_decide_primary(items, n);
-    hl_respond_annotate(r, &m[primary], dc->headers != 0);
+    hl_respond_annotate(r, &m[primary], dc->headers != 0,
+                        !r->prev && state->annotated != r);
+    state->annotated = r;
     for (i = 0; i < n; ++i)
         if (!m[i].item.decision.admit)
             log_rejection(r, &m[i]);

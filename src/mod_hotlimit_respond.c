@@ -55,37 +55,40 @@ static const char *number(request_rec *r, uint32_t v)
     return apr_pstrmemdup(r->pool, buf, n);
 }
 
-void hl_respond_annotate(request_rec *r, const hl_match_t *m, int headers)
+void hl_respond_annotate(request_rec *r, const hl_match_t *m, int headers,
+                         int first)
 {
+    /* The first annotation of a request adds (no search for an earlier
+     * value: there is none); a later one replaces. */
+    void (*put)(apr_table_t *, const char *, const char *)
+        = first ? apr_table_addn : apr_table_setn;
     const hl_decision_t *d = &m->item.decision;
     const hl_quota_t *q = m->item.quota;
     int t = hl_decide_tightest(d);
     const char *remaining = number(r, d->windows[t].remaining);
 
-    apr_table_setn(r->subprocess_env, "HOTLIMIT_ROUTE", m->route);
-    apr_table_setn(r->subprocess_env, "HOTLIMIT_LIMIT",
-                   m->dq ? m->dq->limits[t] : number(r, q->windows[t].count));
-    apr_table_setn(r->subprocess_env, "HOTLIMIT_REMAINING", remaining);
+    put(r->subprocess_env, "HOTLIMIT_ROUTE", m->route);
+    put(r->subprocess_env, "HOTLIMIT_LIMIT",
+        m->dq ? m->dq->limits[t] : number(r, q->windows[t].count));
+    put(r->subprocess_env, "HOTLIMIT_REMAINING", remaining);
     if (!headers)
         return;
     if (m->dq) {
         /* A directive quota: everything but two numbers was rendered at
          * configuration time. */
-        apr_table_setn(r->err_headers_out, "RateLimit-Policy",
-                       m->dq->policy_header);
-        apr_table_setn(r->err_headers_out, "RateLimit",
-                       hl_render_ratelimit_value(r->pool, m->dq->rl_prefix[t],
-                                                 remaining,
-                                                 hl_decide_reset_s(d, t)));
+        put(r->err_headers_out, "RateLimit-Policy", m->dq->policy_header);
+        put(r->err_headers_out, "RateLimit",
+            hl_render_ratelimit_value(r->pool, m->dq->rl_prefix[t], remaining,
+                                      hl_decide_reset_s(d, t)));
     }
     else {
         hl_policy_view_t *v = policy_views(r, m);
-        apr_table_setn(r->err_headers_out, "RateLimit-Policy",
-                       hl_render_policy_header(r->pool, v, q->nwindows));
-        apr_table_setn(r->err_headers_out, "RateLimit",
-                       hl_render_ratelimit_value(
-                           r->pool, hl_render_ratelimit_prefix(r->pool, v[t].name),
-                           remaining, v[t].reset_s));
+        put(r->err_headers_out, "RateLimit-Policy",
+            hl_render_policy_header(r->pool, v, q->nwindows));
+        put(r->err_headers_out, "RateLimit",
+            hl_render_ratelimit_value(r->pool,
+                                      hl_render_ratelimit_prefix(r->pool, v[t].name),
+                                      remaining, v[t].reset_s));
     }
 }
 
