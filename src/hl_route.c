@@ -140,11 +140,43 @@ static size_t normalize(char *out, size_t outlen, const char *path, size_t n,
     return rb_finish(&b);
 }
 
+/* Returns 1 if the n bytes of p are a normalised route already: a leading
+ * '/', no empty, "." or ".." segment, no trailing '/' (but "/" itself). */
+static int already_normal(const char *p, size_t n)
+{
+    size_t i;
+
+    if (n == 0 || p[0] != '/')
+        return 0;
+    if (n == 1)
+        return 1;
+    if (p[n - 1] == '/')
+        return 0;
+    for (i = 0; i + 1 < n; i++) {
+        if (p[i] != '/')
+            continue;
+        if (p[i + 1] == '/')
+            return 0;
+        if (p[i + 1] == '.'
+            && (i + 2 == n || p[i + 2] == '/'
+                || (p[i + 2] == '.' && (i + 3 == n || p[i + 3] == '/'))))
+            return 0;
+    }
+    return 1;
+}
+
 /* outlen < 2 or out NULL: writes "" if it can and returns 0. Owns nothing. */
 size_t hl_route_normalize(char *out, size_t outlen, const char *path, size_t len)
 {
     size_t n = path ? route_span(path, len) : 0;
 
+    /* httpd has normalised r->uri already: most paths are copied as they
+     * are, a scan cheaper than rebuilding them segment by segment. */
+    if (out != NULL && n < outlen && already_normal(path, n)) {
+        memcpy(out, path, n);
+        out[n] = '\0';
+        return n;
+    }
     return normalize(out, outlen, path, n, 0);
 }
 

@@ -55,6 +55,71 @@ static const char *number(request_rec *r, uint32_t v)
     return apr_pstrmemdup(r->pool, buf, n);
 }
 
+/*
+ * The texts of a table rule's quota (RateLimit-Policy, each window's
+ * RateLimit start and COUNT), rendered once per thread and quota shape: a
+ * directive quota has them from configuration time, a table rule would
+ * otherwise render them at every request. Per thread, so no lock; a
+ * request copies what it keeps into its pool.
+ */
+#define HL_RENDER_CACHE 8
+
+typedef struct {
+    uint64_t key;                           /* quota_key, 0 = empty */
+    char     policy[HL_MAX_WINDOWS * 64];
+    char     prefix[HL_MAX_WINDOWS][48];
+    char     limit[HL_MAX_WINDOWS][HL_FMT_U64_MAX];
+} hl_rendered_t;
+
+static __thread hl_rendered_t rendered[HL_RENDER_CACHE];
+
+/* Returns a nonzero key naming what the texts of q depend on: its
+ * windows' counts and lengths. */
+static uint64_t quota_key(const hl_quota_t *q)
+{
+    uint64_t k = (uint64_t)q->nwindows * 0x9e3779b97f4a7c15ULL;
+    int i;
+
+    for (i = 0; i < q->nwindows; ++i)
+        k = (k ^ (((uint64_t)q->windows[i].count << 32)
+                  | q->windows[i].window_ms)) * 0xbf58476d1ce4e5b9ULL;
+    return k | 1;
+}
+
+/* Returns the rendered texts of q (this thread's cache; valid until this
+ * thread renders another quota into the same entry), rendering them from
+ * r->pool when missing; NULL when a text does not fit the entry. */
+static const hl_rendered_t *rendered_texts(request_rec *r, const hl_quota_t *q)
+{
+    uint64_t key = quota_key(q);
+    hl_rendered_t *e = &rendered[key % HL_RENDER_CACHE];
+    hl_policy_view_t v[HL_MAX_WINDOWS];
+    char names[HL_MAX_WINDOWS][48];
+    const char *text;
+    int i;
+
+    if (e->key == key)
+        return e;
+    e->key = 0;
+    for (i = 0; i < q->nwindows; ++i) {
+        const hl_window_t *w = &q->windows[i];
+        v[i].name = hl_window_name(w, names[i], sizeof(names[i]));
+        v[i].limit = w->count;
+        v[i].window_s = (w->window_ms + 999) / 1000;
+        text = hl_render_ratelimit_prefix(r->pool, v[i].name);
+        if (strlen(text) >= sizeof(e->prefix[i]))
+            return NULL;
+        strcpy(e->prefix[i], text);
+        hl_fmt_u64(e->limit[i], w->count);
+    }
+    text = hl_render_policy_header(r->pool, v, q->nwindows);
+    if (strlen(text) >= sizeof(e->policy))
+        return NULL;
+    strcpy(e->policy, text);
+    e->key = key;
+    return e;
+}
+
 void hl_respond_annotate(request_rec *r, const hl_match_t *m, int headers,
                          int first)
 {
@@ -67,9 +132,13 @@ void hl_respond_annotate(request_rec *r, const hl_match_t *m, int headers,
     int t = hl_decide_tightest(d);
     const char *remaining = number(r, d->windows[t].remaining);
 
+    const hl_rendered_t *texts = m->dq ? NULL : rendered_texts(r, q);
+
     put(r->subprocess_env, "HOTLIMIT_ROUTE", m->route);
     put(r->subprocess_env, "HOTLIMIT_LIMIT",
-        m->dq ? m->dq->limits[t] : number(r, q->windows[t].count));
+        m->dq ? m->dq->limits[t]
+              : texts ? apr_pstrdup(r->pool, texts->limit[t])
+                      : number(r, q->windows[t].count));
     put(r->subprocess_env, "HOTLIMIT_REMAINING", remaining);
     if (!headers)
         return;
@@ -79,6 +148,13 @@ void hl_respond_annotate(request_rec *r, const hl_match_t *m, int headers,
         put(r->err_headers_out, "RateLimit-Policy", m->dq->policy_header);
         put(r->err_headers_out, "RateLimit",
             hl_render_ratelimit_value(r->pool, m->dq->rl_prefix[t], remaining,
+                                      hl_decide_reset_s(d, t)));
+    }
+    else if (texts) {
+        put(r->err_headers_out, "RateLimit-Policy",
+            apr_pstrdup(r->pool, texts->policy));
+        put(r->err_headers_out, "RateLimit",
+            hl_render_ratelimit_value(r->pool, texts->prefix[t], remaining,
                                       hl_decide_reset_s(d, t)));
     }
     else {
