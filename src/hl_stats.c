@@ -1,5 +1,8 @@
 /*
- * hl_stats.c - per-route decision counters (see hl_stats.h).
+ * hl_stats.c - per-route decision counters (see hl_stats.h). Lock-free:
+ * entries are claimed with a compare-and-swap and counted with atomic
+ * additions, so the statistics need no lock of their own and no stripe of
+ * the counter store has to hold one for them.
  */
 #include <string.h>
 #include "hl_stats.h"
@@ -10,31 +13,60 @@ void hl_stats_clear(hl_stats_t *st)
     memset(st, 0, sizeof(*st));
 }
 
-/* Returns the entry of route (hash h, never 0), claiming a free one; entry
- * 0 ("(other)") when the probes find neither. Never NULL. */
+#define HL_STATS_CLAIMING UINT64_MAX   /* an entry being filled in */
+#define HL_STATS_SPINS    64           /* waits for a claim being filled */
+
+/* Returns 1 if entry e (whose hash is h) names route (len bytes). */
+static int names(const hl_route_stat_t *e, const char *route, size_t len)
+{
+    return strncmp(e->route, route, len) == 0 && e->route[len] == '\0';
+}
+
+/*
+ * Returns the entry of route (hash h: never 0 nor HL_STATS_CLAIMING),
+ * claiming a free one; entry 0 ("(other)") when the probes find neither.
+ * Never NULL. Lock-free: a free entry is claimed with a compare-and-swap,
+ * filled in, then published with its hash, so two processes never fill
+ * one entry and a reader never takes a half-written name for a match.
+ */
 static hl_route_stat_t *stats_entry(hl_stats_t *st, const char *route,
                                     uint64_t h)
 {
     size_t len = strnlen(route, HL_STATS_ROUTE_MAX - 1);
     uint32_t i = (uint32_t)(h % (HL_STATS_ROUTES - 1)) + 1;
-    int probe;
+    uint64_t free_hash, seen;
+    int probe, spin;
 
     for (probe = 0; probe < HL_STATS_PROBES; ++probe) {
         hl_route_stat_t *e = &st->routes[i];
-        if (e->hash == 0) {
-            e->hash = h;
-            memcpy(e->route, route, len);
-            e->route[len] = '\0';
-            return e;
+
+        seen = __atomic_load_n(&e->hash, __ATOMIC_ACQUIRE);
+        for (spin = 0; seen == HL_STATS_CLAIMING && spin < HL_STATS_SPINS; ++spin)
+            seen = __atomic_load_n(&e->hash, __ATOMIC_ACQUIRE);
+        if (seen == 0) {
+            free_hash = 0;
+            if (__atomic_compare_exchange_n(&e->hash, &free_hash,
+                                            HL_STATS_CLAIMING, 0,
+                                            __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
+                memcpy(e->route, route, len);
+                e->route[len] = '\0';
+                __atomic_store_n(&e->hash, h, __ATOMIC_RELEASE);
+                return e;
+            }
+            seen = free_hash;   /* another process claimed it meanwhile */
+            for (spin = 0; seen == HL_STATS_CLAIMING && spin < HL_STATS_SPINS; ++spin)
+                seen = __atomic_load_n(&e->hash, __ATOMIC_ACQUIRE);
         }
-        if (e->hash == h && strncmp(e->route, route, len) == 0
-            && e->route[len] == '\0')
+        if (seen == h && names(e, route, len))
             return e;
         i = i + 1 < HL_STATS_ROUTES ? i + 1 : 1;
     }
-    if (st->routes[0].hash == 0) {
-        st->routes[0].hash = 1;
+    free_hash = 0;
+    if (__atomic_compare_exchange_n(&st->routes[0].hash, &free_hash,
+                                    HL_STATS_CLAIMING, 0, __ATOMIC_ACQ_REL,
+                                    __ATOMIC_ACQUIRE)) {
         strcpy(st->routes[0].route, "(other)");
+        __atomic_store_n(&st->routes[0].hash, 1, __ATOMIC_RELEASE);
     }
     return &st->routes[0];
 }
@@ -52,5 +84,10 @@ void hl_stats_add_hashed(hl_stats_t *st, uint64_t hash, const char *route,
 {
     if ((unsigned)kind > HL_DECISION_DRY_RUN)
         return;
-    stats_entry(st, route, hash | 1)->count[kind]++;
+    uint64_t h = hash | 1;
+
+    if (h == HL_STATS_CLAIMING)
+        h = 3;
+    __atomic_fetch_add(&stats_entry(st, route, h)->count[kind], 1,
+                       __ATOMIC_RELAXED);
 }

@@ -2,7 +2,8 @@
  * hl_stats.h - per-route decision counters for the status page and metrics,
  * in shared memory: a fixed array searched by open addressing, pointer-free.
  * When every entry is taken, new routes are counted under "(other)".
- * NOT thread-safe: the caller holds the global mutex.
+ * Thread- and process-safe without a lock (atomic operations); a reader
+ * may see a count one behind, never a torn entry.
  */
 #ifndef HL_STATS_H
 #define HL_STATS_H
