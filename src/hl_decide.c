@@ -13,7 +13,7 @@ void hl_decide_prepare(const hl_slots_t *t, hl_decide_item_t *it)
                     it->refs);
 }
 
-int hl_decide_locked(hl_slots_t *t, hl_stats_t *st,
+int hl_decide_locked(hl_slots_t *const *tables, hl_stats_t *st,
                      hl_decide_item_t *const *items, int n, int64_t now_ms)
 {
     int admit = 1, i;
@@ -23,15 +23,15 @@ int hl_decide_locked(hl_slots_t *t, hl_stats_t *st,
         /* One quota that counts every request: decide and count at once. */
         int commit = n == 1 && it->quota->count == HL_COUNT_ALL;
 
-        hl_limiter_decide_refs(t, it->quota, it->refs, it->cls, now_ms, commit,
-                               &it->decision);
+        hl_limiter_decide_refs(tables[i], it->quota, it->refs, it->cls, now_ms,
+                               commit, &it->decision);
         if (!it->decision.admit && !it->dry_run)
             admit = 0;
     }
     if (n > 1 && admit) {
         for (i = 0; i < n; ++i)
             if (items[i]->decision.admit && items[i]->quota->count == HL_COUNT_ALL)
-                hl_limiter_count_refs(t, items[i]->quota, items[i]->refs,
+                hl_limiter_count_refs(tables[i], items[i]->quota, items[i]->refs,
                                       items[i]->cls, now_ms);
     }
     for (i = 0; st != NULL && i < n; ++i)

@@ -32,6 +32,7 @@ typedef struct {
     uint64_t          cls;         /* eviction class (hl_limiter_class_of) */
     uint64_t          stats_hash;  /* hash of stats_name, never changing */
     const char       *stats_name;  /* what the statistics count it under */
+    unsigned          shard;       /* the store's own: which of its tables */
     hl_slot_ref_t     refs[HL_MAX_WINDOWS];  /* from hl_decide_prepare */
     hl_decision_t     decision;    /* from hl_decide_locked */
 } hl_decide_item_t;
@@ -40,13 +41,15 @@ typedef struct {
 void hl_decide_prepare(const hl_slots_t *t, hl_decide_item_t *it);
 
 /*
- * Decides *items[0 .. n) at now_ms; the caller holds the lock of t and st.
+ * Decides *items[0 .. n) at now_ms, item i in table tables[i] (a store may
+ * keep keys in several tables, each with its own lock); the caller holds
+ * the locks of every table named. st is lock-free (hl_stats.h).
  * Fills each item's decision, counts the request as described above and
  * adds one admitted / rejected / dry-run decision per item to st (st may
  * be NULL). Returns 1 if the request is admitted, 0 if rejected. Never
  * fails: a full table evicts (hl_slots_get).
  */
-int hl_decide_locked(hl_slots_t *t, hl_stats_t *st,
+int hl_decide_locked(hl_slots_t *const *tables, hl_stats_t *st,
                      hl_decide_item_t *const *items, int n, int64_t now_ms);
 
 /* Counts one finished request of it in every window (count=failures or

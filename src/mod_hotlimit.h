@@ -142,14 +142,29 @@ int hl_store_post_config(apr_pool_t *pconf, server_rec *s);
 void hl_store_child_init(apr_pool_t *pchild, server_rec *s);
 
 /*
- * Locks the store for one decision and returns the slot table and stats
- * (valid until hl_store_unlock). Returns APR_SUCCESS, or an error after
- * logging (the caller then admits the request: a broken lock must not take
- * the site down).
+ * Locks the store's header (table status; hl_shared_t) and returns it in
+ * *shared, valid until hl_store_unlock. The counters themselves are in
+ * stripes with locks of their own (hl_store_get, hl_store_scan). Returns
+ * APR_SUCCESS, or an error after logging (the caller then admits the
+ * request: a broken lock must not take the site down).
  */
-apr_status_t hl_store_lock(server_rec *s, hl_slots_t **slots, hl_shared_t **shared);
+apr_status_t hl_store_lock(server_rec *s, hl_shared_t **shared);
 void hl_store_unlock(server_rec *s);
 
+/* Totals over every stripe of the counter table. */
+typedef struct {
+    uint32_t used, capacity, classes, stripes;
+    uint64_t evictions, reclaims;
+} hl_store_totals_t;
+
+/* Fills *t, taking each stripe's lock in turn. Never fails (a stripe that
+ * cannot be locked is left out, logged). */
+void hl_store_totals(hl_store_totals_t *t);
+
+/* Calls fn for every used slot, stripe by stripe, holding a stripe's lock
+ * for at most 4,096 slots at a time (a slot may be seen twice or not at
+ * all when keys move meanwhile). fn must not call the store. */
+void hl_store_scan(int (*fn)(const hl_slot_t *s, void *baton), void *baton);
 
 /* Returns the counter store requests are decided against (the shared
  * memory store): never NULL after post_config. */

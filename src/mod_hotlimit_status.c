@@ -23,7 +23,6 @@
 APLOG_USE_MODULE(hotlimit);
 
 #define HL_TOP_KEYS 20
-#define HL_SCAN_CHUNK 4096   /* slots scanned per hold of the mutex */
 
 typedef struct {
     char     key[HL_KEY_MAX + 1];
@@ -88,27 +87,23 @@ static int collect_top(const hl_slot_t *s, void *baton)
 static hl_snapshot_t *take_snapshot(request_rec *r)
 {
     hl_snapshot_t *snap = apr_pcalloc(r->pool, sizeof(*snap));
-    hl_slots_t *slots;
+    hl_store_totals_t totals;
     hl_shared_t *shared;
-    uint32_t next = 0;
 
-    if (hl_store_lock(r->server, &slots, &shared) != APR_SUCCESS)
+    if (hl_store_lock(r->server, &shared) != APR_SUCCESS)
         return NULL;
     memcpy(&snap->shared, shared, sizeof(*shared));
-    snap->used = slots->hdr->used;
-    snap->capacity = slots->hdr->capacity;
-    snap->evictions = slots->hdr->evictions;
-    snap->reclaims = slots->hdr->reclaims;
-    snap->classes = slots->hdr->nclasses;
     hl_store_unlock(r->server);
-    /* The busiest keys, in chunks: requests wait for one chunk at most,
-     * never for the whole table (HotLimitSlots may be 16 million). */
-    do {
-        if (hl_store_lock(r->server, &slots, &shared) != APR_SUCCESS)
-            break;
-        next = hl_slots_scan(slots, next, HL_SCAN_CHUNK, collect_top, snap);
-        hl_store_unlock(r->server);
-    } while (next != 0);
+    hl_store_totals(&totals);
+    snap->used = totals.used;
+    snap->capacity = totals.capacity;
+    snap->evictions = totals.evictions;
+    snap->reclaims = totals.reclaims;
+    snap->classes = totals.classes;
+    /* The busiest keys, stripe by stripe in chunks: requests wait for one
+     * chunk at most, never for the whole table (HotLimitSlots may be 16
+     * million). */
+    hl_store_scan(collect_top, snap);
     return snap;
 }
 

@@ -24,6 +24,13 @@
  *    parent: a changed value is reported at a graceful restart and takes
  *    effect at the next full stop and start.
  *
+ * Stripes: the slot table is split into up to HL_MAX_STRIPES tables (one
+ * per 1,024 slots at least), each with its own mutex; a key's windows live
+ * in the stripe its first slot key hashes to, so requests on different
+ * keys rarely wait for one another, and a decision locks only the stripes
+ * of its keys (in ascending order: no deadlock). The header (table status)
+ * has the hotlimit-shm mutex of its own; the statistics need none.
+ *
  * The module's DSO is unloaded and loaded again at each restart, so no
  * function pointer of this file may outlive a generation: the exit-time
  * save is a pconf cleanup that checks it runs in the exiting parent.
@@ -44,6 +51,7 @@
 #include "apr_thread_proc.h"
 
 #include "mod_hotlimit.h"
+#include "hl_align.h"
 
 APLOG_USE_MODULE(hotlimit);
 
@@ -53,13 +61,19 @@ APLOG_USE_MODULE(hotlimit);
 #define HL_PERSIST_MAGIC   0x484c4350u  /* "HLCP" */
 #define HL_PERSIST_VERSION 1u
 #define HL_LOCK_TRIES      32    /* trylock + yield rounds before sleeping */
+#define HL_SCAN_CHUNK      4096  /* slots scanned per hold of a stripe */
 
 /* What lives as long as the httpd parent: allocated from the process pool
  * at the first start and found again by every later generation. */
+#define HL_MAX_STRIPES     16
+#define HL_STRIPE_MIN      1024  /* slots a stripe has at least */
+
 typedef struct {
     apr_shm_t          *shm;
-    apr_global_mutex_t *mutex;
-    uint32_t            capacity;
+    apr_global_mutex_t *mutex;       /* the header's (hotlimit-shm) */
+    apr_global_mutex_t *stripe_mutex[HL_MAX_STRIPES];
+    uint32_t            nstripes;
+    uint32_t            capacity;    /* configured (HotLimitSlots) */
     apr_size_t          size;      /* of the segment */
     pid_t               parent;    /* the process that may save at exit */
     int                 persist;   /* HotLimitPersist of the newest config */
@@ -84,8 +98,10 @@ typedef struct {
  * generation; the memory they point to is not). */
 static server_rec *store_server;      /* whose error log the store uses */
 static apr_global_mutex_t *store_mutex;
+static apr_global_mutex_t *stripe_mutex[HL_MAX_STRIPES];
+static uint32_t store_nstripes;
 static hl_shared_t *store_shared;
-static hl_slots_t store_slots;
+static hl_slots_t store_slots[HL_MAX_STRIPES];
 
 int hl_store_pre_config(apr_pool_t *pconf)
 {
@@ -109,12 +125,73 @@ static uint64_t random_seed(void)
     return seed;
 }
 
+/* Returns the number of stripes for capacity slots: a power of two, at
+ * most HL_MAX_STRIPES, each of HL_STRIPE_MIN slots at least (1 below). */
+static uint32_t stripes_for(uint32_t capacity)
+{
+    uint32_t n = 1;
+
+    while (n * 2 <= HL_MAX_STRIPES && capacity / (n * 2) >= HL_STRIPE_MIN)
+        n *= 2;
+    return n;
+}
+
+/* Returns the offset of stripe i in a segment of nstripes stripes of
+ * per slots each. */
+static apr_size_t stripe_offset(uint32_t i, uint32_t per)
+{
+    return hl_align8(sizeof(hl_shared_t))
+           + (apr_size_t)i * hl_align8(hl_slots_size(per));
+}
+
+/* Returns the bytes of a segment of nstripes stripes of per slots each. */
+static apr_size_t segment_size(uint32_t nstripes, uint32_t per)
+{
+    return stripe_offset(nstripes, per);
+}
+
+/* Points store_slots[0 .. nstripes) at the segment at base, without
+ * reading it (validate: 0), or attaching and validating each stripe
+ * (validate: 1; an inconsistent stripe is emptied). Returns 1 if anything
+ * was (re)initialised. All stripes share one seed, so a slot key's hash
+ * is the same in each (hl_decide_prepare works before the stripe is
+ * known). */
+static int map_stripes(void *base, uint32_t nstripes, uint32_t per,
+                       int validate, uint64_t seed)
+{
+    int fresh = 0;
+    uint32_t i;
+
+    for (i = 0; i < nstripes; ++i) {
+        char *at = (char *)base + stripe_offset(i, per);
+
+        if (!validate) {
+            hl_slots_map(&store_slots[i], at, per);
+            continue;
+        }
+        if (hl_slots_attach(&store_slots[i], at, hl_slots_size(per), per,
+                            i == 0 ? seed : store_slots[0].hdr->seed) == 1)
+            fresh = 1;
+        if (store_slots[i].hdr->seed != store_slots[0].hdr->seed) {
+            /* Kept while stripe 0 started over with a new seed: this
+             * stripe starts over too, with stripe 0's. */
+            store_slots[i].hdr->magic = 0;
+            hl_slots_attach(&store_slots[i], at, hl_slots_size(per), per,
+                            store_slots[0].hdr->seed);
+            fresh = 1;
+        }
+    }
+    store_nstripes = nstripes;
+    return fresh;
+}
+
 /* Initialises the header of the segment at base, or keeps a valid one,
- * and attaches store_slots to the table after it, validating it. Returns
- * 1 if anything was (re)initialised, 0 if a valid segment was kept. */
-static int attach_shared(void *base, apr_size_t size, uint32_t capacity)
+ * and attaches the stripes after it, validating them. Returns 1 if
+ * anything was (re)initialised, 0 if a valid segment was kept. */
+static int attach_shared(void *base, uint32_t capacity)
 {
     hl_shared_t *sh = base;
+    uint32_t nstripes = stripes_for(capacity);
     int fresh = 0;
 
     if (sh->magic != HL_SHARED_MAGIC || sh->version != HL_SHARED_VERSION
@@ -127,10 +204,20 @@ static int attach_shared(void *base, apr_size_t size, uint32_t capacity)
         sh->table_last_result = -1;
         fresh = 1;
     }
-    if (hl_slots_attach(&store_slots, (char *)base + sizeof(*sh),
-                        size - sizeof(*sh), capacity, random_seed()) == 1)
+    if (map_stripes(base, nstripes, capacity / nstripes, 1, random_seed()))
         fresh = 1;
     return fresh;
+}
+
+/* Returns the slots in use over every stripe (unlocked read: a figure for
+ * messages). */
+static uint32_t used_slots(void)
+{
+    uint32_t i, used = 0;
+
+    for (i = 0; i < store_nstripes; ++i)
+        used += store_slots[i].hdr->used;
+    return used;
 }
 
 /*
@@ -147,6 +234,7 @@ static int load_persisted(server_rec *s, apr_pool_t *p, const char *path,
     apr_size_t n = sizeof(h);
     apr_status_t rv;
     const char *why = NULL;
+    uint32_t i;
 
     rv = apr_file_open(&f, path, APR_FOPEN_READ | APR_FOPEN_BINARY,
                        APR_OS_DEFAULT, p);
@@ -184,15 +272,16 @@ static int load_persisted(server_rec *s, apr_pool_t *p, const char *path,
                      "empty", path, why);
         return 0;
     }
-    if (attach_shared(base, size, capacity) != 0) {
+    if (attach_shared(base, capacity) != 0) {
         ap_log_error(APLOG_MARK, APLOG_WARNING, 0, s,
                      "HL00212: saved counters %s were inconsistent; "
                      "starting empty", path);
         return 0;
     }
-    hl_limiter_rebase(&store_slots,
-                      (hl_mono_ms() - hl_now_ms())
-                      - (h.saved_mono_ms - h.saved_wall_ms), hl_mono_ms());
+    for (i = 0; i < store_nstripes; ++i)
+        hl_limiter_rebase(&store_slots[i],
+                          (hl_mono_ms() - hl_now_ms())
+                          - (h.saved_mono_ms - h.saved_wall_ms), hl_mono_ms());
     return 1;
 }
 
@@ -243,7 +332,7 @@ static apr_status_t save_persisted(server_rec *s, apr_pool_t *p,
     else
         ap_log_error(APLOG_MARK, APLOG_INFO, 0, s,
                      "HL00214: saved %u counters to %s",
-                     store_slots.hdr->used, life->persist_path);
+                     used_slots(), life->persist_path);
     return rv;
 }
 
@@ -262,6 +351,7 @@ typedef struct {
 static apr_status_t save_at_exit(void *data)
 {
     hl_save_ctx_t *c = data;
+    uint32_t i;
 
     if (ap_state_query(AP_SQ_MAIN_STATE) != AP_SQ_MS_EXITING
         || getpid() != c->life->parent)
@@ -272,7 +362,11 @@ static apr_status_t save_at_exit(void *data)
     }
     if (apr_global_mutex_lock(c->life->mutex) != APR_SUCCESS)
         return APR_SUCCESS;
+    for (i = 0; i < c->life->nstripes; ++i)
+        apr_global_mutex_lock(c->life->stripe_mutex[i]);
     save_persisted(c->s, c->pool, c->life);
+    for (i = c->life->nstripes; i-- > 0;)
+        apr_global_mutex_unlock(c->life->stripe_mutex[i]);
     apr_global_mutex_unlock(c->life->mutex);
     return APR_SUCCESS;
 }
@@ -290,9 +384,11 @@ static hl_store_life_t *create_life(server_rec *s, apr_pool_t *pconf,
     apr_status_t rv;
     void *base;
     int loaded = 0;
+    uint32_t i;
 
     life->capacity = capacity;
-    life->size = sizeof(hl_shared_t) + hl_slots_size(capacity);
+    life->nstripes = stripes_for(capacity);
+    life->size = segment_size(life->nstripes, capacity / life->nstripes);
     life->parent = getpid();
     life->persist_path = ap_runtime_dir_relative(pp, HL_PERSIST_NAME);
     rv = apr_shm_create(&life->shm, life->size, NULL, pp);
@@ -310,17 +406,20 @@ static hl_store_life_t *create_life(server_rec *s, apr_pool_t *pconf,
     else if (life->persist_path)
         apr_file_remove(life->persist_path, pconf);
     if (!loaded)
-        attach_shared(base, life->size, capacity);
+        attach_shared(base, capacity);
     ap_log_error(APLOG_MARK, APLOG_INFO, 0, s,
-                 "HL00203: %s %u counter slots (%" APR_SIZE_T_FMT
+                 "HL00203: %s %u counter slots in %u stripes (%" APR_SIZE_T_FMT
                  " bytes of shared memory, %u in use)",
-                 loaded ? "restored" : "created", capacity, life->size,
-                 store_slots.hdr->used);
+                 loaded ? "restored" : "created", capacity, life->nstripes,
+                 life->size, used_slots());
 
     /* The mutex lives as long as the segment: old and new children of a
      * graceful restart must exclude each other. */
     rv = ap_global_mutex_create(&life->mutex, NULL, HL_MUTEX_TYPE, NULL, s,
                                 pp, 0);
+    for (i = 0; rv == APR_SUCCESS && i < life->nstripes; ++i)
+        rv = ap_global_mutex_create(&life->stripe_mutex[i], NULL, HL_MUTEX_TYPE,
+                                    apr_psprintf(pconf, "stripe%u", i), s, pp, 0);
     if (rv != APR_SUCCESS) {
         ap_log_error(APLOG_MARK, APLOG_CRIT, rv, s,
                      "HL00204: cannot create mutex " HL_MUTEX_TYPE);
@@ -338,6 +437,7 @@ int hl_store_post_config(apr_pool_t *pconf, server_rec *s)
     hl_store_life_t *life = NULL;
     hl_save_ctx_t *ctx;
     void *found = NULL;
+    uint32_t i;
 
     apr_pool_userdata_get(&found, HL_LIFE_KEY, s->process->pool);
     life = found;
@@ -354,15 +454,17 @@ int hl_store_post_config(apr_pool_t *pconf, server_rec *s)
                          "HL00208: HotLimitSlots %u takes effect at the next "
                          "full stop and start; keeping %u slots and their "
                          "counters", capacity, life->capacity);
-        hl_slots_map(&store_slots, (char *)apr_shm_baseaddr_get(life->shm)
-                     + sizeof(hl_shared_t), life->capacity);
+        map_stripes(apr_shm_baseaddr_get(life->shm), life->nstripes,
+                    life->capacity / life->nstripes, 0, 0);
         ap_log_error(APLOG_MARK, APLOG_INFO, 0, s,
                      "HL00209: kept %u counter slots across the restart "
-                     "(%u in use)", life->capacity, store_slots.hdr->used);
+                     "(%u in use)", life->capacity, used_slots());
     }
     life->persist = sc->persist != 0;
     store_server = s;
     store_mutex = life->mutex;
+    for (i = 0; i < life->nstripes; ++i)
+        stripe_mutex[i] = life->stripe_mutex[i];
     store_shared = apr_shm_baseaddr_get(life->shm);
 
     ctx = apr_pcalloc(pconf, sizeof(*ctx));
@@ -376,12 +478,17 @@ int hl_store_post_config(apr_pool_t *pconf, server_rec *s)
 void hl_store_child_init(apr_pool_t *pchild, server_rec *s)
 {
     apr_status_t rv;
+    uint32_t i;
 
     if (!store_mutex)
         return;
     rv = apr_global_mutex_child_init(&store_mutex,
                                      apr_global_mutex_lockfile(store_mutex),
                                      pchild);
+    for (i = 0; rv == APR_SUCCESS && i < store_nstripes; ++i)
+        rv = apr_global_mutex_child_init(&stripe_mutex[i],
+                                         apr_global_mutex_lockfile(stripe_mutex[i]),
+                                         pchild);
     if (rv != APR_SUCCESS)
         ap_log_error(APLOG_MARK, APLOG_CRIT, rv, s,
                      "HL00205: cannot attach mutex " HL_MUTEX_TYPE
@@ -412,8 +519,7 @@ static apr_status_t acquire(apr_global_mutex_t *m)
     return apr_global_mutex_lock(m);
 }
 
-apr_status_t hl_store_lock(server_rec *s, hl_slots_t **slots,
-                           hl_shared_t **shared)
+apr_status_t hl_store_lock(server_rec *s, hl_shared_t **shared)
 {
     apr_status_t rv;
 
@@ -425,9 +531,68 @@ apr_status_t hl_store_lock(server_rec *s, hl_slots_t **slots,
                      "HL00206: cannot lock " HL_MUTEX_TYPE "; admitting");
         return rv;
     }
-    *slots = &store_slots;
     *shared = store_shared;
     return APR_SUCCESS;
+}
+
+/* Takes the mutex of stripe i. Returns APR_SUCCESS, or the error after
+ * logging. */
+static apr_status_t lock_stripe(uint32_t i)
+{
+    apr_status_t rv = acquire(stripe_mutex[i]);
+
+    if (rv != APR_SUCCESS)
+        ap_log_error(APLOG_MARK, APLOG_ERR, rv, store_server,
+                     "HL00215: cannot lock stripe %u of " HL_MUTEX_TYPE
+                     "; admitting", i);
+    return rv;
+}
+
+/* Lets go of the mutex of stripe i. */
+static void unlock_stripe(uint32_t i)
+{
+    apr_status_t rv = apr_global_mutex_unlock(stripe_mutex[i]);
+
+    if (rv != APR_SUCCESS)
+        ap_log_error(APLOG_MARK, APLOG_ERR, rv, store_server,
+                     "HL00216: cannot unlock stripe %u of " HL_MUTEX_TYPE, i);
+}
+
+void hl_store_totals(hl_store_totals_t *t)
+{
+    uint32_t i;
+
+    memset(t, 0, sizeof(*t));
+    for (i = 0; i < store_nstripes; ++i) {
+        const hl_slots_header_t *h;
+
+        if (lock_stripe(i) != APR_SUCCESS)
+            continue;
+        h = store_slots[i].hdr;
+        t->used += h->used;
+        t->capacity += h->capacity;
+        t->evictions += h->evictions;
+        t->reclaims += h->reclaims;
+        if (h->nclasses > t->classes)
+            t->classes = h->nclasses;
+        unlock_stripe(i);
+    }
+    t->stripes = store_nstripes;
+}
+
+void hl_store_scan(int (*fn)(const hl_slot_t *s, void *baton), void *baton)
+{
+    uint32_t i, next;
+
+    for (i = 0; i < store_nstripes; ++i) {
+        next = 0;
+        do {
+            if (lock_stripe(i) != APR_SUCCESS)
+                break;
+            next = hl_slots_scan(&store_slots[i], next, HL_SCAN_CHUNK, fn, baton);
+            unlock_stripe(i);
+        } while (next != 0);
+    }
 }
 
 void hl_store_unlock(server_rec *s)
@@ -440,57 +605,78 @@ void hl_store_unlock(server_rec *s)
 
 /* ---- the store interface (hl_store.h) over the shared memory ---------- */
 
-/* Prepares an item: its slot keys and their hashes (the table's seed never
- * changes once attached, so no lock). */
+/* Prepares an item: its slot keys and their hashes (every stripe has the
+ * same seed, which never changes once attached, so no lock), then its
+ * stripe, from the first slot key's hash (high bits: the low ones pick
+ * the bucket). */
 static void shm_prepare(void *ctx, hl_decide_item_t *it)
 {
     (void)ctx;
-    hl_decide_prepare(&store_slots, it);
+    hl_decide_prepare(&store_slots[0], it);
+    it->shard = (unsigned)((it->refs[0].hash >> 40) % store_nstripes);
 }
 
-/* Decides under the mutex; nothing is allocated, hashed or formatted in
- * the critical section. Returns 1, 0, or -1 when the mutex failed. */
+/* Decides under the mutexes of the items' stripes, taken in ascending
+ * order; nothing is allocated, hashed or formatted while they are held.
+ * Returns 1, 0, or -1 when a mutex failed. */
 static int shm_decide(void *ctx, hl_decide_item_t *const *items, int n,
                       int64_t now_ms)
 {
-    hl_slots_t *slots;
-    hl_shared_t *shared;
-    int admit;
+    hl_slots_t *tables[HL_DECIDE_MAX] = { NULL };
+    unsigned locks[HL_DECIDE_MAX];
+    int nlocks = 0, i, j, admit;
     (void)ctx;
 
-    if (hl_store_lock(store_server, &slots, &shared) != APR_SUCCESS)
-        return -1;
-    admit = hl_decide_locked(slots, &shared->stats, items, n, now_ms);
-    hl_store_unlock(store_server);
+    for (i = 0; i < n; ++i) {
+        unsigned k = items[i]->shard;
+
+        tables[i] = &store_slots[k];
+        for (j = 0; j < nlocks && locks[j] < k; ++j)
+            ;
+        if (j < nlocks && locks[j] == k)
+            continue;
+        memmove(&locks[j + 1], &locks[j], (size_t)(nlocks - j) * sizeof(locks[0]));
+        locks[j] = k;
+        nlocks++;
+    }
+    for (i = 0; i < nlocks; ++i)
+        if (lock_stripe(locks[i]) != APR_SUCCESS) {
+            while (--i >= 0)
+                unlock_stripe(locks[i]);
+            return -1;
+        }
+    admit = hl_decide_locked(tables, &store_shared->stats, items, n, now_ms);
+    for (i = nlocks - 1; i >= 0; --i)
+        unlock_stripe(locks[i]);
     return admit;
 }
 
 /* Counts a finished request. Returns 0, or -1 when the mutex failed. */
 static int shm_count(void *ctx, const hl_decide_item_t *it, int64_t now_ms)
 {
-    hl_slots_t *slots;
-    hl_shared_t *shared;
     (void)ctx;
 
-    if (hl_store_lock(store_server, &slots, &shared) != APR_SUCCESS)
+    if (lock_stripe(it->shard) != APR_SUCCESS)
         return -1;
-    hl_decide_count_locked(slots, it, now_ms);
-    hl_store_unlock(store_server);
+    hl_decide_count_locked(&store_slots[it->shard], it, now_ms);
+    unlock_stripe(it->shard);
     return 0;
 }
 
-/* Removes every window of key. Returns the counters removed, or -1. */
+/* Removes every window of key, in whichever stripes they are. Returns the
+ * counters removed, or -1 when a mutex failed. */
 static int shm_reset(void *ctx, const char *key, size_t len)
 {
-    hl_slots_t *slots;
-    hl_shared_t *shared;
-    int removed;
+    int removed = 0;
+    uint32_t i;
     (void)ctx;
 
-    if (hl_store_lock(store_server, &slots, &shared) != APR_SUCCESS)
-        return -1;
-    removed = hl_limiter_reset(slots, key, len);
-    hl_store_unlock(store_server);
+    for (i = 0; i < store_nstripes; ++i) {
+        if (lock_stripe(i) != APR_SUCCESS)
+            return -1;
+        removed += hl_limiter_reset(&store_slots[i], key, len);
+        unlock_stripe(i);
+    }
     return removed;
 }
 

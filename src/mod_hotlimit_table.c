@@ -316,11 +316,10 @@ static void log_problem(void *baton, hl_problem_t severity, const char *route,
 static void record(hl_reloader_t *rl, hl_reload_result_t result,
                    const char *message, int publish, int skipped)
 {
-    hl_slots_t *slots;
     hl_shared_t *sh;
     int64_t now = hl_now_ms();
 
-    if (hl_store_lock(rl->s, &slots, &sh) != APR_SUCCESS)
+    if (hl_store_lock(rl->s, &sh) != APR_SUCCESS)
         return;
     if (publish) {
         seq_bump();
@@ -639,7 +638,6 @@ static void find_in_active(const char *route, const hl_cidr_t *ip,
 int hl_table_find(request_rec *r, const char *route, const hl_cidr_t *ip,
                   hl_table_hit_t *hit)
 {
-    hl_slots_t *slots;
     hl_shared_t *shared;
     int i;
 
@@ -657,7 +655,7 @@ int hl_table_find(request_rec *r, const char *route, const hl_cidr_t *ip,
     }
     /* The reloader keeps changing banks: under the store lock the active
      * bank cannot switch, and the reloader only ever writes the other. */
-    if (hl_store_lock(r->server, &slots, &shared) != APR_SUCCESS) {
+    if (hl_store_lock(r->server, &shared) != APR_SUCCESS) {
         memset(hit, 0, sizeof(*hit));
         hit->enabled = 1;
         return 0;

@@ -16,6 +16,7 @@
 static void *mem;
 static hl_slots_t table;
 static hl_stats_t stats;
+static hl_slots_t *tables[HL_DECIDE_MAX] = { &table, &table, &table };
 
 /* Starts every test on an empty table and empty statistics. */
 static void fresh(void)
@@ -82,10 +83,10 @@ static void test_one_quota(void)
 
     fresh();
     item(&a, &q, "/a|c", 0);
-    ok(hl_decide_locked(&table, &stats, items, 1, NOW), "one quota: 1st admitted");
+    ok(hl_decide_locked(tables, &stats, items, 1, NOW), "one quota: 1st admitted");
     is_int(a.decision.remaining, 1, "one quota: 1 left");
-    ok(hl_decide_locked(&table, &stats, items, 1, NOW), "one quota: 2nd admitted");
-    ok(!hl_decide_locked(&table, &stats, items, 1, NOW), "one quota: 3rd rejected");
+    ok(hl_decide_locked(tables, &stats, items, 1, NOW), "one quota: 2nd admitted");
+    ok(!hl_decide_locked(tables, &stats, items, 1, NOW), "one quota: 3rd rejected");
     is_int(a.decision.retry_after_s, 60, "one quota: retry 60 s");
     is_int((int)stat_of("/a|c", HL_DECISION_ADMITTED), 2, "stats: 2 admitted");
     is_int((int)stat_of("/a|c", HL_DECISION_REJECTED), 1, "stats: 1 rejected");
@@ -100,11 +101,11 @@ static void test_all_or_nothing(void)
     fresh();
     item(&a, &small, "/s|c", 0);
     item(&b, &big, "/b|c", 0);
-    ok(hl_decide_locked(&table, &stats, items, 2, NOW), "two quotas: admitted");
-    ok(!hl_decide_locked(&table, &stats, items, 2, NOW),
+    ok(hl_decide_locked(tables, &stats, items, 2, NOW), "two quotas: admitted");
+    ok(!hl_decide_locked(tables, &stats, items, 2, NOW),
        "two quotas: the small one rejects");
     item(&b_only, &big, "/b|c", 0);
-    hl_decide_locked(&table, NULL, bi, 1, NOW);
+    hl_decide_locked(tables, NULL, bi, 1, NOW);
     is_int(b_only.decision.remaining, 8,
            "the rejected request was not counted in the big quota (10-1-1)");
 }
@@ -117,8 +118,8 @@ static void test_dry_run(void)
     fresh();
     item(&a, &q, "/d|c", 1);
     item(&b, &other, "/o|c", 0);
-    ok(hl_decide_locked(&table, &stats, items, 2, NOW), "dry run: 1st admitted");
-    ok(hl_decide_locked(&table, &stats, items, 2, NOW),
+    ok(hl_decide_locked(tables, &stats, items, 2, NOW), "dry run: 1st admitted");
+    ok(hl_decide_locked(tables, &stats, items, 2, NOW),
        "dry run: a would-be rejection admits");
     ok(!a.decision.admit, "dry run: the item itself says rejected");
     is_int((int)stat_of("/d|c", HL_DECISION_DRY_RUN), 1, "stats: 1 dry run");
@@ -136,11 +137,11 @@ static void test_failures_counted_later(void)
     fresh();
     item(&a, &q, "/f|c", 0);
     for (i = 0; i < 5; ++i)
-        ok(hl_decide_locked(&table, &stats, items, 1, NOW),
+        ok(hl_decide_locked(tables, &stats, items, 1, NOW),
            "count=failures: admitted while nothing failed");
     hl_decide_count_locked(&table, &a, NOW);
     hl_decide_count_locked(&table, &a, NOW);
-    ok(!hl_decide_locked(&table, &stats, items, 1, NOW),
+    ok(!hl_decide_locked(tables, &stats, items, 1, NOW),
        "count=failures: refused after two counted failures");
 }
 
@@ -153,11 +154,11 @@ static void test_primary_and_tightest(void)
     fresh();
     item(&a, &two, "/t|c", 0);
     item(&b, &one, "/u|c", 0);
-    hl_decide_locked(&table, &stats, items, 2, NOW);
+    hl_decide_locked(tables, &stats, items, 2, NOW);
     is_int(hl_decide_primary(items, 2), 1, "primary: the least remaining (3/1m)");
     is_int(hl_decide_tightest(&a.decision), 0, "tightest: 5/1m before 30/1h");
     for (i = 0; i < 4; ++i)
-        hl_decide_locked(&table, &stats, items, 2, NOW);
+        hl_decide_locked(tables, &stats, items, 2, NOW);
     is_int(hl_decide_primary(items, 2), 1, "primary: the rejecting one");
     ok(!b.decision.admit, "... which did reject");
     /* Ties on remaining: the window that takes longer to reset. */
