@@ -3,13 +3,17 @@
 # machine as root:
 #   bash quickstart.sh demo   installs what is missing, builds, starts the demo
 #   bash quickstart.sh test   installs what is missing, builds, runs every test
+#                             (make check, then make check-deb as root)
 set -euo pipefail
 cd "$(dirname "$0")"
 
-# Debian packages the build, the tests and the demo need.
+# Debian packages the build, the tests and the demo need; debhelper (with
+# apache2-dev's dh_apache2), dpkg-dev, fakeroot, lintian and man-db build
+# and check the Debian package (t/pkg/test-deb.sh).
 PACKAGES="apache2 apache2-dev apache2-utils libapr1-dev libaprutil1-dev
   libcjson-dev libcurl4-openssl-dev libapache2-mod-perl2 libapache2-mod-php
-  autoconf automake libtool pkg-config make gcc libc6-dev perl python3 curl"
+  autoconf automake libtool pkg-config make gcc libc6-dev perl python3 curl
+  debhelper dpkg-dev fakeroot lintian man-db"
 
 install_missing() {
     local missing=() p
@@ -50,6 +54,13 @@ case "${1:-}" in
         install_missing
         build
         make check
+        # The Debian package: build, lintian, install, a 429 from Debian's
+        # apache2, purge. It installs a package, so only as root.
+        if [ "$(id -u)" = 0 ]; then
+            make check-deb
+        else
+            echo "quickstart: skipping make check-deb (the package test needs root)"
+        fi
         ;;
     *)
         echo "usage: bash quickstart.sh demo|test" >&2

@@ -1,0 +1,263 @@
+#!/bin/bash
+# t/pkg/test-deb.sh - builds the Debian package from this tree, checks it
+# with lintian, installs it, enables it with a2enmod, runs Debian's apache2
+# with a quota and sees the 429, then purges it and checks nothing is left.
+#
+# Runs as root (it installs a package). It works in a scratch directory and
+# leaves /etc/apache2 as it found it: the test site is a conf-available
+# file it removes again, and apache2 is started as a separate Debian
+# instance (/etc/apache2-hlpkgtest, a copy of /etc/apache2 that listens
+# only on 127.0.0.1:PORT), so the system's apache2 service and its port 80
+# are never touched, running or not.
+#
+# Prints "ok N - ..." / "not ok N - ..." lines and "N passed, M failed";
+# exits non-zero on any failure. A failed run keeps its scratch directory.
+set -uo pipefail
+
+PKG=libapache2-mod-hotlimit
+INSTANCE=hlpkgtest
+ICONF=/etc/apache2-$INSTANCE
+TESTCONF=hotlimit-pkgtest
+top=$(cd "$(dirname "$0")/../.." && pwd)
+
+n=0 passed=0 failed=0
+ok() { n=$((n + 1)); passed=$((passed + 1)); echo "ok $n - $1"; }
+not_ok() { n=$((n + 1)); failed=$((failed + 1)); echo "not ok $n - $1"; }
+# check DESCRIPTION COMMAND...: one test line from the command's status.
+# Its output, if any, is shown as # lines.
+check() {
+    local d=$1 out
+    shift
+    if out=$("$@" 2>&1); then ok "$d"; else not_ok "$d"; fi
+    [ -z "$out" ] || diag <<<"$out"
+}
+# Stops at a failure whose later steps would make no sense.
+bail() { not_ok "$1"; echo "Bail out! $1"; exit 1; }
+diag() { sed 's/^/# /'; }
+
+[ "$(id -u)" = 0 ] || { echo "test-deb: run as root (it installs a package)" >&2; exit 2; }
+for tool in dpkg-buildpackage lintian fakeroot apache2ctl a2enmod curl man; do
+    command -v "$tool" >/dev/null || { echo "test-deb: $tool is missing" >&2; exit 2; }
+done
+if dpkg-query -W -f='${Status}' "$PKG" 2>/dev/null | grep -q 'installed'; then
+    echo "test-deb: $PKG is installed already; purge it first (apt-get purge $PKG)" >&2
+    exit 2
+fi
+for f in /etc/apache2/mods-available/hotlimit.load /etc/apache2/mods-available/hotlimit.conf; do
+    [ -e "$f" ] || continue
+    echo "test-deb: $f exists (a from-source make install?); the package would take it over and purge it" >&2
+    exit 2
+done
+if [ -e "$ICONF" ]; then
+    echo "test-deb: $ICONF exists (a previous run that was killed?); remove it first" >&2
+    exit 2
+fi
+
+work=$(mktemp -d /tmp/hotlimit-deb.XXXXXX)
+chmod 755 "$work"          # apt's _apt user reads the .deb, www-data the htdocs
+slotmem_was_enabled=no
+[ -e /etc/apache2/mods-enabled/slotmem_shm.load ] && slotmem_was_enabled=yes
+started=$(date +%s)
+
+cleanup() {
+    local rc=$?
+    if [ -f "/var/run/apache2-$INSTANCE/apache2.pid" ]; then
+        APACHE_CONFDIR=$ICONF apache2ctl stop >/dev/null 2>&1 || true
+        for _ in $(seq 50); do
+            [ -f "/var/run/apache2-$INSTANCE/apache2.pid" ] || break
+            sleep 0.1
+        done
+    fi
+    rm -rf "$ICONF" "/var/run/apache2-$INSTANCE" "/var/lock/apache2-$INSTANCE" \
+        "/var/log/apache2-$INSTANCE"
+    a2disconf -q "$TESTCONF" >/dev/null 2>&1 || true
+    rm -f "/etc/apache2/conf-available/$TESTCONF.conf"
+    if dpkg-query -W -f='${Status}' "$PKG" 2>/dev/null | grep -q 'installed'; then
+        DEBIAN_FRONTEND=noninteractive apt-get purge -y -q "$PKG" >/dev/null 2>&1 || true
+    fi
+    if [ "$slotmem_was_enabled" = no ] && [ -e /etc/apache2/mods-enabled/slotmem_shm.load ]; then
+        a2dismod -q slotmem_shm >/dev/null 2>&1 || true
+    fi
+    if [ "$rc" = 0 ] && [ "$failed" = 0 ]; then
+        rm -rf "$work"
+    else
+        echo "# kept for inspection: $work"
+    fi
+}
+trap cleanup EXIT
+trap 'exit 1' INT TERM
+
+# ---- build --------------------------------------------------------------
+# The work tree's files that git tracks or would track (uncommitted edits
+# included, ignored build outputs not), or a plain copy outside git;
+# debian/rules clean removes any configure state a plain copy carries.
+mkdir "$work/src"
+if git -C "$top" rev-parse --git-dir >/dev/null 2>&1; then
+    (cd "$top" && git ls-files -z --cached --others --exclude-standard | tar --null -T - --ignore-failed-read -cf - 2>/dev/null) \
+        | tar -x -C "$work/src"
+else
+    cp -a "$top/." "$work/src/"
+fi
+if (cd "$work/src" && dpkg-buildpackage -b -us -uc) > "$work/build.log" 2>&1; then
+    ok "dpkg-buildpackage -b -us -uc builds the package"
+else
+    tail -n 40 "$work/build.log" | diag
+    bail "dpkg-buildpackage -b -us -uc builds the package"
+fi
+deb=$(ls "$work"/${PKG}_*.deb 2>/dev/null | head -n 1)
+[ -n "$deb" ] || bail "the build made ${PKG}_*.deb"
+grep -E 'warning:' "$work/build.log" | diag
+
+# ---- lintian ------------------------------------------------------------
+changes=$(ls "$work"/*.changes | head -n 1)
+lintian "$changes" > "$work/lintian.log" 2>&1
+grep -v 'running with root privileges' "$work/lintian.log" | diag
+check "lintian reports no errors" \
+    bash -c "! grep -q '^E: ' '$work/lintian.log'"
+
+# ---- install and enable -------------------------------------------------
+if (cd "$work" && DEBIAN_FRONTEND=noninteractive apt-get install -y -q \
+        --no-install-recommends "./$(basename "$deb")") > "$work/install.log" 2>&1; then
+    ok "apt-get install ./$(basename "$deb")"
+else
+    diag < "$work/install.log"
+    bail "apt-get install ./$(basename "$deb")"
+fi
+check "the module is at /usr/lib/apache2/modules/mod_hotlimit.so" \
+    test -f /usr/lib/apache2/modules/mod_hotlimit.so
+check "no libtool archive beside it" \
+    test ! -e /usr/lib/apache2/modules/mod_hotlimit.la
+check "hotlimit.load declares slotmem_shm as a dependency" \
+    grep -q '^# Depends: slotmem_shm' /etc/apache2/mods-available/hotlimit.load
+check "the package does not enable the module by itself" \
+    test ! -e /etc/apache2/mods-enabled/hotlimit.load
+# Shows a2enmod resolving the dependency even where slotmem_shm was enabled.
+[ "$slotmem_was_enabled" = no ] || a2dismod -q slotmem_shm >/dev/null
+check "a2enmod hotlimit" a2enmod hotlimit
+check "a2enmod enabled slotmem_shm too" test -e /etc/apache2/mods-enabled/slotmem_shm.load
+check "a2enmod enabled hotlimit.load and hotlimit.conf" \
+    test -e /etc/apache2/mods-enabled/hotlimit.load -a -e /etc/apache2/mods-enabled/hotlimit.conf
+
+# ---- a site with a quota ------------------------------------------------
+# A port nothing answers on at 127.0.0.1 (a listener on 0.0.0.0 would).
+port=
+for p in $(shuf -i 20000-29999 -n 50); do
+    (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null || { port=$p; break; }
+done
+[ -n "$port" ] || bail "a free loopback port"
+mkdir -p "$work/htdocs"
+echo "pkgtest" > "$work/htdocs/pkgtest"
+chmod -R a+rX "$work/htdocs"
+cat > "/etc/apache2/conf-available/$TESTCONF.conf" <<EOF
+# Written by mod_hotlimit's t/pkg/test-deb.sh, removed when it ends.
+Listen 127.0.0.1:$port
+<VirtualHost 127.0.0.1:$port>
+    DocumentRoot $work/htdocs
+    <Directory $work/htdocs>
+        Require all granted
+    </Directory>
+    <Location /pkgtest>
+        HotLimitQuota 2/1m
+    </Location>
+</VirtualHost>
+EOF
+check "a2enconf $TESTCONF" a2enconf -q "$TESTCONF"
+if apache2ctl configtest > "$work/configtest.log" 2>&1; then
+    ok "apache2ctl configtest"
+else
+    diag < "$work/configtest.log"
+    bail "apache2ctl configtest"
+fi
+
+# Debian's multi-instance setup: the same configuration without ports.conf's
+# Listen 80 and the default site, so only 127.0.0.1:$port is bound.
+cp -a /etc/apache2 "$ICONF"
+echo "# $ICONF: only the test's Listen (conf-enabled/$TESTCONF.conf)" > "$ICONF/ports.conf"
+rm -f "$ICONF"/sites-enabled/*
+mkdir -p "/var/log/apache2-$INSTANCE"
+if APACHE_CONFDIR=$ICONF apache2ctl start > "$work/start.log" 2>&1; then
+    ok "apache2ctl start (instance $ICONF on 127.0.0.1:$port)"
+else
+    diag < "$work/start.log"
+    bail "apache2ctl start (instance $ICONF on 127.0.0.1:$port)"
+fi
+up=no
+for _ in $(seq 50); do
+    curl -s -o /dev/null "http://127.0.0.1:$port/" && { up=yes; break; }
+    sleep 0.1
+done
+[ $up = yes ] || bail "apache2 answers on 127.0.0.1:$port"
+
+codes=
+for _ in 1 2 3; do
+    codes="$codes $(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$port/pkgtest")"
+done
+codes=${codes# }
+if [ "$codes" = "200 200 429" ]; then
+    ok "HotLimitQuota 2/1m: 200 200 429"
+else
+    not_ok "HotLimitQuota 2/1m: 200 200 429 (got $codes)"
+    tail -n 20 "/var/log/apache2-$INSTANCE/error.log" 2>/dev/null | diag
+fi
+headers=$(curl -s -D - -o /dev/null "http://127.0.0.1:$port/pkgtest")
+check "the 429 carries Retry-After" grep -qi '^Retry-After: [0-9]' <<<"$headers"
+status=$(curl -s "http://127.0.0.1:$port/hotlimit-status?metrics")
+check "hotlimit.conf's status page answers on localhost" \
+    grep -q 'hotlimit_requests_total{route="[^"]*/pkgtest",decision="rejected"} [1-9]' <<<"$status"
+
+# ---- hotlimit-check and the manual pages --------------------------------
+check "man -w hotlimit-check finds the page" \
+    bash -c 'man -w hotlimit-check | grep -q /usr/share/man/man1/hotlimit-check.1'
+check "man -w 5 mod_hotlimit finds the page" \
+    bash -c 'man -w 5 mod_hotlimit | grep -q /usr/share/man/man5/mod_hotlimit.5'
+check "hotlimit-check --help" bash -c 'hotlimit-check --help | grep -q "^usage: hotlimit-check"'
+check "hotlimit-check accepts a good table" \
+    bash -c "echo '{\"routes\": {\"/login\": {\"limits\": [\"5/1m\"]}}}' | hotlimit-check - >/dev/null"
+echo '{"routes": {"/login": {"max": 1, "window": "60x"}}}' | hotlimit-check - > "$work/check.out"
+rc=$?
+check "hotlimit-check refuses a bad window (exit 1)" test "$rc" = 1
+check "hotlimit-check names the route and field" \
+    grep -q "route '/login': field 'window'" "$work/check.out"
+
+# ---- stop, purge, nothing left ------------------------------------------
+APACHE_CONFDIR=$ICONF apache2ctl stop > "$work/stop.log" 2>&1
+for _ in $(seq 50); do
+    [ -f "/var/run/apache2-$INSTANCE/apache2.pid" ] || break
+    sleep 0.1
+done
+check "apache2ctl stop" test ! -f "/var/run/apache2-$INSTANCE/apache2.pid"
+rm -rf "$ICONF" "/var/run/apache2-$INSTANCE" "/var/lock/apache2-$INSTANCE" "/var/log/apache2-$INSTANCE"
+a2disconf -q "$TESTCONF" >/dev/null
+rm -f "/etc/apache2/conf-available/$TESTCONF.conf"
+
+if DEBIAN_FRONTEND=noninteractive apt-get purge -y -q "$PKG" > "$work/purge.log" 2>&1; then
+    ok "apt-get purge -y $PKG"
+else
+    diag < "$work/purge.log"
+    not_ok "apt-get purge -y $PKG"
+fi
+check "dpkg no longer lists the package" bash -c "! dpkg -L $PKG >/dev/null 2>&1"
+left=$(ls -d /etc/apache2/mods-*/hotlimit.* /usr/lib/apache2/modules/mod_hotlimit.* \
+    /usr/bin/hotlimit-check /usr/share/man/man1/hotlimit-check.1* \
+    /usr/share/man/man5/mod_hotlimit.5* /usr/share/doc/$PKG 2>/dev/null)
+if [ -z "$left" ]; then
+    ok "nothing of the package is left"
+else
+    not_ok "nothing of the package is left"
+    echo "$left" | diag
+fi
+if [ "$slotmem_was_enabled" = no ]; then
+    a2dismod -q slotmem_shm >/dev/null
+    check "slotmem_shm disabled again, as before the test" \
+        test ! -e /etc/apache2/mods-enabled/slotmem_shm.load
+else
+    a2enmod -q slotmem_shm >/dev/null
+    check "slotmem_shm still enabled, as before the test" \
+        test -e /etc/apache2/mods-enabled/slotmem_shm.load
+fi
+check "the test site is gone from /etc/apache2" \
+    test ! -e "/etc/apache2/conf-available/$TESTCONF.conf" -a ! -e "/etc/apache2/conf-enabled/$TESTCONF.conf"
+
+echo "# $(( $(date +%s) - started )) s"
+echo "$passed passed, $failed failed"
+[ "$failed" = 0 ]
