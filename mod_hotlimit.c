@@ -584,6 +584,8 @@ static void register_hooks(apr_pool_t *p)
     ap_hook_fixups(hl_fixups, after_dir, NULL, APR_HOOK_LAST);
     ap_hook_log_transaction(hl_log_transaction, NULL, NULL, APR_HOOK_MIDDLE);
     ap_hook_handler(hl_status_handler, NULL, NULL, APR_HOOK_MIDDLE);
+    /* The counters' start time, for uptime. */
+    ap_hook_post_config(hl_status_post_config, NULL, NULL, APR_HOOK_MIDDLE);
 }
 
 AP_DECLARE_MODULE(hotlimit) = {

@@ -10,7 +10,7 @@ use Apache::Test;
 use Apache::TestUtil;
 use HotLimitTable;
 
-plan tests => 15, need need_module('mod_hotlimit.c');
+plan tests => 16, need need_module('mod_hotlimit.c');
 
 my $mpm = hl_mpm();
 
@@ -55,4 +55,9 @@ my ($ok) = $m =~ /^hotlimit_table_reloads_total\{result="ok"\} (\d+)$/m;
 ok t_cmp(defined $ok && $ok >= 2 ? 1 : 0, 1, "[$mpm] ?metrics: result=\"ok\" " . ($ok // 'missing'));
 ok t_cmp($m, qr/^# TYPE hotlimit_table_generation gauge\nhotlimit_table_generation $g2$/m,
          "[$mpm] ?metrics: hotlimit_table_generation $g2");
+# The last publication's time: the good reload before the failed one.
+my ($ts) = $m =~ /^hotlimit_table_last_reload_timestamp_seconds (\d+\.\d{3})$/m;
+ok t_cmp(defined $ts && sprintf('%.0f', $ts * 1000) == $st->{table}{loaded_ms} ? 1 : 0, 1,
+         "[$mpm] ?metrics: hotlimit_table_last_reload_timestamp_seconds " . ($ts // 'missing')
+         . " = table.loaded_ms $st->{table}{loaded_ms} / 1000");
 $h->stop;
