@@ -6,11 +6,13 @@
  * config merge, hook registration), mod_hotlimit_store.c (counters segment + mutex),
  * mod_hotlimit_access.c (the access-checker decision), mod_hotlimit_respond.c
  * (429 responses and headers), mod_hotlimit_status.c (status handler),
+ * mod_hotlimit_modstatus.c (a section in mod_status's server-status),
  * mod_hotlimit_table.c (quota table reload and publication).
  * The pure core lives in src/hl_*.c.
  *
  * Log tags: HL00001-HL00099 mod_hotlimit.c, HL00100-HL00199 access,
- * HL00200-HL00299 store, HL00300-HL00399 status, HL00400-HL00499 table,
+ * HL00200-HL00299 store, HL00300-HL00399 status and mod_status section,
+ * HL00400-HL00499 table,
  * HL00500-HL00599 fetch.
  */
 #ifndef MOD_HOTLIMIT_H
@@ -285,7 +287,7 @@ int hl_status_handler(request_rec *r);
 int hl_status_post_config(apr_pool_t *pconf, apr_pool_t *plog,
                           apr_pool_t *ptemp, server_rec *s);
 
-/* The limiter at a glance (copied out under the lock). */
+/* The limiter at a glance, for mod_status (copied out under the lock). */
 typedef struct {
     uint32_t slots_used, slots_capacity;
     uint64_t evictions;
@@ -309,6 +311,14 @@ hl_status_summary_t *hl_status_summary(request_rec *r);
 /* Returns secs as "42 s", "5 min 3 s", "2 h 7 min" or "3 d 2 h 7 min",
  * allocated from p; never NULL. */
 const char *hl_status_duration(apr_pool_t *p, int64_t secs);
+
+/* ---- mod_hotlimit_modstatus.c: mod_status's status_hook ---------------- */
+
+/*
+ * Adds the hotlimit section to server-status: HTML, or "HotLimit...: value"
+ * lines when flags has AP_STATUS_SHORT (?auto). Always returns OK.
+ */
+int hl_modstatus_hook(request_rec *r, int flags);
 
 /* Returns the wall clock in ms since the epoch: for display and for
  * translating saved counters, never for deciding. */

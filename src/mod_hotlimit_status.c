@@ -4,7 +4,9 @@
  * "POST reset=KEY" to clear one client's counters.
  *
  * Everything is copied out of shared memory under the lock into a snapshot
- * allocated from r->pool, and written to the client after unlocking.
+ * allocated from r->pool, and written to the client after unlocking. The
+ * same copy, summed up, feeds mod_status's section
+ * (mod_hotlimit_modstatus.c).
  *
  * Uptime: the counters live as long as the httpd parent (see
  * mod_hotlimit_store.c), so their start is recorded once per parent, in

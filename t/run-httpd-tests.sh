@@ -37,7 +37,8 @@ base_conf() {
     {
         echo "LoadModule mpm_${mpm}_module $modules/mod_mpm_${mpm}.so"
         for m in authz_core authz_host authz_user authn_core authn_file auth_basic \
-                 alias dir mime env setenvif headers rewrite remoteip slotmem_shm negotiation; do
+                 alias dir mime env setenvif headers rewrite remoteip slotmem_shm negotiation \
+                 status; do
             echo "LoadModule ${m}_module $modules/mod_${m}.so"
         done
         if [ "$mpm" = prefork ] && [ -n "$php_so" ]; then
