@@ -541,6 +541,17 @@ static int handle_reset(request_rec *r)
     return OK;
 }
 
+/* Returns 1 if the query string args (may be NULL) is "name" or "name=":
+ * Prometheus sends "?metrics=" for a scrape config's
+ * `params: {metrics: [""]}`, and cannot send a bare "?metrics". */
+static int query_is(const char *args, const char *name)
+{
+    size_t n = strlen(name);
+
+    return args && !strncmp(args, name, n)
+           && (args[n] == '\0' || (args[n] == '=' && args[n + 1] == '\0'));
+}
+
 int hl_status_handler(request_rec *r)
 {
     hl_snapshot_t *snap;
@@ -558,9 +569,9 @@ int hl_status_handler(request_rec *r)
     apr_table_setn(r->headers_out, "Cache-Control", "no-store");
     if (r->header_only)
         return OK;
-    if (r->args && !strcmp(r->args, "metrics"))
+    if (query_is(r->args, "metrics"))
         write_metrics(r, snap);
-    else if (r->args && !strcmp(r->args, "json"))
+    else if (query_is(r->args, "json"))
         write_json(r, snap);
     else
         write_html(r, snap);

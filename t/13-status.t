@@ -10,7 +10,7 @@ use Apache::TestUtil;
 use Apache::TestRequest qw(GET POST);
 use HLTest;
 
-plan tests => 21 + 5 + 7;
+plan tests => 21 + 5 + 7 + 2;
 
 my @codes = map { GET('/stat/')->code } 1 .. 4;
 ok t_cmp("@codes", '200 200 429 429', '/stat: 2 admitted, 2 rejected');
@@ -62,6 +62,14 @@ ok t_cmp("@codes", '200 200 429 429', '/stat: 2 admitted, 2 rejected');
     my %seen = map { $_ => 1 } $m =~ /^(hotlimit_[a-z_]+)[ {]/mg;
     my @bare = grep { $m !~ /^# HELP \Q$_\E \S/m || $m !~ /^# TYPE \Q$_\E (?:counter|gauge)$/m } sort keys %seen;
     ok t_cmp("@bare", '', 'metrics: every metric has # HELP and # TYPE');
+}
+
+# --- ?metrics= and ?json=: what Prometheus sends for params: {metrics: [""]} --------
+{
+    my $res = GET '/hotlimit-status?metrics=';
+    ok t_cmp($res->content, qr/^# TYPE hotlimit_slots_used gauge$/m, '?metrics= (empty value): metrics too');
+    $res = GET '/hotlimit-status?json=';
+    ok t_cmp($res->header('Content-Type'), qr{^application/json}, '?json= (empty value): JSON too');
 }
 
 # --- HTML ------------------------------------------------------------------------------
