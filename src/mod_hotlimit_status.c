@@ -295,6 +295,9 @@ static void write_metrics(request_rec *r, const hl_snapshot_t *snap)
                "# HELP hotlimit_table_last_reload_timestamp_seconds When the quota table in force was published (Unix time; 0: never).\n"
                "# TYPE hotlimit_table_last_reload_timestamp_seconds gauge\n"
                "hotlimit_table_last_reload_timestamp_seconds %s\n"
+               "# HELP hotlimit_table_last_reload_successful 0 while the last reload result is failed (a source that stays broken keeps it), else 1.\n"
+               "# TYPE hotlimit_table_last_reload_successful gauge\n"
+               "hotlimit_table_last_reload_successful %d\n"
                "# HELP hotlimit_slots_used Counter slots in use.\n"
                "# TYPE hotlimit_slots_used gauge\n"
                "hotlimit_slots_used %u\n"
@@ -315,7 +318,8 @@ static void write_metrics(request_rec *r, const hl_snapshot_t *snap)
                "hotlimit_start_time_seconds %s\n",
                (apr_uint64_t)snap->shared.table_generation,
                snap->shared.table_skipped,
-               prom_seconds(r->pool, snap->shared.table_loaded_ms), snap->used,
+               prom_seconds(r->pool, snap->shared.table_loaded_ms),
+               snap->shared.table_last_result != HL_RELOAD_FAILED, snap->used,
                snap->capacity, (apr_uint64_t)snap->evictions,
                (apr_uint64_t)snap->reclaims, snap->classes,
                prom_seconds(r->pool, snap->sum.started_ms));
