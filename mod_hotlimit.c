@@ -22,9 +22,11 @@
 #include "apr_strings.h"
 #include "apr_file_io.h"
 #include "apr_optional.h"
+#include "apr_optional_hooks.h"
 #include "ap_provider.h"
 #include "ap_slotmem.h"
 #include "mod_watchdog.h"
+#include "mod_status.h"
 
 #include "src/mod_hotlimit.h"
 #include "src/hl_render.h"
@@ -584,6 +586,11 @@ static void register_hooks(apr_pool_t *p)
     ap_hook_fixups(hl_fixups, after_dir, NULL, APR_HOOK_LAST);
     ap_hook_log_transaction(hl_log_transaction, NULL, NULL, APR_HOOK_MIDDLE);
     ap_hook_handler(hl_status_handler, NULL, NULL, APR_HOOK_MIDDLE);
+    /* The counters' start time, for uptime; a section in mod_status's
+     * server-status when mod_status is loaded (optional hook). */
+    ap_hook_post_config(hl_status_post_config, NULL, NULL, APR_HOOK_MIDDLE);
+    APR_OPTIONAL_HOOK(ap, status_hook, hl_modstatus_hook, NULL, NULL,
+                      APR_HOOK_MIDDLE);
 }
 
 AP_DECLARE_MODULE(hotlimit) = {

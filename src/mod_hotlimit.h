@@ -6,11 +6,13 @@
  * config merge, hook registration), mod_hotlimit_store.c (counters segment + mutex),
  * mod_hotlimit_access.c (the access-checker decision), mod_hotlimit_respond.c
  * (429 responses and headers), mod_hotlimit_status.c (status handler),
+ * mod_hotlimit_modstatus.c (a section in mod_status's server-status),
  * mod_hotlimit_table.c (quota table reload and publication).
  * The pure core lives in src/hl_*.c.
  *
  * Log tags: HL00001-HL00099 mod_hotlimit.c, HL00100-HL00199 access,
- * HL00200-HL00299 store, HL00300-HL00399 status, HL00400-HL00499 table,
+ * HL00200-HL00299 store, HL00300-HL00399 status and mod_status section,
+ * HL00400-HL00499 table,
  * HL00500-HL00599 fetch.
  */
 #ifndef MOD_HOTLIMIT_H
@@ -291,6 +293,47 @@ apr_status_t hl_fetch_url(apr_pool_t *p, const char *url, int timeout_s,
 
 /* ---- mod_hotlimit_status.c -------------------------------------------- */
 int hl_status_handler(request_rec *r);
+
+/*
+ * post_config: records, once per httpd parent (in the process pool, so
+ * graceful and full restarts keep it), when the counters started, for
+ * uptime. Always returns OK.
+ */
+int hl_status_post_config(apr_pool_t *pconf, apr_pool_t *plog,
+                          apr_pool_t *ptemp, server_rec *s);
+
+/* The limiter at a glance, for mod_status (copied out under the lock). */
+typedef struct {
+    uint32_t slots_used, slots_capacity;
+    uint64_t evictions;
+    uint64_t table_generation;
+    int64_t  table_loaded_ms;     /* wall clock of the last publication, 0 = never */
+    const char *table_source;     /* "" without a quota table */
+    const char *table_result;     /* "ok", "unchanged", "failed" or "none" */
+    const char *table_message;    /* the last result, human readable */
+    uint64_t reloads_failed;
+    uint64_t decisions[3];        /* summed over routes, by hl_decision_kind_t */
+    int64_t  started_ms;          /* wall clock when the counters started */
+    int64_t  uptime_s;            /* since then, by the monotonic clock */
+} hl_status_summary_t;
+
+/*
+ * Returns a summary of the store allocated from r->pool (strings too), or
+ * NULL when the store is not set up or cannot be locked (the lock logs).
+ */
+hl_status_summary_t *hl_status_summary(request_rec *r);
+
+/* Returns secs as "42 s", "5 min 3 s", "2 h 7 min" or "3 d 2 h 7 min",
+ * allocated from p; never NULL. */
+const char *hl_status_duration(apr_pool_t *p, int64_t secs);
+
+/* ---- mod_hotlimit_modstatus.c: mod_status's status_hook ---------------- */
+
+/*
+ * Adds the hotlimit section to server-status: HTML, or "HotLimit...: value"
+ * lines when flags has AP_STATUS_SHORT (?auto). Always returns OK.
+ */
+int hl_modstatus_hook(request_rec *r, int flags);
 
 /* Returns the wall clock in ms since the epoch: for display and for
  * translating saved counters, never for deciding. */

@@ -4,7 +4,14 @@
  * "POST reset=KEY" to clear one client's counters.
  *
  * Everything is copied out of shared memory under the lock into a snapshot
- * allocated from r->pool, and written to the client after unlocking.
+ * allocated from r->pool, and written to the client after unlocking. The
+ * same copy, summed up, feeds mod_status's section
+ * (mod_hotlimit_modstatus.c).
+ *
+ * Uptime: the counters live as long as the httpd parent (see
+ * mod_hotlimit_store.c), so their start is recorded once per parent, in
+ * the process pool, and shown as a wall-clock time and as an uptime
+ * measured on the monotonic clock (a clock step does not change it).
  */
 #include <string.h>
 #include <stdlib.h>
@@ -23,10 +30,23 @@
 APLOG_USE_MODULE(hotlimit);
 
 #define HL_TOP_KEYS 20
+#define HL_STARTED_KEY "hotlimit-started"
+
+/* When the counters started: once per httpd parent, in its process pool. */
+typedef struct {
+    int64_t wall_ms;    /* hl_now_ms() then */
+    int64_t mono_ms;    /* hl_mono_ms() then */
+} hl_started_t;
+
+/* This generation's pointer to the process pool's record (the DSO's
+ * statics are new each generation; the record is not). */
+static const hl_started_t *started;
 
 typedef struct {
     char     key[HL_KEY_MAX + 1];
     uint32_t count;
+    char     origin;     /* hl_origin_t: 'd' directive quota, 't' table rule */
+    int      window;     /* the counted window's index in its quota, from 0 */
 } hl_top_key_t;
 
 /* A copy of everything the page shows. */
@@ -34,9 +54,41 @@ typedef struct {
     hl_shared_t  shared;          /* header and per-route stats */
     uint32_t     used, capacity, classes;
     uint64_t     evictions, reclaims;
+    hl_status_summary_t sum;      /* totals, computed after unlocking */
     int          ntop;
     hl_top_key_t top[HL_TOP_KEYS];
 } hl_snapshot_t;
+
+int hl_status_post_config(apr_pool_t *pconf, apr_pool_t *plog,
+                          apr_pool_t *ptemp, server_rec *s)
+{
+    apr_pool_t *pp = s->process->pool;
+    void *found = NULL;
+    (void)pconf;
+    (void)plog;
+    (void)ptemp;
+
+    apr_pool_userdata_get(&found, HL_STARTED_KEY, pp);
+    if (!found) {
+        hl_started_t *st = apr_palloc(pp, sizeof(*st));
+        st->wall_ms = hl_now_ms();
+        st->mono_ms = hl_mono_ms();
+        /* userdata_set copies the key: the DSO (and its literal) goes
+         * away at the next restart, the process pool does not. */
+        apr_pool_userdata_set(st, HL_STARTED_KEY, apr_pool_cleanup_null, pp);
+        found = st;
+    }
+    started = found;
+    return OK;
+}
+
+/* Records in top entry k which counter of its key it shows: the slot
+ * key's prefix is the origin and the window index ('0' + i). */
+static void top_set_window(hl_top_key_t *k, const hl_slot_t *s)
+{
+    k->origin = s->key[0];
+    k->window = s->key[1] >= '0' && s->key[1] <= '9' ? s->key[1] - '0' : -1;
+}
 
 /* Keeps the HL_TOP_KEYS busiest keys (fixed and sliding windows); a key
  * with several windows shows its busiest one. */
@@ -55,6 +107,7 @@ static int collect_top(const hl_slot_t *s, void *baton)
             if (s->bucket.count > snap->top[i].count) {
                 hl_top_key_t k = snap->top[i];
                 k.count = s->bucket.count;
+                top_set_window(&k, s);
                 for (at = i; at > 0 && snap->top[at - 1].count < k.count; --at)
                     snap->top[at] = snap->top[at - 1];
                 snap->top[at] = k;
@@ -74,6 +127,7 @@ static int collect_top(const hl_slot_t *s, void *baton)
            s->key_len - HL_SLOT_KEY_PREFIX);
     snap->top[at].key[s->key_len - HL_SLOT_KEY_PREFIX] = '\0';
     snap->top[at].count = s->bucket.count;
+    top_set_window(&snap->top[at], s);
     for (i = 0; snap->top[at].key[i]; ++i)
         if ((unsigned char)snap->top[at].key[i] < 0x20)
             snap->top[at].key[i] = '?';
@@ -82,9 +136,48 @@ static int collect_top(const hl_slot_t *s, void *baton)
     return 0;
 }
 
-/* Returns a snapshot allocated from r->pool, or NULL if the store can't be
- * locked (logged). */
-static hl_snapshot_t *take_snapshot(request_rec *r)
+static const char *const result_names[HL_RELOAD_RESULTS] = {
+    "ok", "unchanged", "failed"
+};
+static const char *const decision_names[3] = {
+    "admitted", "rejected", "dry_run"
+};
+
+/* Fills snap->sum from the copy in snap (no lock needed: it is ours).
+ * Strings point into snap. Never fails. */
+static void summarize(hl_snapshot_t *snap)
+{
+    hl_status_summary_t *sum = &snap->sum;
+    int v = snap->shared.table_last_result;
+    int i, k;
+
+    sum->slots_used = snap->used;
+    sum->slots_capacity = snap->capacity;
+    sum->evictions = snap->evictions;
+    sum->table_generation = snap->shared.table_generation;
+    sum->table_loaded_ms = snap->shared.table_loaded_ms;
+    snap->shared.table_source[HL_TEXT_MAX - 1] = '\0';
+    snap->shared.table_message[HL_TEXT_MAX - 1] = '\0';
+    sum->table_source = snap->shared.table_source;
+    sum->table_message = snap->shared.table_message;
+    sum->table_result = v >= 0 && v < HL_RELOAD_RESULTS ? result_names[v]
+                                                        : "none";
+    sum->reloads_failed = snap->shared.reloads[HL_RELOAD_FAILED];
+    for (i = 0; i < HL_STATS_ROUTES; ++i)
+        if (snap->shared.stats.routes[i].hash)
+            for (k = 0; k < 3; ++k)
+                sum->decisions[k] += snap->shared.stats.routes[i].count[k];
+    if (started) {
+        int64_t up = hl_mono_ms() - started->mono_ms;
+        sum->started_ms = started->wall_ms;
+        sum->uptime_s = up > 0 ? up / 1000 : 0;
+    }
+}
+
+/* Returns the header and per-route stats copied into a snapshot allocated
+ * from r->pool, summed up, without the busiest keys; NULL if the store is
+ * not set up or can't be locked (a lock failure is logged). */
+static hl_snapshot_t *copy_header(request_rec *r)
 {
     hl_snapshot_t *snap = apr_pcalloc(r->pool, sizeof(*snap));
     hl_store_totals_t totals;
@@ -100,6 +193,24 @@ static hl_snapshot_t *take_snapshot(request_rec *r)
     snap->evictions = totals.evictions;
     snap->reclaims = totals.reclaims;
     snap->classes = totals.classes;
+    summarize(snap);
+    return snap;
+}
+
+hl_status_summary_t *hl_status_summary(request_rec *r)
+{
+    hl_snapshot_t *snap = copy_header(r);
+    return snap ? &snap->sum : NULL;
+}
+
+/* Returns a snapshot allocated from r->pool, or NULL if the store can't be
+ * locked (logged). */
+static hl_snapshot_t *take_snapshot(request_rec *r)
+{
+    hl_snapshot_t *snap = copy_header(r);
+
+    if (!snap)
+        return NULL;
     /* The busiest keys, stripe by stripe in chunks: requests wait for one
      * chunk at most, never for the whole table (HotLimitSlots may be 16
      * million). */
@@ -107,19 +218,6 @@ static hl_snapshot_t *take_snapshot(request_rec *r)
     return snap;
 }
 
-static const char *const result_names[HL_RELOAD_RESULTS] = {
-    "ok", "unchanged", "failed"
-};
-static const char *const decision_names[3] = {
-    "admitted", "rejected", "dry_run"
-};
-
-/* Returns the name of the last reload result, "none" before the first. */
-static const char *last_result(const hl_snapshot_t *snap)
-{
-    int v = snap->shared.table_last_result;
-    return v >= 0 && v < HL_RELOAD_RESULTS ? result_names[v] : "none";
-}
 
 /* Returns a Prometheus label value with \ " and newline escaped. */
 static const char *prom_escape(apr_pool_t *p, const char *s)
@@ -139,6 +237,24 @@ static const char *prom_escape(apr_pool_t *p, const char *s)
     }
     *o = '\0';
     return out;
+}
+
+/* Returns what the origin byte of a slot key means: "directive" for a
+ * HotLimitQuota, "table" for a quota table rule, "other". Static. */
+static const char *origin_name(char origin)
+{
+    return origin == HL_ORIGIN_DIRECTIVE ? "directive"
+           : origin == HL_ORIGIN_TABLE ? "table" : "other";
+}
+
+/* Returns ms (wall clock) as Prometheus seconds, "0" for 0 (never);
+ * allocated from p. */
+static const char *prom_seconds(apr_pool_t *p, int64_t ms)
+{
+    if (ms <= 0)
+        return "0";
+    return apr_psprintf(p, "%" APR_INT64_T_FMT ".%03d", (apr_int64_t)(ms / 1000),
+                        (int)(ms % 1000));
 }
 
 static void write_metrics(request_rec *r, const hl_snapshot_t *snap)
@@ -169,6 +285,12 @@ static void write_metrics(request_rec *r, const hl_snapshot_t *snap)
                "# HELP hotlimit_table_skipped_entries Entries skipped as invalid in the quota table in force.\n"
                "# TYPE hotlimit_table_skipped_entries gauge\n"
                "hotlimit_table_skipped_entries %u\n"
+               "# HELP hotlimit_table_last_reload_timestamp_seconds When the quota table in force was published (Unix time; 0: never).\n"
+               "# TYPE hotlimit_table_last_reload_timestamp_seconds gauge\n"
+               "hotlimit_table_last_reload_timestamp_seconds %s\n"
+               "# HELP hotlimit_table_last_reload_successful 0 while the last reload result is failed (a source that stays broken keeps it), else 1.\n"
+               "# TYPE hotlimit_table_last_reload_successful gauge\n"
+               "hotlimit_table_last_reload_successful %d\n"
                "# HELP hotlimit_slots_used Counter slots in use.\n"
                "# TYPE hotlimit_slots_used gauge\n"
                "hotlimit_slots_used %u\n"
@@ -183,11 +305,17 @@ static void write_metrics(request_rec *r, const hl_snapshot_t *snap)
                "hotlimit_reclaims_total %" APR_UINT64_T_FMT "\n"
                "# HELP hotlimit_slot_classes Eviction classes (quotas) with a record.\n"
                "# TYPE hotlimit_slot_classes gauge\n"
-               "hotlimit_slot_classes %u\n",
+               "hotlimit_slot_classes %u\n"
+               "# HELP hotlimit_start_time_seconds When the counters started: the start of the httpd parent, kept across restarts (Unix time).\n"
+               "# TYPE hotlimit_start_time_seconds gauge\n"
+               "hotlimit_start_time_seconds %s\n",
                (apr_uint64_t)snap->shared.table_generation,
-               snap->shared.table_skipped, snap->used,
+               snap->shared.table_skipped,
+               prom_seconds(r->pool, snap->shared.table_loaded_ms),
+               snap->shared.table_last_result != HL_RELOAD_FAILED, snap->used,
                snap->capacity, (apr_uint64_t)snap->evictions,
-               (apr_uint64_t)snap->reclaims, snap->classes);
+               (apr_uint64_t)snap->reclaims, snap->classes,
+               prom_seconds(r->pool, snap->sum.started_ms));
 }
 
 static void write_json(request_rec *r, const hl_snapshot_t *snap)
@@ -206,16 +334,24 @@ static void write_json(request_rec *r, const hl_snapshot_t *snap)
                snap->shared.table_enabled ? "true" : "false",
                snap->shared.table_routes, snap->shared.table_skipped,
                (apr_int64_t)snap->shared.table_loaded_ms,
-               (apr_int64_t)snap->shared.table_checked_ms, last_result(snap),
+               (apr_int64_t)snap->shared.table_checked_ms, snap->sum.table_result,
                hl_json_escape(p, snap->shared.table_message),
                (apr_uint64_t)snap->shared.reloads[HL_RELOAD_OK],
                (apr_uint64_t)snap->shared.reloads[HL_RELOAD_UNCHANGED],
                (apr_uint64_t)snap->shared.reloads[HL_RELOAD_FAILED]);
     ap_rprintf(r, "\"slots\":{\"used\":%u,\"capacity\":%u,\"evictions\":%"
                APR_UINT64_T_FMT ",\"reclaims\":%" APR_UINT64_T_FMT
-               ",\"classes\":%u},\"routes\":[", snap->used, snap->capacity,
+               ",\"classes\":%u},\"started_ms\":%" APR_INT64_T_FMT
+               ",\"uptime_s\":%" APR_INT64_T_FMT ",\"totals\":{\"admitted\":%"
+               APR_UINT64_T_FMT ",\"rejected\":%" APR_UINT64_T_FMT
+               ",\"dry_run\":%" APR_UINT64_T_FMT "},\"routes\":[",
+               snap->used, snap->capacity,
                (apr_uint64_t)snap->evictions, (apr_uint64_t)snap->reclaims,
-               snap->classes);
+               snap->classes, (apr_int64_t)snap->sum.started_ms,
+               (apr_int64_t)snap->sum.uptime_s,
+               (apr_uint64_t)snap->sum.decisions[HL_DECISION_ADMITTED],
+               (apr_uint64_t)snap->sum.decisions[HL_DECISION_REJECTED],
+               (apr_uint64_t)snap->sum.decisions[HL_DECISION_DRY_RUN]);
     for (i = 0; i < HL_STATS_ROUTES; ++i) {
         const hl_route_stat_t *e = &snap->shared.stats.routes[i];
         if (!e->hash)
@@ -229,19 +365,47 @@ static void write_json(request_rec *r, const hl_snapshot_t *snap)
     }
     ap_rputs("],\"top_keys\":[", r);
     for (i = 0; i < snap->ntop; ++i)
-        ap_rprintf(r, "%s{\"key\":\"%s\",\"count\":%u}", i ? "," : "",
-                   hl_json_escape(p, snap->top[i].key), snap->top[i].count);
+        ap_rprintf(r, "%s{\"key\":\"%s\",\"count\":%u,\"quota\":\"%s\","
+                   "\"window\":%d}", i ? "," : "",
+                   hl_json_escape(p, snap->top[i].key), snap->top[i].count,
+                   origin_name(snap->top[i].origin), snap->top[i].window + 1);
     ap_rputs("]}\n", r);
+}
+
+const char *hl_status_duration(apr_pool_t *p, int64_t secs)
+{
+    int64_t d, h, m;
+
+    if (secs < 0)
+        secs = 0;
+    d = secs / 86400;
+    h = secs / 3600 % 24;
+    m = secs / 60 % 60;
+    secs %= 60;
+    if (d)
+        return apr_psprintf(p, "%" APR_INT64_T_FMT " d %" APR_INT64_T_FMT
+                            " h %" APR_INT64_T_FMT " min", (apr_int64_t)d,
+                            (apr_int64_t)h, (apr_int64_t)m);
+    if (h)
+        return apr_psprintf(p, "%" APR_INT64_T_FMT " h %" APR_INT64_T_FMT
+                            " min", (apr_int64_t)h, (apr_int64_t)m);
+    if (m)
+        return apr_psprintf(p, "%" APR_INT64_T_FMT " min %" APR_INT64_T_FMT
+                            " s", (apr_int64_t)m, (apr_int64_t)secs);
+    return apr_psprintf(p, "%" APR_INT64_T_FMT " s", (apr_int64_t)secs);
 }
 
 static void write_html(request_rec *r, const hl_snapshot_t *snap)
 {
     apr_pool_t *p = r->pool;
     char when[APR_RFC822_DATE_LEN] = "never";
+    char since[APR_RFC822_DATE_LEN] = "?";
     int i;
 
     if (snap->shared.table_loaded_ms)
         apr_rfc822_date(when, (apr_time_t)snap->shared.table_loaded_ms * 1000);
+    if (snap->sum.started_ms)
+        apr_rfc822_date(since, (apr_time_t)snap->sum.started_ms * 1000);
     ap_set_content_type(r, "text/html; charset=utf-8");
     ap_rputs("<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\">"
              "<meta name=\"robots\" content=\"noindex, nofollow\">"
@@ -249,6 +413,9 @@ static void write_html(request_rec *r, const hl_snapshot_t *snap)
              "margin:2em}table{border-collapse:collapse}td,th{border:1px solid #ccc;"
              "padding:.2em .6em;text-align:left}</style></head><body>"
              "<h1>mod_hotlimit status</h1>", r);
+    ap_rprintf(r, "<p>Counting for %s, since %s (the start of this httpd; "
+               "restarts keep the counters).</p>",
+               hl_status_duration(p, snap->sum.uptime_s), since);
     ap_rprintf(r, "<h2>Quota table</h2><table>"
                "<tr><th>source</th><td>%s</td></tr>"
                "<tr><th>enabled</th><td>%s</td></tr>"
@@ -264,7 +431,7 @@ static void write_html(request_rec *r, const hl_snapshot_t *snap)
                snap->shared.table_enabled ? "yes" : "no (kill switch)",
                (apr_uint64_t)snap->shared.table_generation,
                snap->shared.table_routes, snap->shared.table_skipped, when,
-               last_result(snap),
+               snap->sum.table_result,
                hl_html_escape(p, snap->shared.table_message),
                (apr_uint64_t)snap->shared.reloads[HL_RELOAD_OK],
                (apr_uint64_t)snap->shared.reloads[HL_RELOAD_UNCHANGED],
@@ -285,11 +452,16 @@ static void write_html(request_rec *r, const hl_snapshot_t *snap)
                    hl_html_escape(p, e->route), (apr_uint64_t)e->count[0],
                    (apr_uint64_t)e->count[1], (apr_uint64_t)e->count[2]);
     }
-    ap_rputs("</table><h2>Busiest keys</h2><table><tr><th>key</th>"
-             "<th>requests in window</th></tr>", r);
+    ap_rputs("</table><h2>Busiest keys</h2><p>Each key's busiest window: "
+             "window 1 is the first of its quota (<code>5/1m</code> in "
+             "<code>HotLimitQuota 5/1m 30/1h</code>), 2 the second.</p>"
+             "<table><tr><th>key</th><th>quota from</th><th>window</th>"
+             "<th>requests in that window</th></tr>", r);
     for (i = 0; i < snap->ntop; ++i)
-        ap_rprintf(r, "<tr><td>%s</td><td>%u</td></tr>",
-                   hl_html_escape(p, snap->top[i].key), snap->top[i].count);
+        ap_rprintf(r, "<tr><td>%s</td><td>%s</td><td>%d</td><td>%u</td></tr>",
+                   hl_html_escape(p, snap->top[i].key),
+                   origin_name(snap->top[i].origin), snap->top[i].window + 1,
+                   snap->top[i].count);
     ap_rputs("</table><p><a href=\"?json\">JSON</a> &middot; "
              "<a href=\"?metrics\">metrics</a></p></body></html>\n", r);
 }
@@ -366,6 +538,17 @@ static int handle_reset(request_rec *r)
     return OK;
 }
 
+/* Returns 1 if the query string args (may be NULL) is "name" or "name=":
+ * Prometheus sends "?metrics=" for a scrape config's
+ * `params: {metrics: [""]}`, and cannot send a bare "?metrics". */
+static int query_is(const char *args, const char *name)
+{
+    size_t n = strlen(name);
+
+    return args && !strncmp(args, name, n)
+           && (args[n] == '\0' || (args[n] == '=' && args[n + 1] == '\0'));
+}
+
 int hl_status_handler(request_rec *r)
 {
     hl_snapshot_t *snap;
@@ -383,9 +566,9 @@ int hl_status_handler(request_rec *r)
     apr_table_setn(r->headers_out, "Cache-Control", "no-store");
     if (r->header_only)
         return OK;
-    if (r->args && !strcmp(r->args, "metrics"))
+    if (query_is(r->args, "metrics"))
         write_metrics(r, snap);
-    else if (r->args && !strcmp(r->args, "json"))
+    else if (query_is(r->args, "json"))
         write_json(r, snap);
     else
         write_html(r, snap);

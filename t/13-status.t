@@ -10,7 +10,7 @@ use Apache::TestUtil;
 use Apache::TestRequest qw(GET POST);
 use HLTest;
 
-plan tests => 21 + 5;
+plan tests => 21 + 5 + 7 + 2;
 
 my @codes = map { GET('/stat/')->code } 1 .. 4;
 ok t_cmp("@codes", '200 200 429 429', '/stat: 2 admitted, 2 rejected');
@@ -35,6 +35,11 @@ ok t_cmp("@codes", '200 200 429 429', '/stat: 2 admitted, 2 rejected');
                               : @top == 20 && $top[-1]{count} >= 2) ? 1 : 0, 1,
              '?json: top_keys sorted, /stat|127.0.0.1 (2) among them or outranked');
     ok t_cmp(ref $j->{table} eq 'HASH' && exists $j->{table}{generation} ? 1 : 0, 1, '?json: a table object');
+    ok t_cmp($key ? "$key->{quota} $key->{window}" : 'directive 1', 'directive 1',
+             '?json: the key counts in window 1 of a directive quota');
+    ok t_cmp(($j->{started_ms} // 0) > 1e12 && ($j->{uptime_s} // -1) >= 0 ? 1 : 0, 1,
+             "?json: started_ms " . ($j->{started_ms} // 'undef') . ", uptime_s " . ($j->{uptime_s} // 'undef'));
+    ok t_cmp(($j->{totals}{rejected} // 0) >= 2 ? 1 : 0, 1, '?json: totals.rejected counts /stat\'s 2');
 }
 
 # --- ?metrics --------------------------------------------------------------------------
@@ -49,6 +54,22 @@ ok t_cmp("@codes", '200 200 429 429', '/stat: 2 admitted, 2 rejected');
     ok t_cmp($m, qr/^# TYPE hotlimit_requests_total counter$/m, 'metrics: TYPE line');
     ok t_cmp($m, qr/^hotlimit_table_generation \d+$/m, 'metrics: hotlimit_table_generation');
     ok t_cmp($m, qr/^hotlimit_evictions_total \d+$/m, 'metrics: hotlimit_evictions_total');
+    ok t_cmp($m, qr/^hotlimit_table_last_reload_timestamp_seconds 0$/m,
+             'metrics: hotlimit_table_last_reload_timestamp_seconds 0 (no quota table)');
+    my ($start) = $m =~ /^hotlimit_start_time_seconds (\d+\.\d{3})$/m;
+    ok t_cmp(defined $start && $start > 1e9 && $start <= time + 1 ? 1 : 0, 1,
+             'metrics: hotlimit_start_time_seconds ' . ($start // 'missing'));
+    my %seen = map { $_ => 1 } $m =~ /^(hotlimit_[a-z_]+)[ {]/mg;
+    my @bare = grep { $m !~ /^# HELP \Q$_\E \S/m || $m !~ /^# TYPE \Q$_\E (?:counter|gauge)$/m } sort keys %seen;
+    ok t_cmp("@bare", '', 'metrics: every metric has # HELP and # TYPE');
+}
+
+# --- ?metrics= and ?json=: what Prometheus sends for params: {metrics: [""]} --------
+{
+    my $res = GET '/hotlimit-status?metrics=';
+    ok t_cmp($res->content, qr/^# TYPE hotlimit_slots_used gauge$/m, '?metrics= (empty value): metrics too');
+    $res = GET '/hotlimit-status?json=';
+    ok t_cmp($res->header('Content-Type'), qr{^application/json}, '?json= (empty value): JSON too');
 }
 
 # --- HTML ------------------------------------------------------------------------------
@@ -56,6 +77,8 @@ ok t_cmp("@codes", '200 200 429 429', '/stat: 2 admitted, 2 rejected');
     my $res = GET '/hotlimit-status';
     ok t_cmp($res->content, qr{<h1>mod_hotlimit status</h1>.*<td>/stat</td><td>2</td><td>2</td>}s,
              'HTML page: /stat with 2 admitted and 2 rejected');
+    ok t_cmp($res->content, qr{<p>Counting for \d+ (?:s|min|h|d)\b.*<th>window</th><th>requests in that window</th>}s,
+             'HTML page: uptime, and which window a busy key is counted in');
 }
 
 # --- cross-site resets are refused (Origin, Sec-Fetch-Site) ------------------------------

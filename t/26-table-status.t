@@ -10,7 +10,7 @@ use Apache::Test;
 use Apache::TestUtil;
 use HotLimitTable;
 
-plan tests => 15, need need_module('mod_hotlimit.c');
+plan tests => 18, need need_module('mod_hotlimit.c');
 
 my $mpm = hl_mpm();
 
@@ -27,6 +27,8 @@ ok t_cmp($st->{table}{source}, $h->table_path, "[$mpm] ?json: table.source is th
 ok t_cmp($st->{table}{last_result}, 'ok', "[$mpm] ?json: last_result ok after the start");
 ok t_cmp($st->{table}{routes}, 1, "[$mpm] ?json: 1 route");
 my $g1 = $st->{table}{generation};
+ok t_cmp($h->metrics, qr/^hotlimit_table_last_reload_successful 1$/m,
+         "[$mpm] ?metrics: hotlimit_table_last_reload_successful 1 after a good load");
 ok t_cmp($g1 >= 1 ? 1 : 0, 1, "[$mpm] ?json: generation $g1 >= 1");
 
 write_table($h->table_path, { routes => { '/s' => { max => 1, window => 60 },
@@ -48,6 +50,8 @@ ok t_cmp($st->{table}{reloads}{failed} >= 1 ? 1 : 0, 1, "[$mpm] ?json: reloads.f
 ok t_cmp($st->{table}{generation}, $g2, "[$mpm] ?json: last-good published nothing");
 
 my $m = $h->metrics;
+ok t_cmp($m, qr/^hotlimit_table_last_reload_successful 0$/m,
+         "[$mpm] ?metrics: hotlimit_table_last_reload_successful 0 after the failure");
 my ($failed) = $m =~ /^hotlimit_table_reloads_total\{result="failed"\} (\d+)$/m;
 ok t_cmp(defined $failed && $failed >= 1 ? 1 : 0, 1,
          "[$mpm] ?metrics: hotlimit_table_reloads_total{result=\"failed\"} " . ($failed // 'missing'));
@@ -55,4 +59,9 @@ my ($ok) = $m =~ /^hotlimit_table_reloads_total\{result="ok"\} (\d+)$/m;
 ok t_cmp(defined $ok && $ok >= 2 ? 1 : 0, 1, "[$mpm] ?metrics: result=\"ok\" " . ($ok // 'missing'));
 ok t_cmp($m, qr/^# TYPE hotlimit_table_generation gauge\nhotlimit_table_generation $g2$/m,
          "[$mpm] ?metrics: hotlimit_table_generation $g2");
+# The last publication's time: the good reload before the failed one.
+my ($ts) = $m =~ /^hotlimit_table_last_reload_timestamp_seconds (\d+\.\d{3})$/m;
+ok t_cmp(defined $ts && sprintf('%.0f', $ts * 1000) == $st->{table}{loaded_ms} ? 1 : 0, 1,
+         "[$mpm] ?metrics: hotlimit_table_last_reload_timestamp_seconds " . ($ts // 'missing')
+         . " = table.loaded_ms $st->{table}{loaded_ms} / 1000");
 $h->stop;

@@ -20,6 +20,9 @@ php_so=$(ls "$modules"/libphp*.so 2>/dev/null | sort -V | tail -n 1 || true)
 
 work=$(mktemp -d /tmp/hotlimit-t.XXXXXX)
 cp -a "$top/t" "$work/t"
+# t/32-monitoring.t checks the monitoring examples against ?metrics.
+mkdir -p "$work/conf-examples"
+cp -a "$top/conf-examples/monitoring" "$work/conf-examples/monitoring"
 cp "$so" "$work/mod_hotlimit.so"
 if [ -x "$top/hotlimit-check" ]; then cp "$top/hotlimit-check" "$work/hotlimit-check"; fi
 
@@ -37,7 +40,8 @@ base_conf() {
     {
         echo "LoadModule mpm_${mpm}_module $modules/mod_mpm_${mpm}.so"
         for m in authz_core authz_host authz_user authn_core authn_file auth_basic \
-                 alias dir mime env setenvif headers rewrite remoteip slotmem_shm negotiation; do
+                 alias dir mime env setenvif headers rewrite remoteip slotmem_shm negotiation \
+                 status; do
             echo "LoadModule ${m}_module $modules/mod_${m}.so"
         done
         if [ "$mpm" = prefork ] && [ -n "$php_so" ]; then
