@@ -539,27 +539,36 @@ static int limit_request(request_rec *r, hl_stage_t stage)
     return DECLINED;
 }
 
+/* Gives an internal redirect (mod_rewrite to a front controller,
+ * ErrorDocument) the variables of the request it came from, without
+ * REDIRECT_, once: a decision of its own replaces them. httpd skips the
+ * access checker of a redirect whose configuration is the same, so the
+ * fixups hook calls this too. */
+static void inherit_variables(request_rec *r)
+{
+    static const char *const names[] = {
+        "HOTLIMIT_ROUTE", "HOTLIMIT_LIMIT", "HOTLIMIT_REMAINING", NULL };
+    int i;
+
+    if (!r->prev || r->main || apr_table_get(r->subprocess_env, names[0]))
+        return;
+    for (i = 0; names[i]; ++i) {
+        const char *v = apr_table_get(r->subprocess_env,
+                        apr_pstrcat(r->pool, "REDIRECT_", names[i], NULL));
+        if (v)
+            apr_table_setn(r->subprocess_env, names[i], v);
+    }
+}
+
 int hl_access_checker(request_rec *r)
 {
-    /* An internal redirect (mod_rewrite to a front controller, ErrorDocument)
-     * gets the variables of the request it came from without REDIRECT_;
-     * its own decision below replaces them if it has quotas left. */
-    if (r->prev && !r->main) {
-        static const char *const names[] = {
-            "HOTLIMIT_ROUTE", "HOTLIMIT_LIMIT", "HOTLIMIT_REMAINING", NULL };
-        int i;
-        for (i = 0; names[i]; ++i) {
-            const char *v = apr_table_get(r->subprocess_env,
-                            apr_pstrcat(r->pool, "REDIRECT_", names[i], NULL));
-            if (v)
-                apr_table_setn(r->subprocess_env, names[i], v);
-        }
-    }
+    inherit_variables(r);
     return limit_request(r, HL_STAGE_ACCESS);
 }
 
 int hl_fixups(request_rec *r)
 {
+    inherit_variables(r);
     return limit_request(r, HL_STAGE_FIXUPS);
 }
 

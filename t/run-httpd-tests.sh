@@ -21,8 +21,7 @@ php_so=$(ls "$modules"/libphp*.so 2>/dev/null | sort -V | tail -n 1 || true)
 work=$(mktemp -d /tmp/hotlimit-t.XXXXXX)
 cp -a "$top/t" "$work/t"
 # t/32-monitoring.t checks the monitoring examples against ?metrics.
-mkdir -p "$work/conf-examples"
-cp -a "$top/conf-examples/monitoring" "$work/conf-examples/monitoring"
+cp -a "$top/conf-examples" "$work/conf-examples"
 cp "$so" "$work/mod_hotlimit.so"
 if [ -x "$top/hotlimit-check" ]; then cp "$top/hotlimit-check" "$work/hotlimit-check"; fi
 

@@ -1,0 +1,97 @@
+# The recipes in conf-examples/ work as their comments say, against a real
+# httpd: WordPress (login, lost password on its own counter, XML-RPC, the
+# REST API), a front-controller framework (?r= routes and pretty URLs from
+# a JSON table), and the fail2ban filter matches the module's real log
+# lines. Every conf-examples/*.conf passes configtest.
+use strict;
+use warnings FATAL => 'all';
+use FindBin;
+use lib "$FindBin::Bin/lib";
+use Apache::Test;
+use Apache::TestUtil;
+use HotLimitTable;
+
+my $examples = "$FindBin::Bin/../conf-examples";
+$examples = "$ENV{HOTLIMIT_TEST_WORK}/conf-examples" unless -d $examples;
+my @confs = sort glob "$examples/*.conf";
+my $fail2ban = -x '/usr/bin/fail2ban-regex' ? '/usr/bin/fail2ban-regex' : '';
+
+plan tests => scalar(@confs) + 12 + 3;
+
+sub slurp { local (@ARGV, $/) = @_; <> }
+
+# Adapts a recipe to a test instance: its paths become the instance's.
+sub adapt {
+    my ($text, $h) = @_;
+    my $dir = $h->dir;
+    $text =~ s{/etc/apache2/[\w.-]+\.json}{$dir/table.json}g;
+    $text =~ s{/var/www/[\w/]+}{$dir/htdocs}g;
+    $text =~ s{\$\{APACHE_LOG_DIR\}}{$dir}g;
+    return $text;
+}
+
+# --- every example passes configtest ---------------------------------------
+for my $conf (@confs) {
+    (my $name = $conf) =~ s{.*/}{};
+    my $h = HotLimitTable::Httpd->_new(name => "cfg-$name", table => { routes => {} },
+                                       conf => '');
+    my $text = adapt(slurp($conf), $h);
+    # The examples load modules only if a2enmod has not: here they are.
+    $text =~ s/^\s*LoadModule .*$//mg;
+    open my $fh, '>>', $h->{conf_file} or die $!;
+    print {$fh} "\n$text\n";
+    close $fh;
+    my $httpd = Apache::Test::vars('httpd');
+    my $out = `$httpd -t -f $h->{conf_file} 2>&1`;
+    ok t_cmp($? == 0 ? 'Syntax OK' : $out, 'Syntax OK', "configtest: $name");
+}
+
+# --- WordPress -------------------------------------------------------------
+my $wp_files = { 'wp-login.php' => "login form\n", 'xmlrpc.php' => "xmlrpc\n",
+                 'wp-json/wp/v2/posts' => "[]\n", 'wp-comments-post.php' => "ok\n" };
+my $wp = start_httpd(name => 'wordpress', files => $wp_files,
+                     conf => slurp("$examples/wordpress.conf"));
+ok t_cmp($wp->codes('/wp-login.php', 6), '200 200 200 200 200 429',
+         'WordPress: wp-login.php 5/1m');
+ok t_cmp($wp->codes('/wp-login.php?action=lostpassword', 4), '200 200 200 429',
+         'WordPress: lost password 3/1h, counted apart from the spent login');
+ok t_cmp($wp->get('/wp-login.php?action=lostpassword')->header('Retry-After') // 0,
+         qr/^\d+$/, 'WordPress: lost password refusal has Retry-After');
+ok t_cmp($wp->codes('/xmlrpc.php', 11), join(' ', ('200') x 10, '429'),
+         'WordPress: xmlrpc.php 10/1h');
+my @rest = split ' ', $wp->codes('/?rest_route=/wp/v2/posts', 31);
+ok t_cmp(scalar(grep { $_ eq '200' } @rest), 30, 'WordPress: ?rest_route= burst of 30');
+ok t_cmp($rest[-1], '429', 'WordPress: the 31st at once is refused');
+
+# --- a front-controller framework ------------------------------------------
+my $fc = start_httpd(name => 'front', table => { routes => {
+        'site.login' => { limits => ['3/1m'] }, 'site.register' => { max => 2, window => 60 },
+        'site.contact' => { max => 5, window => 60 } } },
+    files => { 'index.php' => "front controller\n" },
+    setup => sub { my $h = shift; $h->{conf} = adapt(slurp("$examples/front-controller.conf"), $h);
+                   $h->_write_conf },
+    conf => '');
+ok t_cmp($fc->codes('/index.php?r=site/login', 2), '200 200',
+         'front controller: ?r=site/login counts against site.login');
+ok t_cmp($fc->codes('/site/login', 2), '200 429',
+         'front controller: the pretty URL /site/login counts against the same route');
+ok t_cmp($fc->codes('/index.php?r=site/login', 1), '429',
+         'front controller: ?r= refused too once spent');
+ok t_cmp($fc->codes('/site/register', 3), '200 200 429',
+         'front controller: another route has its own quota');
+ok t_cmp($fc->codes('/site/about', 3), '200 200 200', 'front controller: unlisted routes are free');
+ok t_cmp($fc->get('/site/contact')->header('X-HL-Route') // '', '/site/contact',
+         'front controller: HOTLIMIT_ROUTE of a pretty URL is the table route');
+
+# --- fail2ban --------------------------------------------------------------
+if (!$fail2ban) {
+    skip('fail2ban-regex is not installed (apt-get install fail2ban)', 0) for 1 .. 3;
+}
+else {
+    my $out = `$fail2ban -v '$wp->{error_log}' '$examples/fail2ban/filter.d/hotlimit.conf' 2>&1`;
+    my ($matched) = $out =~ /Lines: \d+ lines, \d+ ignored, (\d+) matched/;
+    my $refused = () = HotLimitTable::_slurp($wp->{error_log}) =~ /HL00100: rejected/g;
+    ok t_cmp($matched // -1, $refused, "fail2ban: the filter matches each of the $refused HL00100 lines");
+    ok t_cmp($out =~ /^\|\s+127\.0\.0\.1\s/m ? 1 : 0, 1, 'fail2ban: the address to ban is the client');
+    ok t_cmp($out =~ /HL00101|would reject/ ? 0 : 1, 1, 'fail2ban: nothing else is matched');
+}
