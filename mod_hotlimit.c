@@ -96,6 +96,7 @@ static void *create_server_conf(apr_pool_t *p, server_rec *s)
     c->reload_interval = HL_UNSET;
     c->fetch_timeout = HL_UNSET;
     c->table_failure = HL_FAIL_UNSET;
+    c->store_timeout = HL_UNSET;
     return c;
 }
 
@@ -108,6 +109,9 @@ static void *merge_server_conf(apr_pool_t *p, void *basev, void *addv)
     c->slots = base->slots;            /* main server only */
     c->persist = base->persist;
     c->store = base->store;
+    c->redis = base->redis;
+    c->store_timeout = base->store_timeout;
+    c->store_failure = base->store_failure;
     c->table_source = base->table_source;
     c->reload_interval = base->reload_interval;
     c->fetch_timeout = base->fetch_timeout;
@@ -267,6 +271,8 @@ static hl_int_directive_t reload_interval_directive = {
     APR_OFFSETOF(hl_server_conf_t, reload_interval), 1, 86400, 1 };
 static hl_int_directive_t fetch_timeout_directive = {
     APR_OFFSETOF(hl_server_conf_t, fetch_timeout), 1, 300, 1 };
+static hl_int_directive_t store_timeout_directive = {
+    APR_OFFSETOF(hl_server_conf_t, store_timeout), 1, 60000, 1 };
 static hl_int_directive_t ipv6_prefix_directive = {
     APR_OFFSETOF(hl_server_conf_t, ipv6_prefix), 1, 128, 0 };
 
@@ -347,10 +353,32 @@ static const char *set_store(cmd_parms *cmd, void *dconf, const char *arg)
     (void)dconf;
     if (err)
         return err;
-    if (strcmp(arg, "shm") != 0)
-        return apr_psprintf(cmd->pool, "%s: unsupported store '%s' (this "
-                            "build supports shm)", cmd->cmd->name, arg);
+    server_conf(cmd)->redis = NULL;
+    if (strcmp(arg, "shm") != 0) {
+        const char *why = hl_redis_parse(cmd->pool, arg, &server_conf(cmd)->redis);
+        if (why)
+            return apr_psprintf(cmd->pool, "%s: bad store '%s': %s",
+                                cmd->cmd->name, arg, why);
+    }
     server_conf(cmd)->store = arg;
+    return NULL;
+}
+
+static const char *set_store_failure(cmd_parms *cmd, void *dconf, const char *arg)
+{
+    const char *err = ap_check_cmd_context(cmd, GLOBAL_ONLY);
+    (void)dconf;
+    if (err)
+        return err;
+    if (!strcmp(arg, "local"))
+        server_conf(cmd)->store_failure = HL_STORE_FAIL_LOCAL;
+    else if (!strcmp(arg, "open"))
+        server_conf(cmd)->store_failure = HL_STORE_FAIL_OPEN;
+    else if (!strcmp(arg, "closed"))
+        server_conf(cmd)->store_failure = HL_STORE_FAIL_CLOSED;
+    else
+        return apr_psprintf(cmd->pool, "%s: bad value '%s' (use local, open "
+                            "or closed)", cmd->cmd->name, arg);
     return NULL;
 }
 
@@ -415,7 +443,13 @@ static const command_rec hotlimit_cmds[] = {
     AP_INIT_TAKE1("HotLimitErrorTemplate", set_error_template, NULL, RSRC_CONF,
                   "HTML template file for the 429 page"),
     AP_INIT_TAKE1("HotLimitStore", set_store, NULL, RSRC_CONF,
-                  "shm: where counters live"),
+                  "shm | redis://[USER:PASSWORD@]HOST:PORT[/DB][?prefix=P] | "
+                  "unix:/PATH: where counters live"),
+    AP_INIT_TAKE1("HotLimitStoreTimeout", set_server_int, &store_timeout_directive,
+                  RSRC_CONF, "the longest a request waits for a remote store, ms "
+                  "(default " APR_STRINGIFY(HL_DEFAULT_STORE_TIMEOUT) ")"),
+    AP_INIT_TAKE1("HotLimitStoreFailure", set_store_failure, NULL, RSRC_CONF,
+                  "local|open|closed: what decides while a remote store cannot"),
     AP_INIT_TAKE1("HotLimitQuotaTable", set_quota_table, NULL, RSRC_CONF,
                   "JSON quota table: a file path or an http(s) URL"),
     AP_INIT_TAKE1("HotLimitReloadInterval", set_server_int, &reload_interval_directive, RSRC_CONF,
@@ -480,6 +514,14 @@ static void resolve_servers(apr_pool_t *pconf, server_rec *main_server)
             sc->fetch_timeout = HL_DEFAULT_FETCH_TIMEOUT;
         if (sc->table_failure == HL_FAIL_UNSET)
             sc->table_failure = HL_FAIL_OPEN;
+        if (sc->store_timeout == HL_UNSET)
+            sc->store_timeout = HL_DEFAULT_STORE_TIMEOUT;
+        if (sc->store_failure == HL_STORE_FAIL_UNSET)
+            sc->store_failure = HL_STORE_FAIL_LOCAL;
+        if (sc->redis) {
+            sc->redis->timeout_ms = sc->store_timeout;
+            sc->redis->failure = sc->store_failure;
+        }
         if (s->is_virtual) {
             sc->tag = apr_psprintf(pconf, "%s:%u",
                                    s->server_hostname ? s->server_hostname : "",
@@ -507,6 +549,8 @@ static int hl_post_config(apr_pool_t *pconf, apr_pool_t *plog,
         return OK;
     resolve_servers(pconf, s);
     rc = hl_store_post_config(pconf, s);
+    if (rc == OK)
+        rc = hl_redis_post_config(pconf, s);
     if (rc == OK)
         rc = hl_table_post_config(pconf, ptemp, s);
     return rc;

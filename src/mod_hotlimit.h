@@ -13,7 +13,7 @@
  * Log tags: HL00001-HL00099 mod_hotlimit.c, HL00100-HL00199 access,
  * HL00200-HL00299 store, HL00300-HL00399 status and mod_status section,
  * HL00400-HL00499 table,
- * HL00500-HL00599 fetch.
+ * HL00500-HL00599 fetch, HL00700-HL00799 the Redis store.
  */
 #ifndef MOD_HOTLIMIT_H
 #define MOD_HOTLIMIT_H
@@ -38,6 +38,7 @@
 #define HL_DEFAULT_SLOTS            65536  /* HotLimitSlots */
 #define HL_DEFAULT_RELOAD_INTERVAL  10     /* HotLimitReloadInterval, s */
 #define HL_DEFAULT_FETCH_TIMEOUT    5      /* HotLimitFetchTimeout, s */
+#define HL_DEFAULT_STORE_TIMEOUT    50     /* HotLimitStoreTimeout, ms */
 
 /* Where the route of a request comes from (HotLimitRouteFrom). */
 typedef enum {
@@ -82,6 +83,27 @@ typedef enum {
     HL_FAIL_LAST_GOOD
 } hl_table_failure_t;
 
+/* HotLimitStoreFailure: what decides while a remote store cannot. */
+typedef enum {
+    HL_STORE_FAIL_UNSET = 0,
+    HL_STORE_FAIL_LOCAL,      /* the local shared-memory counters */
+    HL_STORE_FAIL_OPEN,       /* admit */
+    HL_STORE_FAIL_CLOSED      /* refuse with 503 */
+} hl_store_failure_t;
+
+/* HotLimitStore redis://... once parsed. */
+typedef struct {
+    const char        *host;       /* NULL with a unix socket */
+    int                port;
+    const char        *socket;     /* unix:/path, or NULL */
+    int                db;
+    const char        *user;       /* ACL user, or NULL */
+    const char        *password;   /* or NULL: no AUTH */
+    const char        *prefix;     /* of every key, "hl:" */
+    int                timeout_ms; /* HotLimitStoreTimeout */
+    hl_store_failure_t failure;    /* HotLimitStoreFailure */
+} hl_redis_conf_t;
+
 /* Per-server configuration. Server-wide settings are read from the main
  * server only (documented per directive). */
 typedef struct {
@@ -91,6 +113,9 @@ typedef struct {
     apr_array_header_t *exempt;           /* of hl_cidr_t (HotLimitExempt) */
     const char         *error_template;   /* file contents, or NULL */
     const char         *store;            /* HotLimitStore */
+    hl_redis_conf_t    *redis;            /* HotLimitStore redis://, or NULL */
+    int                 store_timeout;    /* HotLimitStoreTimeout, ms */
+    hl_store_failure_t  store_failure;    /* HotLimitStoreFailure */
     const char         *table_source;     /* HotLimitQuotaTable */
     int                 reload_interval;  /* seconds */
     int                 fetch_timeout;    /* seconds */
@@ -168,9 +193,37 @@ void hl_store_totals(hl_store_totals_t *t);
  * all when keys move meanwhile). fn must not call the store. */
 void hl_store_scan(int (*fn)(const hl_slot_t *s, void *baton), void *baton);
 
-/* Returns the counter store requests are decided against (the shared
- * memory store): never NULL after post_config. */
+/* Returns the counter store requests are decided against (Redis when
+ * HotLimitStore says so, else the shared memory): never NULL after
+ * post_config. decide() returns -2 when the request must be refused with
+ * 503 (HotLimitStoreFailure closed). */
 const hl_store_t *hl_store_get(void);
+
+/* Returns the shared-memory store (the local fallback of a remote one). */
+const hl_store_t *hl_store_shm(void);
+
+/* Returns the per-route statistics in shared memory (lock-free). */
+hl_stats_t *hl_store_stats(void);
+
+/* ---- mod_hotlimit_redis.c: the Redis store ------------------------------ */
+
+/* Parses a HotLimitStore value other than shm into *out (from p). Returns
+ * NULL, or what is wrong with it. */
+const char *hl_redis_parse(apr_pool_t *p, const char *url, hl_redis_conf_t **out);
+
+/* Sets the Redis store up when configured (main server). Returns OK or an
+ * HTTP error after logging. */
+int hl_redis_post_config(apr_pool_t *pconf, server_rec *s);
+
+/* Returns the Redis store, or NULL when HotLimitStore is not redis. */
+const hl_store_t *hl_redis_store(void);
+
+/* The Redis store's figures, for the status page and metrics. */
+typedef struct {
+    int      configured, up;
+    uint64_t decisions, fallbacks, errors;
+} hl_redis_figures_t;
+void hl_redis_figures(hl_redis_figures_t *f);
 
 /* ---- mod_hotlimit_access.c: the decision ------------------------------- */
 int hl_access_checker(request_rec *r);

@@ -521,6 +521,8 @@ static int limit_request(request_rec *r, hl_stage_t stage)
         store->ops->prepare(store->ctx, items[i]);
     }
     admit = store->ops->decide(store->ctx, items, n, hl_mono_ms());
+    if (admit == -2)
+        return HTTP_SERVICE_UNAVAILABLE;  /* HotLimitStoreFailure closed */
     if (admit < 0)
         return DECLINED;     /* the store could not answer: logged, admit */
 

@@ -687,5 +687,16 @@ static const hl_store_t shm_store = { &shm_ops, NULL };
 
 const hl_store_t *hl_store_get(void)
 {
+    const hl_store_t *remote = hl_redis_store();
+    return remote ? remote : &shm_store;
+}
+
+const hl_store_t *hl_store_shm(void)
+{
     return &shm_store;
+}
+
+hl_stats_t *hl_store_stats(void)
+{
+    return &store_shared->stats;
 }

@@ -1,0 +1,129 @@
+-- hl_redis_script.lua - one decision of mod_hotlimit's Redis store, run
+-- atomically by Redis (EVALSHA): every window of every quota of a request
+-- is checked, and the request is counted only if every quota not in dry
+-- run admits it, with the algorithms of src/hl_bucket.c (fixed, sliding,
+-- gcra), on the server's clock (TIME). Limits come as arguments, so a
+-- changed table changes them without touching counters.
+--
+-- KEYS: the counter keys, window by window, quota by quota.
+-- ARGV: mode ("d": decide, "c": count one quota after the response),
+--       the number of quotas, then per quota: algo (0 fixed, 1 sliding,
+--       2 gcra), windows, commit (1: counts every admitted request),
+--       dry run (1/0), then per window: limit, window ms, burst.
+-- Returns: admitted (1/0), then per window: admit, remaining, reset ms,
+--          retry ms.
+-- Each key is a hash: t (window start ms; gcra: TAT in microseconds),
+-- c (count), p (previous window's count, sliding).
+local tm = redis.call('TIME')
+local now = tonumber(tm[1]) * 1000 + math.floor(tonumber(tm[2]) / 1000)
+
+local function ceil_div(a, b) return math.floor((a + b - 1) / b) end
+
+local function load(key)
+  local v = redis.call('HMGET', key, 't', 'c', 'p')
+  return tonumber(v[1]) or 0, tonumber(v[2]) or 0, tonumber(v[3]) or 0
+end
+
+-- Each check returns admit, remaining, reset, retry, then the state as
+-- rolled forward to now (t, c, p).
+local function fixed(key, limit, w)
+  local t, c, p = load(key)
+  if c > 0 then
+    if now < t then t = now elseif now - t >= w then c = 0; t = now end
+  end
+  local finish = ((c == 0) and now or t) + w
+  if c < limit then return 1, limit - c - 1, finish - now, 0, t, c, p end
+  return 0, 0, finish - now, finish - now, t, c, p
+end
+
+local function sliding(key, limit, w)
+  local t, c, p = load(key)
+  local cur = now - (now % w)
+  if t > cur then t = cur end
+  if cur > t then
+    if cur - t < 2 * w then p = c else p = 0 end
+    c = 0; t = cur
+  end
+  local decay = p * (w - (now - t))
+  if c + 1 <= limit and decay <= (limit - c - 1) * w then
+    return 1, math.floor(((limit - c - 1) * w - decay) / w), t + 2 * w - now, 0, t, c, p
+  end
+  local at
+  if c + 1 <= limit and p > 0 and math.floor((limit - c - 1) * w / p) >= 1 then
+    at = t + w - math.floor((limit - c - 1) * w / p)
+  elseif c == 0 then
+    at = t + w
+  else
+    local q = math.floor((limit - 1) * w / c)
+    if q >= w then at = t + w else at = t + w + (w - q) end
+  end
+  local reset = (c > 0) and (t + 2 * w) or (t + w)
+  return 0, 0, reset - now, at - now, t, c, p
+end
+
+local function gcra(key, limit, w, burst)
+  local tat = load(key)
+  local now_us = now * 1000
+  local interval = ceil_div(w * 1000, limit)
+  local b = (burst > 0) and burst or limit
+  local tau = (b - 1) * interval
+  if tat > now_us + tau + interval then tat = now_us + tau + interval end
+  local eff = math.max(tat, now_us)
+  if eff - now_us <= tau then
+    return 1, math.floor((tau - (eff - now_us)) / interval),
+           ceil_div(eff + interval - now_us, 1000), 0, tat, 0, 0
+  end
+  return 0, 0, ceil_div(eff - now_us, 1000), ceil_div(eff - tau - now_us, 1000), tat, 0, 0
+end
+
+-- Counts one request in a window whose state was rolled to now.
+local function commit(algo, key, limit, w, burst, t, c, p)
+  if algo == 2 then
+    local now_us = now * 1000
+    local tat = math.max(t, now_us) + ceil_div(w * 1000, limit)
+    redis.call('HSET', key, 't', tat, 'c', 0, 'p', 0)
+    redis.call('PEXPIRE', key, ceil_div(tat - now_us, 1000) + 1)
+  elseif algo == 1 then
+    redis.call('HSET', key, 't', t, 'c', c + 1, 'p', p)
+    redis.call('PEXPIRE', key, 2 * w + 1)
+  else
+    if c == 0 then t = now end
+    redis.call('HSET', key, 't', t, 'c', c + 1, 'p', 0)
+    redis.call('PEXPIRE', key, math.max(t + w - now, 1))
+  end
+end
+
+local mode, nitems = ARGV[1], tonumber(ARGV[2])
+local a, k, all = 3, 1, 1
+local items = {}
+for i = 1, nitems do
+  local it = { algo = tonumber(ARGV[a]), nw = tonumber(ARGV[a + 1]),
+               commit = tonumber(ARGV[a + 2]), dry = tonumber(ARGV[a + 3]),
+               admit = 1, w = {} }
+  a = a + 4
+  for j = 1, it.nw do
+    local limit, w, burst = tonumber(ARGV[a]), tonumber(ARGV[a + 1]), tonumber(ARGV[a + 2])
+    local key = KEYS[k]
+    local r
+    a = a + 3; k = k + 1
+    if it.algo == 1 then r = { sliding(key, limit, w) }
+    elseif it.algo == 2 then r = { gcra(key, limit, w, burst) }
+    else r = { fixed(key, limit, w) } end
+    it.w[j] = { key = key, limit = limit, win = w, burst = burst, r = r }
+    if r[1] == 0 then it.admit = 0 end
+  end
+  if it.admit == 0 and it.dry == 0 then all = 0 end
+  items[i] = it
+end
+local out = { all }
+for i = 1, nitems do
+  local it = items[i]
+  local count = (mode == 'c') or (all == 1 and it.commit == 1 and it.admit == 1)
+  for j = 1, it.nw do
+    local x = it.w[j]
+    local r = x.r
+    if count then commit(it.algo, x.key, x.limit, x.win, x.burst, r[5], r[6], r[7]) end
+    out[#out + 1] = r[1]; out[#out + 1] = r[2]; out[#out + 1] = r[3]; out[#out + 1] = r[4]
+  end
+end
+return out

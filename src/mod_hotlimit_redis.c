@@ -1,0 +1,662 @@
+/*
+ * mod_hotlimit_redis.c - the Redis store (HotLimitStore redis://...): the
+ * same decisions as the shared-memory store (hl_store.h), shared by every
+ * httpd that points at one Redis or Valkey server.
+ *
+ * One round trip per decision: one atomic script (src/hl_redis_script.lua,
+ * EVALSHA, EVAL when the server answers NOSCRIPT) checks every window of
+ * every quota with the algorithms of hl_bucket.c on the server's clock and
+ * counts only if all admit. All keys carry the hash tag {hl}, so a Redis
+ * Cluster serves a decision from one slot.
+ *
+ * Connections: one per thread that needs one, made in the child on first
+ * use (never before fork), bounded by HotLimitStoreTimeout for connect and
+ * every command, and dropped after any error (a hiredis context is not
+ * reusable then). A breaker in shared memory (one per httpd) opens on a
+ * failure, so that one child's timeout spares every other: while it is
+ * open, decisions follow HotLimitStoreFailure (local: the shm counters;
+ * open: admit; closed: 503); after a jittered backoff one request at a time
+ * probes the server. A warning is logged once per outage, a notice on
+ * recovery.
+ *
+ * A refused client carries a "refused until T" note in a per-thread cache,
+ * so a flood of refused requests does not each cost a round trip.
+ */
+#include <string.h>
+#include <stdlib.h>
+#include <unistd.h>
+#include <sys/time.h>
+
+#include <hiredis/hiredis.h>
+
+#include "httpd.h"
+#include "http_config.h"
+#include "http_log.h"
+#include "apr_strings.h"
+#include "apr_sha1.h"
+#include "apr_shm.h"
+
+#include "mod_hotlimit.h"
+#include "hl_redis_script.h"
+
+APLOG_USE_MODULE(hotlimit);
+
+#define HL_REDIS_LIFE_KEY   "hotlimit-redis"
+#define HL_BACKOFF_MIN_MS   250
+#define HL_BACKOFF_MAX_MS   5000
+#define HL_REFUSED_CACHE    64
+#define HL_REDIS_MAX_ARGS   (4 + HL_DECIDE_MAX * (4 + 4 * HL_MAX_WINDOWS) + HL_DECIDE_MAX * HL_MAX_WINDOWS)
+
+/* The breaker and the figures, in shared memory (one per httpd parent). */
+typedef struct {
+    int64_t  open_until_ms;   /* hl_mono_ms; 0: closed */
+    uint32_t failures;        /* in a row */
+    uint32_t probing;         /* 1: a request is probing the server */
+    uint32_t down;            /* 1: an outage was logged */
+    uint32_t pad;
+    uint64_t decisions;       /* answered by Redis */
+    uint64_t fallbacks;       /* decided by HotLimitStoreFailure */
+    uint64_t errors;          /* failed round trips */
+} hl_redis_shared_t;
+
+static const hl_redis_conf_t *rconf;     /* this generation's settings */
+static hl_redis_shared_t *rshared;
+static server_rec *rserver;
+static char script_sha[41];
+
+/* Per thread: the connection, and the refused-until notes. */
+typedef struct {
+    uint64_t      key;        /* hash of the decision's keys and limits */
+    int64_t       until_ms;   /* hl_mono_ms */
+    hl_decision_t decision;
+} hl_refused_t;
+
+static __thread redisContext *conn;
+static __thread hl_refused_t refused[HL_REFUSED_CACHE];
+
+/* ---- configuration ------------------------------------------------------ */
+
+const char *hl_redis_parse(apr_pool_t *p, const char *url, hl_redis_conf_t **out)
+{
+    hl_redis_conf_t *c = apr_pcalloc(p, sizeof(*c));
+    const char *rest, *at, *slash, *q, *colon;
+    char *hostport;
+
+    c->prefix = "hl:";
+    if (!strncmp(url, "rediss://", 9))
+        return "rediss:// (TLS) needs hiredis with SSL support, which Debian 12's "
+               "hiredis 0.14 does not have: use redis:// over a trusted network, "
+               "a unix: socket, or a TLS tunnel";
+    if (!strncmp(url, "unix:", 5)) {
+        rest = url + 5;
+        q = strchr(rest, '?');
+        c->socket = q ? apr_pstrmemdup(p, rest, (apr_size_t)(q - rest))
+                      : apr_pstrdup(p, rest);
+        if (!*c->socket || c->socket[0] != '/')
+            return "unix: needs an absolute socket path";
+    }
+    else if (!strncmp(url, "redis://", 8)) {
+        rest = url + 8;
+        q = strchr(rest, '?');
+        at = strchr(rest, '@');
+        if (at && (!q || at < q)) {
+            const char *cred = apr_pstrmemdup(p, rest, (apr_size_t)(at - rest));
+            colon = strchr(cred, ':');
+            if (colon) {
+                c->user = colon > cred ? apr_pstrmemdup(p, cred, (apr_size_t)(colon - cred))
+                                       : NULL;
+                c->password = apr_pstrdup(p, colon + 1);
+            }
+            else
+                c->password = cred;
+            rest = at + 1;
+        }
+        slash = strchr(rest, '/');
+        if (slash && q && slash > q)
+            slash = NULL;
+        hostport = apr_pstrmemdup(p, rest, (apr_size_t)((slash ? slash : q ? q : rest + strlen(rest)) - rest));
+        colon = strrchr(hostport, ':');
+        if (!colon || colon == hostport)
+            return "redis:// needs HOST:PORT";
+        c->host = apr_pstrmemdup(p, hostport, (apr_size_t)(colon - hostport));
+        c->port = atoi(colon + 1);
+        if (c->port <= 0 || c->port > 65535)
+            return "bad port";
+        if (slash) {
+            char *end;
+            long db = strtol(slash + 1, &end, 10);
+            if (end == slash + 1 || (*end && *end != '?') || db < 0 || db > 65535)
+                return "bad database number";
+            c->db = (int)db;
+        }
+    }
+    else
+        return "use shm, redis://[USER:PASSWORD@]HOST:PORT[/DB][?prefix=P] or unix:/PATH";
+    if (q) {
+        if (!strncmp(q, "?prefix=", 8) && q[8])
+            c->prefix = apr_pstrdup(p, q + 8);
+        else if (!strncmp(q, "?db=", 4) && c->socket)
+            c->db = atoi(q + 4);
+        else
+            return "the only option is ?prefix=P (unix: also ?db=N)";
+    }
+    *out = c;
+    return NULL;
+}
+
+/* ---- the breaker ---------------------------------------------------------- */
+
+/* Returns 1 if this request may use Redis now: the breaker is closed, or
+ * its backoff is over and no other request is probing (this one then
+ * probes). */
+static int may_try(int64_t now)
+{
+    int64_t until = __atomic_load_n(&rshared->open_until_ms, __ATOMIC_ACQUIRE);
+    uint32_t idle = 0;
+
+    if (until == 0)
+        return 1;
+    if (now < until)
+        return 0;
+    return __atomic_compare_exchange_n(&rshared->probing, &idle, 1, 0,
+                                       __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE);
+}
+
+/* Records a failed round trip (why: for the log) and opens the breaker
+ * with a jittered, growing backoff. */
+static void failed(const char *why, int64_t now)
+{
+    uint32_t n = __atomic_add_fetch(&rshared->failures, 1, __ATOMIC_ACQ_REL);
+    int64_t backoff = HL_BACKOFF_MIN_MS << (n < 6 ? n - 1 : 5);
+    uint32_t was_down = 0;
+
+    if (backoff > HL_BACKOFF_MAX_MS)
+        backoff = HL_BACKOFF_MAX_MS;
+    backoff = backoff * (80 + (int64_t)(rand() % 41)) / 100;   /* +-20 % */
+    __atomic_add_fetch(&rshared->errors, 1, __ATOMIC_RELAXED);
+    __atomic_store_n(&rshared->open_until_ms, now + backoff, __ATOMIC_RELEASE);
+    __atomic_store_n(&rshared->probing, 0, __ATOMIC_RELEASE);
+    if (__atomic_compare_exchange_n(&rshared->down, &was_down, 1, 0,
+                                    __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+        ap_log_error(APLOG_MARK, APLOG_WARNING, 0, rserver,
+                     "HL00701: Redis store %s:%d unavailable (%s): deciding by "
+                     "HotLimitStoreFailure %s until it answers again",
+                     rconf->socket ? rconf->socket : rconf->host, rconf->port,
+                     why, rconf->failure == HL_STORE_FAIL_OPEN ? "open"
+                     : rconf->failure == HL_STORE_FAIL_CLOSED ? "closed" : "local");
+}
+
+/* Records a round trip that worked: closes the breaker. */
+static void succeeded(void)
+{
+    uint32_t was_down = 1;
+
+    __atomic_add_fetch(&rshared->decisions, 1, __ATOMIC_RELAXED);
+    if (__atomic_load_n(&rshared->open_until_ms, __ATOMIC_ACQUIRE) == 0
+        && __atomic_load_n(&rshared->failures, __ATOMIC_ACQUIRE) == 0)
+        return;
+    __atomic_store_n(&rshared->failures, 0, __ATOMIC_RELEASE);
+    __atomic_store_n(&rshared->open_until_ms, 0, __ATOMIC_RELEASE);
+    __atomic_store_n(&rshared->probing, 0, __ATOMIC_RELEASE);
+    if (__atomic_compare_exchange_n(&rshared->down, &was_down, 0, 0,
+                                    __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+        ap_log_error(APLOG_MARK, APLOG_NOTICE, 0, rserver,
+                     "HL00702: Redis store %s:%d answers again: counting there",
+                     rconf->socket ? rconf->socket : rconf->host, rconf->port);
+}
+
+/* ---- the connection ------------------------------------------------------- */
+
+/* Drops this thread's connection (after an error it cannot be reused). */
+static void drop(void)
+{
+    if (conn) {
+        redisFree(conn);
+        conn = NULL;
+    }
+}
+
+/* Returns 1 if reply is an error starting with prefix. */
+static int is_error(const redisReply *reply, const char *prefix)
+{
+    return reply && reply->type == REDIS_REPLY_ERROR && reply->str
+           && !strncmp(reply->str, prefix, strlen(prefix));
+}
+
+/* Returns this thread's connection, made (with AUTH and SELECT) if needed,
+ * or NULL with *why set. */
+static redisContext *connection(const char **why)
+{
+    struct timeval tv;
+    redisReply *reply;
+
+    if (conn)
+        return conn;
+    tv.tv_sec = rconf->timeout_ms / 1000;
+    tv.tv_usec = (rconf->timeout_ms % 1000) * 1000;
+    conn = rconf->socket ? redisConnectUnixWithTimeout(rconf->socket, tv)
+                         : redisConnectWithTimeout(rconf->host, rconf->port, tv);
+    if (!conn || conn->err) {
+        *why = conn && conn->errstr[0] ? "cannot connect" : "cannot connect";
+        drop();
+        return NULL;
+    }
+    redisSetTimeout(conn, tv);
+    if (rconf->password) {
+        reply = rconf->user
+            ? redisCommand(conn, "AUTH %s %s", rconf->user, rconf->password)
+            : redisCommand(conn, "AUTH %s", rconf->password);
+        if (!reply || reply->type == REDIS_REPLY_ERROR) {
+            *why = "AUTH refused";
+            if (reply)
+                freeReplyObject(reply);
+            drop();
+            return NULL;
+        }
+        freeReplyObject(reply);
+    }
+    if (rconf->db) {
+        reply = redisCommand(conn, "SELECT %d", rconf->db);
+        if (!reply || reply->type == REDIS_REPLY_ERROR) {
+            *why = "SELECT refused";
+            if (reply)
+                freeReplyObject(reply);
+            drop();
+            return NULL;
+        }
+        freeReplyObject(reply);
+    }
+    return conn;
+}
+
+/* ---- the decision ---------------------------------------------------------- */
+
+/* Argument vector of one script call, in a caller's buffers. */
+typedef struct {
+    int         argc;
+    const char *argv[HL_REDIS_MAX_ARGS];
+    size_t      argl[HL_REDIS_MAX_ARGS];
+    char        keys[HL_DECIDE_MAX * HL_MAX_WINDOWS][HL_KEY_MAX + 64];
+    char        nums[HL_REDIS_MAX_ARGS][24];
+    int         nnums;
+} hl_call_t;
+
+/* Appends a string argument (not copied: it must outlive the call). */
+static void add_arg(hl_call_t *c, const char *s, size_t len)
+{
+    c->argv[c->argc] = s;
+    c->argl[c->argc] = len;
+    c->argc++;
+}
+
+/* Appends a number argument. */
+static void add_num(hl_call_t *c, long long v)
+{
+    char *buf = c->nums[c->nnums++];
+    int n = apr_snprintf(buf, 24, "%" APR_INT64_T_FMT, (apr_int64_t)v);
+    add_arg(c, buf, (size_t)n);
+}
+
+/* Builds a script call over items (mode "d" or "c"). */
+static void build_call(hl_call_t *c, hl_decide_item_t *const *items, int n,
+                       const char *mode, int eval)
+{
+    int i, j, k = 0, nkeys = 0;
+
+    c->argc = 0;
+    c->nnums = 0;
+    if (eval) {
+        add_arg(c, "EVAL", 4);
+        add_arg(c, hl_redis_script, strlen(hl_redis_script));
+    }
+    else {
+        add_arg(c, "EVALSHA", 7);
+        add_arg(c, script_sha, 40);
+    }
+    for (i = 0; i < n; ++i)
+        nkeys += items[i]->quota->nwindows;
+    add_num(c, nkeys);
+    for (i = 0; i < n; ++i)
+        for (j = 0; j < items[i]->quota->nwindows; ++j) {
+            size_t plen = strlen(rconf->prefix);
+            char *key = c->keys[k++];
+            memcpy(key, rconf->prefix, plen);
+            memcpy(key + plen, "{hl}:", 5);
+            memcpy(key + plen + 5, items[i]->refs[j].key, items[i]->refs[j].len);
+            add_arg(c, key, plen + 5 + items[i]->refs[j].len);
+        }
+    add_arg(c, mode, 1);
+    add_num(c, n);
+    for (i = 0; i < n; ++i) {
+        const hl_quota_t *q = items[i]->quota;
+        add_num(c, q->algo);
+        add_num(c, q->nwindows);
+        add_num(c, q->count == HL_COUNT_ALL);
+        add_num(c, items[i]->dry_run != 0);
+        for (j = 0; j < q->nwindows; ++j) {
+            add_num(c, q->windows[j].count);
+            add_num(c, q->windows[j].window_ms);
+            add_num(c, q->burst);
+        }
+    }
+}
+
+/* Sends a call, loading the script when the server has lost it. Returns
+ * the reply (the caller frees it), or NULL after dropping the connection
+ * with *why set. */
+static redisReply *send_call(redisContext *cx, hl_decide_item_t *const *items,
+                             int n, const char *mode, const char **why)
+{
+    hl_call_t *c = malloc(sizeof(*c));
+    redisReply *reply;
+
+    if (!c) {
+        *why = "out of memory";
+        return NULL;
+    }
+    build_call(c, items, n, mode, 0);
+    reply = redisCommandArgv(cx, c->argc, c->argv, c->argl);
+    if (is_error(reply, "NOSCRIPT")) {
+        freeReplyObject(reply);
+        build_call(c, items, n, mode, 1);
+        reply = redisCommandArgv(cx, c->argc, c->argv, c->argl);
+    }
+    free(c);
+    if (!reply) {
+        *why = cx->err == REDIS_ERR_IO ? "timeout or connection lost" : "no reply";
+        drop();
+        return NULL;
+    }
+    if (reply->type != REDIS_REPLY_ARRAY) {
+        /* READONLY: a failed-over replica; anything else is as bad. */
+        *why = is_error(reply, "READONLY") ? "READONLY (a replica)"
+               : reply->type == REDIS_REPLY_ERROR ? "script error" : "bad reply";
+        if (reply->type == REDIS_REPLY_ERROR)
+            ap_log_error(APLOG_MARK, APLOG_DEBUG, 0, rserver,
+                         "HL00703: Redis answered: %s", reply->str);
+        freeReplyObject(reply);
+        drop();
+        return NULL;
+    }
+    return reply;
+}
+
+/* Fills the items' decisions from a decide reply. Returns 1 if admitted, 0
+ * if not, -1 when the reply does not fit the items. */
+static int read_decisions(const redisReply *reply, hl_decide_item_t *const *items,
+                          int n)
+{
+    size_t at = 1;
+    int i, j;
+
+    if (reply->elements < 1)
+        return -1;
+    for (i = 0; i < n; ++i) {
+        hl_decision_t *d = &items[i]->decision;
+        int64_t retry_ms = 0;
+
+        memset(d, 0, sizeof(*d));
+        d->admit = 1;
+        d->nwindows = items[i]->quota->nwindows;
+        d->remaining = UINT32_MAX;
+        for (j = 0; j < d->nwindows; ++j) {
+            hl_verdict_t *v = &d->windows[j];
+            if (at + 4 > reply->elements)
+                return -1;
+            v->admit = reply->element[at]->integer != 0;
+            v->remaining = (uint32_t)reply->element[at + 1]->integer;
+            v->reset_ms = reply->element[at + 2]->integer;
+            v->retry_ms = reply->element[at + 3]->integer;
+            at += 4;
+            if (!v->admit) {
+                d->admit = 0;
+                if (v->retry_ms > retry_ms)
+                    retry_ms = v->retry_ms;
+            }
+        }
+        for (j = 0; j < d->nwindows; ++j) {
+            hl_verdict_t *v = &d->windows[j];
+            if (!d->admit)
+                v->remaining = v->admit ? v->remaining + 1 : 0;
+            if (v->remaining < d->remaining)
+                d->remaining = v->remaining;
+        }
+        d->retry_after_s = d->admit ? 0 : (long)((retry_ms + 999) / 1000);
+        if (!d->admit && d->retry_after_s < 1)
+            d->retry_after_s = 1;
+    }
+    return reply->element[0]->integer != 0;
+}
+
+/* Returns the refused-until key of a decision: its keys and limits. */
+static uint64_t refused_key(hl_decide_item_t *const *items, int n)
+{
+    uint64_t h = 0x9e3779b97f4a7c15ULL;
+    int i;
+
+    for (i = 0; i < n; ++i) {
+        h ^= hl_hash64(items[i]->key, items[i]->key_len, h);
+        h ^= hl_hash64(items[i]->quota, sizeof(*items[i]->quota), h);
+    }
+    return h | 1;
+}
+
+/* Answers from this thread's refused-until notes: returns 1 and fills the
+ * single rejecting item when key is refused until later, else 0. */
+static int still_refused(uint64_t key, hl_decide_item_t *const *items, int n,
+                         int64_t now)
+{
+    hl_refused_t *e = &refused[key % HL_REFUSED_CACHE];
+    int i;
+
+    if (e->key != key || now >= e->until_ms || n != 1)
+        return 0;
+    for (i = 0; i < n; ++i) {
+        items[i]->decision = e->decision;
+        items[i]->decision.retry_after_s = (long)((e->until_ms - now + 999) / 1000);
+    }
+    return 1;
+}
+
+/* Decides without Redis, as HotLimitStoreFailure says: 1/0 from the local
+ * store, 1 (open), or -2 (closed: the caller answers 503). */
+static int fallback(hl_decide_item_t *const *items, int n, int64_t now)
+{
+    const hl_store_t *local = hl_store_shm();
+
+    __atomic_add_fetch(&rshared->fallbacks, 1, __ATOMIC_RELAXED);
+    if (rconf->failure == HL_STORE_FAIL_CLOSED)
+        return -2;
+    if (rconf->failure == HL_STORE_FAIL_OPEN) {
+        int i;
+        for (i = 0; i < n; ++i) {
+            memset(&items[i]->decision, 0, sizeof(items[i]->decision));
+            items[i]->decision.admit = 1;
+            items[i]->decision.nwindows = items[i]->quota->nwindows;
+        }
+        return 1;
+    }
+    return local->ops->decide(local->ctx, items, n, now);
+}
+
+static void redis_prepare(void *ctx, hl_decide_item_t *it)
+{
+    const hl_store_t *local = hl_store_shm();
+    (void)ctx;
+    local->ops->prepare(local->ctx, it);   /* slot keys: the Redis keys too */
+}
+
+static int redis_decide(void *ctx, hl_decide_item_t *const *items, int n,
+                        int64_t now)
+{
+    uint64_t key = refused_key(items, n);
+    const char *why = "unknown";
+    redisContext *cx;
+    redisReply *reply;
+    int admit, i;
+    (void)ctx;
+
+    if (still_refused(key, items, n, now))
+        return 0;
+    if (!may_try(now))
+        return fallback(items, n, now);
+    cx = connection(&why);
+    reply = cx ? send_call(cx, items, n, "d", &why) : NULL;
+    if (!reply) {
+        failed(why, now);
+        return fallback(items, n, now);
+    }
+    admit = read_decisions(reply, items, n);
+    freeReplyObject(reply);
+    if (admit < 0) {
+        failed("a reply that does not fit the request", now);
+        return fallback(items, n, now);
+    }
+    succeeded();
+    for (i = 0; i < n; ++i)
+        hl_stats_add_hashed(hl_store_stats(), items[i]->stats_hash,
+                            items[i]->stats_name,
+                            items[i]->decision.admit ? HL_DECISION_ADMITTED
+                            : items[i]->dry_run ? HL_DECISION_DRY_RUN
+                            : HL_DECISION_REJECTED);
+    if (!admit && n == 1 && !items[0]->dry_run) {
+        hl_refused_t *e = &refused[key % HL_REFUSED_CACHE];
+        int64_t retry = 0;
+        for (i = 0; i < items[0]->decision.nwindows; ++i)
+            if (!items[0]->decision.windows[i].admit
+                && items[0]->decision.windows[i].retry_ms > retry)
+                retry = items[0]->decision.windows[i].retry_ms;
+        e->key = key;
+        e->until_ms = now + retry;
+        e->decision = items[0]->decision;
+    }
+    return admit;
+}
+
+static int redis_count(void *ctx, const hl_decide_item_t *it, int64_t now)
+{
+    hl_decide_item_t *items[1];
+    const char *why = "unknown";
+    redisContext *cx;
+    redisReply *reply;
+    (void)ctx;
+
+    items[0] = (hl_decide_item_t *)it;
+    if (!may_try(now)) {
+        const hl_store_t *local = hl_store_shm();
+        return rconf->failure == HL_STORE_FAIL_LOCAL
+               ? local->ops->count(local->ctx, it, now) : 0;
+    }
+    cx = connection(&why);
+    reply = cx ? send_call(cx, items, 1, "c", &why) : NULL;
+    if (!reply) {
+        failed(why, now);
+        return -1;
+    }
+    freeReplyObject(reply);
+    succeeded();
+    return 0;
+}
+
+static int redis_reset(void *ctx, const char *key, size_t len)
+{
+    static const hl_origin_t origins[] = { HL_ORIGIN_DIRECTIVE, HL_ORIGIN_TABLE };
+    const hl_store_t *local = hl_store_shm();
+    const char *why = "unknown";
+    redisContext *cx;
+    redisReply *reply;
+    int removed = local->ops->reset(local->ctx, key, len);
+    size_t o, plen = strlen(rconf->prefix);
+    int w;
+    (void)ctx;
+
+    cx = connection(&why);
+    if (!cx)
+        return removed;
+    for (o = 0; o < 2; ++o)
+        for (w = 0; w < HL_MAX_WINDOWS; ++w) {
+            char skey[HL_KEY_MAX], full[HL_KEY_MAX + 64];
+            size_t slen = hl_limiter_slot_key(skey, origins[o], w, key, len);
+            const char *argv[2] = { "DEL", full };
+            size_t argl[2] = { 3, plen + 5 + slen };
+            memcpy(full, rconf->prefix, plen);
+            memcpy(full + plen, "{hl}:", 5);
+            memcpy(full + plen + 5, skey, slen);
+            reply = redisCommandArgv(cx, 2, argv, argl);
+            if (!reply) {
+                drop();
+                return removed;
+            }
+            if (reply->type == REDIS_REPLY_INTEGER)
+                removed += (int)reply->integer;
+            freeReplyObject(reply);
+        }
+    memset(refused, 0, sizeof(refused));
+    return removed;
+}
+
+static const hl_store_ops_t redis_ops = {
+    "redis", redis_prepare, redis_decide, redis_count, redis_reset
+};
+static const hl_store_t redis_store = { &redis_ops, NULL };
+
+/* ---- setup ------------------------------------------------------------------ */
+
+int hl_redis_post_config(apr_pool_t *pconf, server_rec *s)
+{
+    hl_server_conf_t *sc = ap_get_module_config(s->module_config, &hotlimit_module);
+    apr_pool_t *pp = s->process->pool;
+    apr_shm_t *shm = NULL;
+    void *found = NULL;
+    unsigned char digest[APR_SHA1_DIGESTSIZE];
+    apr_sha1_ctx_t sha;
+    int i;
+    (void)pconf;
+
+    rconf = sc->redis;
+    if (!rconf)
+        return OK;
+    rserver = s;
+    apr_pool_userdata_get(&found, HL_REDIS_LIFE_KEY, pp);
+    if (!found) {
+        if (apr_shm_create(&shm, sizeof(hl_redis_shared_t), NULL, pp) != APR_SUCCESS) {
+            ap_log_error(APLOG_MARK, APLOG_CRIT, 0, s,
+                         "HL00704: cannot create the Redis store's shared memory");
+            return HTTP_INTERNAL_SERVER_ERROR;
+        }
+        found = apr_shm_baseaddr_get(shm);
+        memset(found, 0, sizeof(hl_redis_shared_t));
+        apr_pool_userdata_set(found, HL_REDIS_LIFE_KEY, apr_pool_cleanup_null, pp);
+    }
+    rshared = found;
+    apr_sha1_init(&sha);
+    apr_sha1_update(&sha, hl_redis_script, (unsigned int)strlen(hl_redis_script));
+    apr_sha1_final(digest, &sha);
+    for (i = 0; i < APR_SHA1_DIGESTSIZE; ++i)
+        apr_snprintf(script_sha + 2 * i, 3, "%02x", digest[i]);
+    ap_log_error(APLOG_MARK, APLOG_INFO, 0, s,
+                 "HL00705: counters in Redis at %s%s%d (timeout %d ms, on "
+                 "failure: %s)", rconf->socket ? rconf->socket : rconf->host,
+                 rconf->socket ? "" : ":", rconf->socket ? 0 : rconf->port,
+                 rconf->timeout_ms,
+                 rconf->failure == HL_STORE_FAIL_OPEN ? "open"
+                 : rconf->failure == HL_STORE_FAIL_CLOSED ? "closed" : "local");
+    return OK;
+}
+
+const hl_store_t *hl_redis_store(void)
+{
+    return rconf ? &redis_store : NULL;
+}
+
+void hl_redis_figures(hl_redis_figures_t *f)
+{
+    memset(f, 0, sizeof(*f));
+    if (!rshared)
+        return;
+    f->configured = 1;
+    f->up = __atomic_load_n(&rshared->open_until_ms, __ATOMIC_ACQUIRE) == 0;
+    f->decisions = __atomic_load_n(&rshared->decisions, __ATOMIC_RELAXED);
+    f->fallbacks = __atomic_load_n(&rshared->fallbacks, __ATOMIC_RELAXED);
+    f->errors = __atomic_load_n(&rshared->errors, __ATOMIC_RELAXED);
+}

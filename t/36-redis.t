@@ -1,0 +1,134 @@
+# The Redis store (spec section 6): two httpd servers sharing one quota
+# through a real redis-server on loopback count exactly; a refused request
+# counts in no window; one script call per decided request; the script
+# cache heals after SCRIPT FLUSH; with Redis stopped no request waits much
+# longer than HotLimitStoreTimeout, nothing fails, and the local counters
+# keep limiting (HotLimitStoreFailure local) or 503 (closed); when Redis
+# comes back, counting is shared again within a few seconds.
+use strict;
+use warnings FATAL => 'all';
+use FindBin;
+use lib "$FindBin::Bin/lib";
+use Time::HiRes qw(time sleep);
+use POSIX ();
+use Apache::Test;
+use Apache::TestUtil;
+use HotLimitTable;
+
+my $redis_server = -x '/usr/bin/redis-server' ? '/usr/bin/redis-server' : '';
+my $redis_cli = -x '/usr/bin/redis-cli' ? '/usr/bin/redis-cli' : '';
+plan tests => 17, need { 'redis-server (apt-get install redis-server)' => $redis_server && $redis_cli };
+
+my $rport = free_port();
+my $rdir = Apache::Test::vars('t_logs') . "/redis-" . hl_mpm() . "-$$";
+mkdir $rdir;
+
+sub redis_start {
+    system($redis_server, '--port', $rport, '--bind', '127.0.0.1', '--save', '',
+           '--appendonly', 'no', '--daemonize', 'yes', '--dir', $rdir,
+           '--pidfile', "$rdir/redis.pid", '--logfile', "$rdir/redis.log") == 0
+        or die "cannot start redis-server\n";
+    wait_until(sub { `$redis_cli -p $rport ping 2>/dev/null` =~ /PONG/ }, 10)
+        or die "redis-server does not answer\n";
+}
+sub redis_stop {
+    my $pid = HotLimitTable::_slurp("$rdir/redis.pid") // return;
+    chomp $pid;
+    kill 'TERM', $pid;
+    wait_until(sub { !kill 0, $pid }, 10);
+}
+sub cli { my $out = `$redis_cli -p $rport @_ 2>&1`; chomp $out; $out }
+END { redis_stop() }
+
+redis_start();
+my $conf = <<"CONF";
+HotLimitStore redis://127.0.0.1:$rport
+HotLimitStoreTimeout 50
+<Location /shared>
+    HotLimitQuota 20/1m
+</Location>
+<Location /two>
+    HotLimitQuota 5/1m 30/1h
+</Location>
+<Location /flush>
+    HotLimitQuota 5/1m
+</Location>
+<Location /down>
+    HotLimitQuota 10/1m
+</Location>
+<Location /again>
+    HotLimitQuota 10/1m
+</Location>
+<Location /closed>
+    HotLimitQuota 10/1m
+</Location>
+CONF
+my $a = start_httpd(name => 'redis-a', conf => $conf);
+my $b = start_httpd(name => 'redis-b', conf => $conf);
+
+# --- two servers, one quota: exactly 20 of 40 alternating -----------------------
+my %seen;
+for my $i (1 .. 40) {
+    my $h = $i % 2 ? $a : $b;
+    $seen{ $h->get('/shared')->code }++;
+}
+ok t_cmp($seen{200} // 0, 20, 'two servers share one quota: 20 of 40 admitted');
+ok t_cmp($seen{429} // 0, 20, '... and 20 refused');
+
+# --- a refused request counts in no window ----------------------------------------
+cli('CONFIG RESETSTAT');
+my $codes = join ' ', map { ($_ % 2 ? $a : $b)->get('/two')->code } 1 .. 8;
+ok t_cmp($codes, '200 200 200 200 200 429 429 429', 'two windows: 5 of 5/1m');
+my @keys = split /\n/, cli('--scan', '--pattern', "'hl:{hl}:d1/two*'");
+ok t_cmp(scalar(@keys), 1, 'the 30/1h window has its key');
+ok t_cmp(cli('HGET', "'$keys[0]'", 'c'), '5', 'the 30/1h window counted 5, not 8');
+
+# --- one script call per decided request ------------------------------------------
+my $stats = cli('INFO', 'commandstats');
+my ($calls) = $stats =~ /cmdstat_evalsha:calls=(\d+)/;
+my ($evals) = $stats =~ /cmdstat_eval:calls=(\d+)/;
+# Refused requests of the same client are answered from the refused-until
+# note without a round trip, so calls <= 8.
+ok t_cmp(($calls // 0) + ($evals // 0) <= 8 && ($calls // 0) + ($evals // 0) >= 6 ? 1 : 0, 1,
+         'one script call per decided request at most (' . (($calls // 0) + ($evals // 0)) . ' for 8)');
+
+# --- SCRIPT FLUSH heals ---------------------------------------------------------------
+cli('SCRIPT', 'FLUSH');
+ok t_cmp($a->get('/flush')->code, 200, 'after SCRIPT FLUSH a request is answered');
+ok t_cmp(cli('--scan', '--pattern', "'hl:{hl}:d0/flush*'") =~ /flush/ ? 1 : 0, 1,
+         '... and counted in Redis (the script was loaded again)');
+
+# --- Redis stopped: bounded waits, no errors, local limits ------------------------
+redis_stop();
+t_debug('redis after stop: ' . cli('ping'));
+my ($slowest, %down) = (0);
+for my $i (1 .. 30) {
+    my $t0 = time;
+    my $code = $a->get('/down')->code;
+    my $dt = time - $t0;
+    $slowest = $dt if $dt > $slowest;
+    $down{$code}++;
+}
+ok t_cmp($slowest < 0.5 ? 1 : 0, 1, sprintf('Redis down: the slowest request took %.3f s', $slowest));
+ok t_cmp(scalar(grep { $_ >= 500 } keys %down), 0, 'Redis down: no 5xx with HotLimitStoreFailure local');
+ok t_cmp(($down{200} // 0) == 10 && ($down{429} // 0) == 20 ? 1 : 0, 1,
+         'Redis down: the local counters still limit (' . join(', ', map { "$_=$down{$_}" } sort keys %down) . ')');
+ok t_cmp(scalar(grep { /HL00701/ } $a->log_lines(0)), 1, 'the outage is logged once (HL00701)');
+
+# --- Redis back: shared again within a few seconds ----------------------------------
+redis_start();
+my $back = wait_until(sub {
+    $a->get('/again');
+    sleep 0.2;
+    cli('--scan', '--pattern', "'hl:{hl}:*again*'") =~ /again/;
+}, 15);
+ok t_cmp($back ? 1 : 0, 1, 'Redis back: counting there again within 15 s');
+ok t_cmp(scalar(grep { /HL00702/ } $a->log_lines(0)) >= 1 ? 1 : 0, 1, 'the recovery is logged (HL00702)');
+
+# --- HotLimitStoreFailure closed: 503 while Redis is down -----------------------------
+my $c = start_httpd(name => 'redis-closed', conf => $conf . "HotLimitStoreFailure closed\n");
+ok t_cmp($c->get('/closed')->code, 200, 'closed: answered while Redis is up');
+redis_stop();
+t_debug('redis after stop: ' . cli('ping'));
+ok t_cmp($c->get('/closed')->code, 503, 'closed: 503 while Redis is down');
+ok t_cmp($c->get('/unlimited-page')->code, 200, 'closed: routes without a quota are not affected');
