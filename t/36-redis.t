@@ -14,10 +14,11 @@ use POSIX ();
 use Apache::Test;
 use Apache::TestUtil;
 use HotLimitTable;
+use HLTest ();
 
 my $redis_server = -x '/usr/bin/redis-server' ? '/usr/bin/redis-server' : '';
 my $redis_cli = -x '/usr/bin/redis-cli' ? '/usr/bin/redis-cli' : '';
-plan tests => 17, need { 'redis-server (apt-get install redis-server)' => $redis_server && $redis_cli };
+plan tests => 23, need { 'redis-server (apt-get install redis-server)' => $redis_server && $redis_cli };
 
 my $rport = free_port();
 my $rdir = Apache::Test::vars('t_logs') . "/redis-" . hl_mpm() . "-$$";
@@ -62,9 +63,18 @@ HotLimitStoreTimeout 50
 <Location /closed>
     HotLimitQuota 10/1m
 </Location>
+<Location /burst>
+    HotLimitQuota 30/1m by=header:X-Client
+</Location>
+<Location /pause>
+    HotLimitQuota 100/1m
+</Location>
 CONF
 my $a = start_httpd(name => 'redis-a', conf => $conf);
-my $b = start_httpd(name => 'redis-b', conf => $conf);
+# The second server runs the other MPM when this run has it (prefork with
+# mod_php and event, as a mixed farm would).
+my $b = start_httpd(name => 'redis-b', conf => $conf, mpm => hl_other_mpm());
+t_debug('second server MPM: ' . hl_other_mpm());
 
 # --- two servers, one quota: exactly 20 of 40 alternating -----------------------
 my %seen;
@@ -74,6 +84,18 @@ for my $i (1 .. 40) {
 }
 ok t_cmp($seen{200} // 0, 20, 'two servers share one quota: 20 of 40 admitted');
 ok t_cmp($seen{429} // 0, 20, '... and 20 refused');
+
+# --- 50 concurrent clients alternating between the servers: exactly 30 ------------
+{
+    my %burst;
+    for my $round (1 .. 2) {
+        my $res = HLTest::hl_hammer(port => ($round == 1 ? $a : $b)->port, path => '/burst',
+                                    total => 50, conc => 50, headers => "X-Client: one\r\n");
+        $burst{$_} += $res->{$_} for keys %$res;
+    }
+    ok t_cmp($burst{200} // 0, 30, '100 requests from 50 concurrent clients on two servers: exactly 30 admitted');
+    ok t_cmp(($burst{0} // 0) + scalar(grep { $_ >= 500 } keys %burst), 0, '... no failed connection, no 5xx');
+}
 
 # --- a refused request counts in no window ----------------------------------------
 cli('CONFIG RESETSTAT');
@@ -97,6 +119,36 @@ cli('SCRIPT', 'FLUSH');
 ok t_cmp($a->get('/flush')->code, 200, 'after SCRIPT FLUSH a request is answered');
 ok t_cmp(cli('--scan', '--pattern', "'hl:{hl}:d0/flush*'") =~ /flush/ ? 1 : 0, 1,
          '... and counted in Redis (the script was loaded again)');
+
+# --- Redis paused (DEBUG SLEEP): requests wait no longer than the timeout ------------
+{
+    my $pid = fork // die "fork: $!";
+    if (!$pid) { exec($redis_cli, '-p', $rport, 'DEBUG', 'SLEEP', '1.5') or POSIX::_exit(1) }
+    sleep 0.2;
+    my ($slow, %codes) = (0);
+    for my $i (1 .. 10) {
+        my $t0 = time;
+        $codes{ $a->get('/pause')->code }++;
+        my $dt = time - $t0;
+        $slow = $dt if $dt > $slow;
+    }
+    waitpid $pid, 0;
+    ok t_cmp($slow < 0.5 ? 1 : 0, 1, sprintf('Redis paused 1.5 s: the slowest request took %.3f s', $slow));
+    ok t_cmp(scalar(grep { $_ >= 500 } keys %codes), 0, 'Redis paused: no 5xx');
+}
+sleep 6;   # the breaker's backoff ends; the next request probes
+
+# --- CLIENT KILL of every client: reconnects, bounded ---------------------------------
+{
+    my ($before) = cli('INFO', 'stats') =~ /total_connections_received:(\d+)/;
+    cli('CLIENT', 'KILL', 'TYPE', 'normal');
+    my %codes;
+    $codes{ ($_ % 2 ? $a : $b)->get('/burst')->code }++ for 1 .. 20;
+    my ($after) = cli('INFO', 'stats') =~ /total_connections_received:(\d+)/;
+    ok t_cmp(scalar(grep { $_ >= 500 } keys %codes), 0, 'CLIENT KILL: no 5xx');
+    ok t_cmp(($after // 0) - ($before // 0) <= 40 ? 1 : 0, 1,
+             'CLIENT KILL: ' . (($after // 0) - ($before // 0)) . ' reconnects for 20 requests (at most one per thread)');
+}
 
 # --- Redis stopped: bounded waits, no errors, local limits ------------------------
 redis_stop();

@@ -30,7 +30,7 @@ use HLTest ();
 
 our @EXPORT = qw(
     start_httpd table_server write_table free_port wait_until
-    hl_mpm hl_have_php hl_json_encode elapsed_since
+    hl_mpm hl_other_mpm hl_have_php hl_json_encode elapsed_since
 );
 
 # The HotLimitReloadInterval the tests use, and the spec's bound on how
@@ -48,9 +48,18 @@ sub hl_mpm { $ENV{HOTLIMIT_TEST_MPM} || 'prefork' }
 
 # Returns the base config (LoadModule lines) of this run's MPM.
 sub _base_conf {
+    my $mpm = shift || hl_mpm();
     my $work = $ENV{HOTLIMIT_TEST_WORK}
         or die "HOTLIMIT_TEST_WORK is not set (run t/run-httpd-tests.sh)\n";
-    return "$work/base-" . hl_mpm() . ".conf";
+    return "$work/base-$mpm.conf";
+}
+
+# Returns the other MPM's name if its base config exists in this run (the
+# MPMs run one after the other: during the second, the first's is there),
+# else this run's MPM.
+sub hl_other_mpm {
+    my $other = hl_mpm() eq 'prefork' ? 'event' : 'prefork';
+    return -r _base_conf($other) ? $other : hl_mpm();
 }
 
 # Returns 1 if this run loads mod_php (prefork only).
@@ -118,6 +127,7 @@ sub write_table {
 #            string or a structure), e.g. for HotLimitQuotaTable @DIR@/table.json
 #   files    { 'rel/path' => content } extra documents
 #   env      { NAME => value } extra environment for httpd (LD_PRELOAD...)
+#   mpm      prefork|event: another MPM than this run's (see hl_other_mpm)
 #   setup    a sub called with the handle before the start, e.g. to put a
 #            FIFO at the table path
 #   timeout  seconds to wait until it answers (default 20)
@@ -259,11 +269,11 @@ PHP
 sub _write_conf {
     my $self = shift;
     my $dir = $self->{dir};
-    my $base = HotLimitTable::_base_conf();
+    my $mpm = $self->{mpm} || HotLimitTable::hl_mpm();
+    my $base = HotLimitTable::_base_conf($mpm);
     open my $bh, '<', $base or die "cannot read $base: $!";
     my @load = grep { /^\s*LoadModule\s/ } <$bh>;
     close $bh;
-    my $mpm = HotLimitTable::hl_mpm();
     my $mpm_conf = $mpm eq 'prefork' ? <<'PREFORK' : <<'EVENT';
 StartServers 3
 MinSpareServers 2
