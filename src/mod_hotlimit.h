@@ -107,7 +107,7 @@ extern module AP_MODULE_DECLARE_DATA hotlimit_module;
 /* ---- mod_hotlimit_store.c: counters in shared memory ------------------ */
 
 #define HL_SHARED_MAGIC   0x484c5348u  /* "HLSH" */
-#define HL_SHARED_VERSION 2u   /* 2: table_skipped */
+#define HL_SHARED_VERSION 3u   /* 2: table_skipped, 3: per-route history */
 #define HL_TEXT_MAX       256
 
 /* Results of a quota table reload, indexes of hl_shared_t.reloads. */
