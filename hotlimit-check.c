@@ -8,7 +8,8 @@
  * directory is refused (exit 2) without being read or waited on.
  *
  * Prints each problem on one line ("hotlimit-check: error: route '/x':
- * field 'window': ..."), then a summary line. Exit status: 0 when there
+ * field 'window': ..."), then each route as the module will match it
+ * ("  user.login -> /user/login  5/1m 30/1h by=ip"), then a summary line. Exit status: 0 when there
  * is no error (warnings allowed), 1 when an entry was skipped or the whole
  * document refused, 2 on a usage or I/O error.
  */
@@ -19,14 +20,18 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <cJSON.h>
 #include "hl_table.h"
+#include "hl_route.h"
 
 #define PROG "hotlimit-check"
 
-/* Counts of the problems printed. */
+/* Counts of the problems printed, and the names of the entries skipped. */
 typedef struct {
     int errors;
     int warnings;
+    char **skipped;      /* route names as written, malloc'd; NULL on OOM */
+    int nskipped, cap;
 } counts_t;
 
 /* Prints usage to f. */
@@ -65,9 +70,20 @@ static void print_problem(void *baton, hl_problem_t severity,
 {
     counts_t *n = baton;
 
-    if (severity == HL_PROBLEM_ERROR)
+    if (severity == HL_PROBLEM_ERROR) {
         n->errors++;
-    else
+        if (route != NULL && n->nskipped == n->cap) {
+            int cap = n->cap ? 2 * n->cap : 16;
+            char **more = realloc(n->skipped, (size_t)cap * sizeof(*more));
+            if (more != NULL) {
+                n->skipped = more;
+                n->cap = cap;
+            }
+        }
+        if (route != NULL && n->nskipped < n->cap
+            && (n->skipped[n->nskipped] = strdup(route)) != NULL)
+            n->nskipped++;
+    } else
         n->warnings++;
     printf(PROG ": %s: ", severity == HL_PROBLEM_ERROR ? "error" : "warning");
     if (route != NULL) {
@@ -184,11 +200,85 @@ static char *load(const char *path, size_t *len)
     return buf;
 }
 
+/* Returns 1 if route name (as written) had an entry skipped as invalid. */
+static int was_skipped(const counts_t *n, const char *name)
+{
+    int i;
+
+    for (i = 0; i < n->nskipped; i++)
+        if (strcmp(n->skipped[i], name) == 0)
+            return 1;
+    return 0;
+}
+
+/*
+ * Prints each route of doc (len bytes, parsed into t without refusal) as
+ * the module will match it: the name as written, the normalised route and
+ * the quota in force ("  user.login -> /user/login  5/1m 30/1h by=ip").
+ * A skipped entry is left out, and of entries naming one route only the
+ * last, the one in force, is printed. Returns 0, or -1 when out of memory
+ * (nothing printed).
+ */
+static int print_routes(const hl_table_t *t, const char *doc, size_t len,
+                        const counts_t *n)
+{
+    cJSON *root = cJSON_ParseWithLength(doc, len);
+    const cJSON *routes = cJSON_GetObjectItemCaseSensitive(root, "routes");
+    const cJSON *e;
+    const hl_rule_t **last;     /* per entry: its rule if it is in force */
+    int count = 0, i, j;
+    char route[HL_TABLE_ROUTE_MAX], quota[256];
+
+    if (!cJSON_IsObject(routes)) {
+        cJSON_Delete(root);
+        return 0;
+    }
+    cJSON_ArrayForEach(e, routes)
+        count++;
+    last = calloc((size_t)count + 1, sizeof(*last));
+    if (last == NULL) {
+        cJSON_Delete(root);
+        return -1;
+    }
+    i = 0;
+    cJSON_ArrayForEach(e, routes) {
+        size_t rlen;
+        if (e->string != NULL && e->string[0] != '\0'
+            && !was_skipped(n, e->string)) {
+            rlen = hl_route_from_name(route, sizeof(route), e->string,
+                                      strlen(e->string));
+            if (rlen < HL_TABLE_ROUTE_MAX) {
+                last[i] = hl_table_lookup(t, route, rlen);
+                /* A later valid entry of the same route replaces it. */
+                for (j = 0; last[i] != NULL && j < i; j++)
+                    if (last[j] == last[i])
+                        last[j] = NULL;
+            }
+        }
+        i++;
+    }
+    i = 0;
+    cJSON_ArrayForEach(e, routes) {
+        if (last[i] != NULL) {
+            printf("  ");
+            put_clean(e->string);
+            printf(" -> ");
+            put_clean(last[i]->route);
+            printf("  %s\n", hl_quota_describe(&last[i]->quota, quota,
+                                                sizeof(quota)));
+        }
+        i++;
+    }
+    free(last);
+    cJSON_Delete(root);
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     const char *path = NULL;
     int quiet = 0, i, rc, opts = 1;
-    counts_t n = { 0, 0 };
+    counts_t n = { 0, 0, NULL, 0, 0 };
     size_t len = 0, size;
     char *doc;
     void *mem;
@@ -243,6 +333,8 @@ int main(int argc, char **argv)
                "HotLimitTableFailure), %d errors, %d warnings\n",
                path, n.errors, n.warnings);
     } else if (!quiet) {
+        if (print_routes(t, doc, len, &n) != 0)
+            fprintf(stderr, PROG ": out of memory listing the routes\n");
         printf(PROG ": %s: %u routes, %u exempt, %s", path,
                (unsigned)t->nrules, (unsigned)t->nexempt,
                t->enabled ? "enabled" : "DISABLED (kill switch)");
@@ -254,6 +346,9 @@ int main(int argc, char **argv)
     }
     free(mem);
     free(doc);
+    for (i = 0; i < n.nskipped; i++)
+        free(n.skipped[i]);
+    free(n.skipped);
     if (fflush(stdout) != 0)
         return 2;
     return rc != 0 || n.errors > 0 ? 1 : 0;

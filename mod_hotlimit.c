@@ -97,6 +97,7 @@ static void *create_server_conf(apr_pool_t *p, server_rec *s)
     c->fetch_timeout = HL_UNSET;
     c->table_failure = HL_FAIL_UNSET;
     c->store_timeout = HL_UNSET;
+    c->quotas = apr_array_make(p, 4, sizeof(const hl_dir_quota_t *));
     return c;
 }
 
@@ -120,6 +121,7 @@ static void *merge_server_conf(apr_pool_t *p, void *basev, void *addv)
     c->exempt = add->exempt ? add->exempt : base->exempt;
     c->error_template = add->error_template ? add->error_template
                                             : base->error_template;
+    c->quotas = add->quotas;           /* each server lists its own */
     return c;
 }
 
@@ -216,6 +218,10 @@ static const char *set_quota(cmd_parms *cmd, void *dconf, int argc,
     dq->policy_header = hl_render_policy_header(cmd->pool, views,
                                                 dq->quota.nwindows);
     d->quota = dq;
+    /* Listed on the status page from the start; a .htaccess line is read
+     * per request, from the request's pool, and is not. */
+    if (cmd->pool == cmd->server->process->pconf)
+        APR_ARRAY_PUSH(server_conf(cmd)->quotas, const hl_dir_quota_t *) = dq;
     return NULL;
 }
 

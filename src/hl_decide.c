@@ -38,7 +38,7 @@ int hl_decide_locked(hl_slots_t *const *tables, hl_stats_t *st,
         hl_stats_add_hashed(st, items[i]->stats_hash, items[i]->stats_name,
                             items[i]->decision.admit ? HL_DECISION_ADMITTED
                             : items[i]->dry_run ? HL_DECISION_DRY_RUN
-                            : HL_DECISION_REJECTED);
+                            : HL_DECISION_REJECTED, now_ms);
     return admit;
 }
 

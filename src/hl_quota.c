@@ -613,6 +613,57 @@ int hl_quota_counts_status(const hl_quota_t *q, int status)
 }
 
 /* Returns the message name of by ("ip", "header", ...); "?" if unknown. */
+/* Appends the formatted text to buf (len bytes of buflen used so far);
+ * returns the new length, at most buflen - 1. */
+static size_t describe_add(char *buf, size_t buflen, size_t len,
+                           const char *fmt, ...)
+{
+    va_list ap;
+    int n;
+
+    if (len + 1 >= buflen)
+        return len;
+    va_start(ap, fmt);
+    n = vsnprintf(buf + len, buflen - len, fmt, ap);
+    va_end(ap);
+    if (n < 0)
+        return len;
+    return (size_t)n >= buflen - len ? buflen - 1 : len + (size_t)n;
+}
+
+char *hl_quota_describe(const hl_quota_t *q, char *buf, size_t buflen)
+{
+    size_t len = 0;
+    char name[48];
+    int i;
+
+    if (buflen == 0)
+        return buf;
+    buf[0] = '\0';
+    for (i = 0; i < q->nwindows && i < HL_MAX_WINDOWS; ++i)
+        len = describe_add(buf, buflen, len, "%s%s", i ? " " : "",
+                           hl_window_name(&q->windows[i], name, sizeof(name)));
+    len = describe_add(buf, buflen, len, "%sby=%s%s%.*s", len ? " " : "",
+                       hl_by_name(q->by), q->by >= HL_BY_HEADER ? ":" : "",
+                       q->by >= HL_BY_HEADER ? HL_BY_NAME_MAX - 1 : 0,
+                       q->by_name);
+    if (q->algo != HL_ALGO_FIXED)
+        len = describe_add(buf, buflen, len, " algo=%s", hl_algo_name(q->algo));
+    if (q->burst)
+        len = describe_add(buf, buflen, len, " burst=%u", (unsigned)q->burst);
+    if (q->count == HL_COUNT_FAILURES)
+        len = describe_add(buf, buflen, len, " count=failures");
+    else if (q->count == HL_COUNT_STATUS) {
+        len = describe_add(buf, buflen, len, " count=status:");
+        for (i = 0; i < q->nstatuses && i < HL_MAX_STATUSES; ++i)
+            len = describe_add(buf, buflen, len, "%s%u", i ? "," : "",
+                               (unsigned)q->statuses[i]);
+    }
+    if (q->dry_run == 1)
+        describe_add(buf, buflen, len, " dry-run");
+    return buf;
+}
+
 const char *hl_by_name(hl_by_t by)
 {
     switch (by) {

@@ -126,6 +126,15 @@ int hl_window_check_distinct(const hl_window_t *earlier, int n,
 /* Returns 1 if a request that ended with HTTP status `status` is counted by q. */
 int hl_quota_counts_status(const hl_quota_t *q, int status);
 
+/*
+ * Writes q as a quota line would say it into buf: its windows, then by=
+ * (always), and algo=, burst=, count= and dry-run only when not the
+ * default ("5/1m 30/1h by=ip", "10/1s by=header:X-Key algo=gcra
+ * burst=20"). Returns buf, always NUL-terminated when buflen > 0 (cut
+ * short when buf is too small). Reads only.
+ */
+char *hl_quota_describe(const hl_quota_t *q, char *buf, size_t buflen);
+
 /* Returns the names used in messages: "ip", "fixed", "failures", ... (static). */
 const char *hl_by_name(hl_by_t by);
 const char *hl_algo_name(hl_algo_t algo);

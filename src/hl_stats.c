@@ -71,23 +71,66 @@ static hl_route_stat_t *stats_entry(hl_stats_t *st, const char *route,
     return &st->routes[0];
 }
 
-void hl_stats_add(hl_stats_t *st, const char *route, hl_decision_kind_t kind)
+void hl_stats_add(hl_stats_t *st, const char *route, hl_decision_kind_t kind,
+                  int64_t now_ms)
 {
     if ((unsigned)kind > HL_DECISION_DRY_RUN)
         return;
     hl_stats_add_hashed(st, hl_hash64(route, strnlen(route, HL_STATS_ROUTE_MAX - 1),
-                                      HL_SEED_STATS), route, kind);
+                                      HL_SEED_STATS), route, kind, now_ms);
+}
+
+/* Returns the tick number of now_ms (0 for a negative time). */
+static uint32_t tick_of(int64_t now_ms)
+{
+    return now_ms > 0 ? (uint32_t)(now_ms / HL_STATS_TICK_MS) : 0;
+}
+
+/* Adds one to the history cell *cell for tick: restarts it at 1 when it
+ * holds another tick; a full count stays full. Lock-free. */
+static void history_add(uint64_t *cell, uint32_t tick)
+{
+    uint64_t seen = __atomic_load_n(cell, __ATOMIC_RELAXED), next;
+
+    do {
+        if ((uint32_t)(seen >> 32) != tick)
+            next = (uint64_t)tick << 32 | 1;
+        else if ((uint32_t)seen == UINT32_MAX)
+            return;
+        else
+            next = seen + 1;
+    } while (!__atomic_compare_exchange_n(cell, &seen, next, 1,
+                                          __ATOMIC_RELAXED, __ATOMIC_RELAXED));
 }
 
 void hl_stats_add_hashed(hl_stats_t *st, uint64_t hash, const char *route,
-                         hl_decision_kind_t kind)
+                         hl_decision_kind_t kind, int64_t now_ms)
 {
+    uint64_t h = hash | 1;
+    uint32_t tick = tick_of(now_ms);
+    hl_route_stat_t *e;
+
     if ((unsigned)kind > HL_DECISION_DRY_RUN)
         return;
-    uint64_t h = hash | 1;
-
     if (h == HL_STATS_CLAIMING)
         h = 3;
-    __atomic_fetch_add(&stats_entry(st, route, h)->count[kind], 1,
-                       __ATOMIC_RELAXED);
+    e = stats_entry(st, route, h);
+    __atomic_fetch_add(&e->count[kind], 1, __ATOMIC_RELAXED);
+    history_add(&e->history[tick % HL_STATS_HISTORY][kind], tick);
+}
+
+void hl_stats_history(const hl_route_stat_t *e, int64_t now_ms,
+                      uint32_t out[HL_STATS_HISTORY][3])
+{
+    uint32_t now_tick = tick_of(now_ms);
+    int i, k;
+
+    for (i = 0; i < HL_STATS_HISTORY; ++i) {
+        uint32_t tick = now_tick - (uint32_t)(HL_STATS_HISTORY - 1 - i);
+        for (k = 0; k < 3; ++k) {
+            uint64_t v = __atomic_load_n(&e->history[tick % HL_STATS_HISTORY][k],
+                                         __ATOMIC_RELAXED);
+            out[i][k] = (uint32_t)(v >> 32) == tick ? (uint32_t)v : 0;
+        }
+    }
 }

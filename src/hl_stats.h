@@ -4,6 +4,13 @@
  * When every entry is taken, new routes are counted under "(other)".
  * Thread- and process-safe without a lock (atomic operations); a reader
  * may see a count one behind, never a torn entry.
+ *
+ * Each route also keeps the last HL_STATS_HISTORY ticks of HL_STATS_TICK_MS
+ * (five minutes) of decisions, for the status page's chart: a ring indexed
+ * by tick number, each cell holding its tick's number in the high 32 bits
+ * and its count in the low 32, so that a cell from an older turn of the
+ * ring reads as 0 and is restarted by a compare-and-swap (exact, no lock).
+ * Ticks are counted on the caller's clock (the monotonic one, as now_ms).
  */
 #ifndef HL_STATS_H
 #define HL_STATS_H
@@ -13,6 +20,8 @@
 #define HL_STATS_ROUTES    1024   /* distinct routes counted (entry 0 is "(other)") */
 #define HL_STATS_ROUTE_MAX 88     /* bytes of route name kept, NUL included */
 #define HL_STATS_PROBES    16     /* linear probes before falling back to "(other)" */
+#define HL_STATS_HISTORY   30     /* ticks of history per route */
+#define HL_STATS_TICK_MS   10000  /* length of a tick */
 
 typedef enum {
     HL_DECISION_ADMITTED = 0,
@@ -24,6 +33,8 @@ typedef struct {
     uint64_t hash;                     /* 0 = free entry */
     uint64_t count[3];                 /* indexed by hl_decision_kind_t */
     char     route[HL_STATS_ROUTE_MAX];
+    /* [tick % HL_STATS_HISTORY][kind]: tick << 32 | count; see above */
+    uint64_t history[HL_STATS_HISTORY][3];
 } hl_route_stat_t;
 
 typedef struct {
@@ -35,15 +46,27 @@ void hl_stats_clear(hl_stats_t *st);
 
 /*
  * Counts one decision of `kind` for route (NUL-terminated; longer names are
- * cut). Never fails: an unplaceable route is counted under "(other)".
+ * cut) at now_ms (ms, >= 0; for the history). Never fails: an unplaceable
+ * route is counted under "(other)".
  */
-void hl_stats_add(hl_stats_t *st, const char *route, hl_decision_kind_t kind);
+void hl_stats_add(hl_stats_t *st, const char *route, hl_decision_kind_t kind,
+                  int64_t now_ms);
 
 /*
  * hl_stats_add with the route's hash computed by the caller (outside any
  * lock); the same route must always come with the same hash. Never fails.
  */
 void hl_stats_add_hashed(hl_stats_t *st, uint64_t hash, const char *route,
-                         hl_decision_kind_t kind);
+                         hl_decision_kind_t kind, int64_t now_ms);
+
+/*
+ * Fills out[0 .. HL_STATS_HISTORY) with e's decisions per tick, oldest
+ * first: out[HL_STATS_HISTORY - 1] is the tick of now_ms (still running),
+ * out[i] the one (HL_STATS_HISTORY - 1 - i) ticks before. A tick with no
+ * record (none counted, or from an older turn of the ring) is 0. Reads e
+ * with atomic loads, so it may be the live entry or a copy. Never fails.
+ */
+void hl_stats_history(const hl_route_stat_t *e, int64_t now_ms,
+                      uint32_t out[HL_STATS_HISTORY][3]);
 
 #endif

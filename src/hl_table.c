@@ -224,6 +224,13 @@ int hl_table_exempt(const hl_table_t *t, const hl_cidr_t *ip)
     return 0;
 }
 
+const hl_rule_t *hl_table_rule(const hl_table_t *t, uint32_t i)
+{
+    if (i >= t->nrules || i >= t->max_rules)
+        return NULL;
+    return &rules_of(t)[i];
+}
+
 /* Adds or replaces the rule route (len bytes, < HL_TABLE_ROUTE_MAX) with q.
  * Returns 1 if it replaced an earlier rule, 0 if added, -1 when full. */
 static int put_rule(hl_table_t *t, const char *route, size_t len,

@@ -126,6 +126,10 @@ const hl_rule_t *hl_table_lookup(const hl_table_t *t, const char *route,
  */
 const hl_rule_t *hl_table_match(const hl_table_t *t, const char *route);
 
+/* Returns rule i of t (0 .. t->nrules - 1, in the order they were first
+ * added), or NULL when there is no such rule. The table owns it. */
+const hl_rule_t *hl_table_rule(const hl_table_t *t, uint32_t i);
+
 /* Returns 1 if address ip is in the table's exempt list. */
 int hl_table_exempt(const hl_table_t *t, const hl_cidr_t *ip);
 

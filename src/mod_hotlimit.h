@@ -120,6 +120,11 @@ typedef struct {
     int                 reload_interval;  /* seconds */
     int                 fetch_timeout;    /* seconds */
     hl_table_failure_t  table_failure;
+    apr_array_header_t *quotas;           /* of const hl_dir_quota_t *: the
+                                             HotLimitQuota lines of this
+                                             server's configuration files
+                                             (not .htaccess), for the
+                                             status page; not merged */
     /* Resolved once in post_config (hl_resolve_server), for every server: */
     int                 v6_prefix;        /* ipv6_prefix or its default */
     const char         *tag;              /* "host:port" of a vhost, "" */
@@ -132,7 +137,7 @@ extern module AP_MODULE_DECLARE_DATA hotlimit_module;
 /* ---- mod_hotlimit_store.c: counters in shared memory ------------------ */
 
 #define HL_SHARED_MAGIC   0x484c5348u  /* "HLSH" */
-#define HL_SHARED_VERSION 2u   /* 2: table_skipped */
+#define HL_SHARED_VERSION 3u   /* 2: table_skipped, 3: per-route history */
 #define HL_TEXT_MAX       256
 
 /* Results of a quota table reload, indexes of hl_shared_t.reloads. */
@@ -308,6 +313,21 @@ apr_status_t hl_table_check_source(apr_pool_t *p, const char *path,
  */
 int hl_table_find(request_rec *r, const char *route, const hl_cidr_t *ip,
                   hl_table_hit_t *hit);
+
+/* A route of the published table with its quota, as the status page lists it. */
+typedef struct {
+    char       route[HL_TABLE_ROUTE_MAX];
+    hl_quota_t quota;
+} hl_table_route_t;
+
+/*
+ * Copies the first max routes of the published table (in the order they
+ * were first added) with their quotas into an array allocated from
+ * r->pool, under the store lock (the active bank cannot switch under it).
+ * Returns the number copied and sets *out; 0 when there is no table or the
+ * lock fails (logged by hl_store_lock).
+ */
+int hl_table_routes(request_rec *r, int max, hl_table_route_t **out);
 
 /* ---- mod_hotlimit_fetch.c: the only file that touches libcurl --------- */
 

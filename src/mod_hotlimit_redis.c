@@ -518,7 +518,7 @@ static int redis_decide(void *ctx, hl_decide_item_t *const *items, int n,
                             items[i]->stats_name,
                             items[i]->decision.admit ? HL_DECISION_ADMITTED
                             : items[i]->dry_run ? HL_DECISION_DRY_RUN
-                            : HL_DECISION_REJECTED);
+                            : HL_DECISION_REJECTED, now);
     if (!admit && n == 1 && !items[0]->dry_run) {
         hl_refused_t *e = &refused[key % HL_REFUSED_CACHE];
         int64_t retry = 0;

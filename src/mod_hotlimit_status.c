@@ -8,6 +8,13 @@
  * same copy, summed up, feeds mod_status's section
  * (mod_hotlimit_modstatus.c).
  *
+ * The HTML page is for an operator: every configured route (HotLimitQuota
+ * lines of the configuration files and the published table's rules) with
+ * its limits from the start, its counts and an inline SVG chart of the
+ * last five minutes drawn here (no script, no external asset); the keys
+ * at their limit now, each with a reset button (a same-origin form POST,
+ * answered with a 303 back to the page); bans; the table; store health.
+ *
  * Uptime: the counters live as long as the httpd parent (see
  * mod_hotlimit_store.c), so their start is recorded once per parent, in
  * the process pool, and shown as a wall-clock time and as an uptime
@@ -20,6 +27,7 @@
 #include "http_config.h"
 #include "http_core.h"
 #include "http_log.h"
+#include "http_main.h"
 #include "http_protocol.h"
 #include "util_script.h"
 #include "apr_strings.h"
@@ -30,6 +38,8 @@
 APLOG_USE_MODULE(hotlimit);
 
 #define HL_TOP_KEYS 20
+#define HL_LIMITED_KEYS 50        /* keys at their limit listed */
+#define HL_TABLE_ROUTES_LISTED 1000  /* table rules listed with limits */
 #define HL_STARTED_KEY "hotlimit-started"
 
 /* When the counters started: once per httpd parent, in its process pool. */
@@ -49,14 +59,37 @@ typedef struct {
     int      window;     /* the counted window's index in its quota, from 0 */
 } hl_top_key_t;
 
+/* A key at its limit now (one of its windows). */
+typedef struct {
+    char     key[HL_KEY_MAX + 1];
+    uint32_t count;
+    char     origin;     /* as in hl_top_key_t */
+    int      window;
+    int64_t  left_ms;    /* until the counter expires */
+} hl_limited_key_t;
+
+/* A configured route: a HotLimitQuota line or a table rule. */
+typedef struct {
+    const char *name;    /* as the statistics count it */
+    const char *limits;  /* hl_quota_describe */
+    const char *origin;  /* "directive" or "table" */
+    const hl_route_stat_t *stat;   /* its counts in the snapshot, or NULL */
+} hl_conf_route_t;
+
 /* A copy of everything the page shows. */
 typedef struct {
     hl_shared_t  shared;          /* header and per-route stats */
-    uint32_t     used, capacity, classes;
+    uint32_t     used, capacity, classes, stripes;
     uint64_t     evictions, reclaims;
     hl_status_summary_t sum;      /* totals, computed after unlocking */
     int          ntop;
     hl_top_key_t top[HL_TOP_KEYS];
+    int64_t      mono_ms;         /* hl_mono_ms() when copied */
+    int          nlimited;        /* keys at limit listed */
+    uint32_t     limited_total;   /* windows at their limit seen */
+    hl_limited_key_t limited[HL_LIMITED_KEYS];
+    apr_array_header_t *routes;   /* of hl_conf_route_t */
+    int          routes_cut;      /* table rules not listed */
 } hl_snapshot_t;
 
 int hl_status_post_config(apr_pool_t *pconf, apr_pool_t *plog,
@@ -136,6 +169,116 @@ static int collect_top(const hl_slot_t *s, void *baton)
     return 0;
 }
 
+/* Keeps the first HL_LIMITED_KEYS windows at their limit that have not
+ * expired, and counts them all. */
+static int collect_limited(const hl_slot_t *s, void *baton)
+{
+    hl_snapshot_t *snap = baton;
+    hl_limited_key_t *k;
+    size_t klen;
+    int i;
+
+    if (!(s->flags & HL_SLOT_AT_LIMIT) || s->key_len <= HL_SLOT_KEY_PREFIX
+        || s->key_len > HL_KEY_MAX || s->expires_ms <= snap->mono_ms)
+        return 0;
+    snap->limited_total++;
+    if (snap->nlimited == HL_LIMITED_KEYS)
+        return 0;
+    k = &snap->limited[snap->nlimited++];
+    klen = s->key_len - HL_SLOT_KEY_PREFIX;
+    memcpy(k->key, s->key + HL_SLOT_KEY_PREFIX, klen);
+    k->key[klen] = '\0';
+    for (i = 0; k->key[i]; ++i)
+        if ((unsigned char)k->key[i] < 0x20)
+            k->key[i] = '?';
+    k->count = s->bucket.count;
+    k->origin = s->key[0];
+    k->window = s->key[1] >= '0' && s->key[1] <= '9' ? s->key[1] - '0' : -1;
+    k->left_ms = s->expires_ms - snap->mono_ms;
+    return 0;
+}
+
+/* hl_store_scan callback: the busiest keys and the keys at their limit. */
+static int collect(const hl_slot_t *s, void *baton)
+{
+    collect_top(s, baton);
+    return collect_limited(s, baton);
+}
+
+/* Returns the stats entry named name in snap, or NULL. */
+static const hl_route_stat_t *stat_named(const hl_snapshot_t *snap,
+                                         const char *name)
+{
+    int i;
+
+    for (i = 0; i < HL_STATS_ROUTES; ++i)
+        if (snap->shared.stats.routes[i].hash
+            && !strcmp(snap->shared.stats.routes[i].route, name))
+            return &snap->shared.stats.routes[i];
+    return NULL;
+}
+
+/* Adds a configured route to snap->routes unless already listed. */
+static void add_conf_route(apr_pool_t *p, hl_snapshot_t *snap,
+                           const char *name, const hl_quota_t *q,
+                           const char *origin)
+{
+    hl_conf_route_t *c;
+    char buf[256];
+    int i;
+
+    for (i = 0; i < snap->routes->nelts; ++i)
+        if (!strcmp(APR_ARRAY_IDX(snap->routes, i, hl_conf_route_t).name, name))
+            return;
+    c = apr_array_push(snap->routes);
+    c->name = name;
+    c->limits = apr_pstrdup(p, hl_quota_describe(q, buf, sizeof(buf)));
+    c->origin = origin;
+    c->stat = stat_named(snap, name);
+}
+
+/* Fills snap->routes: each server's HotLimitQuota lines (named as the
+ * statistics count them: the vhost tag, then the scope), then the
+ * published table's rules, at most HL_TABLE_ROUTES_LISTED. Never fails. */
+static void collect_routes(request_rec *r, hl_snapshot_t *snap)
+{
+    hl_table_route_t *rules;
+    server_rec *s;
+    int i, n;
+
+    snap->routes = apr_array_make(r->pool, 16, sizeof(hl_conf_route_t));
+    for (s = ap_server_conf; s; s = s->next) {
+        const hl_server_conf_t *sc = ap_get_module_config(s->module_config,
+                                                          &hotlimit_module);
+        if (!sc || !sc->quotas)
+            continue;
+        for (i = 0; i < sc->quotas->nelts; ++i) {
+            const hl_dir_quota_t *dq = APR_ARRAY_IDX(sc->quotas, i,
+                                                     const hl_dir_quota_t *);
+            add_conf_route(r->pool, snap,
+                           apr_pstrcat(r->pool, sc->tag ? sc->tag : "",
+                                       dq->scope, NULL),
+                           &dq->quota, "directive");
+        }
+    }
+    n = hl_table_routes(r, HL_TABLE_ROUTES_LISTED, &rules);
+    for (i = 0; i < n; ++i)
+        add_conf_route(r->pool, snap, rules[i].route, &rules[i].quota, "table");
+    snap->routes_cut = snap->shared.table_routes > (uint32_t)n
+                       ? (int)(snap->shared.table_routes - (uint32_t)n) : 0;
+}
+
+/* Returns 1 if stats entry e is one of snap->routes. */
+static int is_configured(const hl_snapshot_t *snap, const hl_route_stat_t *e)
+{
+    int i;
+
+    for (i = 0; i < snap->routes->nelts; ++i)
+        if (APR_ARRAY_IDX(snap->routes, i, hl_conf_route_t).stat == e)
+            return 1;
+    return 0;
+}
+
 static const char *const result_names[HL_RELOAD_RESULTS] = {
     "ok", "unchanged", "failed"
 };
@@ -193,6 +336,8 @@ static hl_snapshot_t *copy_header(request_rec *r)
     snap->evictions = totals.evictions;
     snap->reclaims = totals.reclaims;
     snap->classes = totals.classes;
+    snap->stripes = totals.stripes;
+    snap->mono_ms = hl_mono_ms();
     summarize(snap);
     return snap;
 }
@@ -214,7 +359,8 @@ static hl_snapshot_t *take_snapshot(request_rec *r)
     /* The busiest keys, stripe by stripe in chunks: requests wait for one
      * chunk at most, never for the whole table (HotLimitSlots may be 16
      * million). */
-    hl_store_scan(collect_top, snap);
+    hl_store_scan(collect, snap);
+    collect_routes(r, snap);
     return snap;
 }
 
@@ -318,6 +464,32 @@ static void write_metrics(request_rec *r, const hl_snapshot_t *snap)
                prom_seconds(r->pool, snap->sum.started_ms));
 }
 
+/* Writes one route of the JSON answer: its configured limits ("" when
+ * none), its counts (e may be NULL: none yet) and its history, oldest
+ * tick first, each [admitted, rejected, dry_run]. */
+static void json_route(request_rec *r, const hl_snapshot_t *snap,
+                       const char *name, const char *limits,
+                       const char *origin, const hl_route_stat_t *e, int first)
+{
+    uint32_t h[HL_STATS_HISTORY][3];
+    int i;
+
+    memset(h, 0, sizeof(h));
+    if (e)
+        hl_stats_history(e, snap->mono_ms, h);
+    ap_rprintf(r, "%s{\"route\":\"%s\",\"limits\":\"%s\",\"origin\":\"%s\","
+               "\"admitted\":%" APR_UINT64_T_FMT ",\"rejected\":%"
+               APR_UINT64_T_FMT ",\"dry_run\":%" APR_UINT64_T_FMT
+               ",\"history_tick_s\":%d,\"history\":[", first ? "" : ",",
+               hl_json_escape(r->pool, name), hl_json_escape(r->pool, limits),
+               origin, (apr_uint64_t)(e ? e->count[0] : 0),
+               (apr_uint64_t)(e ? e->count[1] : 0),
+               (apr_uint64_t)(e ? e->count[2] : 0), HL_STATS_TICK_MS / 1000);
+    for (i = 0; i < HL_STATS_HISTORY; ++i)
+        ap_rprintf(r, "%s[%u,%u,%u]", i ? "," : "", h[i][0], h[i][1], h[i][2]);
+    ap_rputs("]}", r);
+}
+
 static void write_json(request_rec *r, const hl_snapshot_t *snap)
 {
     apr_pool_t *p = r->pool;
@@ -352,17 +524,29 @@ static void write_json(request_rec *r, const hl_snapshot_t *snap)
                (apr_uint64_t)snap->sum.decisions[HL_DECISION_ADMITTED],
                (apr_uint64_t)snap->sum.decisions[HL_DECISION_REJECTED],
                (apr_uint64_t)snap->sum.decisions[HL_DECISION_DRY_RUN]);
-    for (i = 0; i < HL_STATS_ROUTES; ++i) {
-        const hl_route_stat_t *e = &snap->shared.stats.routes[i];
-        if (!e->hash)
-            continue;
-        ap_rprintf(r, "%s{\"route\":\"%s\",\"admitted\":%" APR_UINT64_T_FMT
-                   ",\"rejected\":%" APR_UINT64_T_FMT ",\"dry_run\":%"
-                   APR_UINT64_T_FMT "}", first ? "" : ",",
-                   hl_json_escape(p, e->route), (apr_uint64_t)e->count[0],
-                   (apr_uint64_t)e->count[1], (apr_uint64_t)e->count[2]);
+    for (i = 0; i < snap->routes->nelts; ++i) {
+        const hl_conf_route_t *c = &APR_ARRAY_IDX(snap->routes, i, hl_conf_route_t);
+        json_route(r, snap, c->name, c->limits, c->origin, c->stat, first);
         first = 0;
     }
+    for (i = 0; i < HL_STATS_ROUTES; ++i) {
+        const hl_route_stat_t *e = &snap->shared.stats.routes[i];
+        if (!e->hash || is_configured(snap, e))
+            continue;
+        json_route(r, snap, e->route, "", "", e, first);
+        first = 0;
+    }
+    ap_rprintf(r, "],\"routes_not_listed\":%d,\"store\":{\"kind\":\"shared memory\","
+               "\"stripes\":%u},\"bans\":null,\"limited_keys_total\":%u,"
+               "\"limited_keys\":[", snap->routes_cut, snap->stripes,
+               snap->limited_total);
+    for (i = 0; i < snap->nlimited; ++i)
+        ap_rprintf(r, "%s{\"key\":\"%s\",\"count\":%u,\"quota\":\"%s\","
+                   "\"window\":%d,\"left_ms\":%" APR_INT64_T_FMT "}",
+                   i ? "," : "", hl_json_escape(p, snap->limited[i].key),
+                   snap->limited[i].count, origin_name(snap->limited[i].origin),
+                   snap->limited[i].window + 1,
+                   (apr_int64_t)snap->limited[i].left_ms);
     ap_rputs("],\"top_keys\":[", r);
     for (i = 0; i < snap->ntop; ++i)
         ap_rprintf(r, "%s{\"key\":\"%s\",\"count\":%u,\"quota\":\"%s\","
@@ -395,11 +579,88 @@ const char *hl_status_duration(apr_pool_t *p, int64_t secs)
     return apr_psprintf(p, "%" APR_INT64_T_FMT " s", (apr_int64_t)secs);
 }
 
+/* Writes the chart of the last HL_STATS_HISTORY ticks of e (NULL: no
+ * traffic yet) as inline SVG: one stacked bar per tick, admitted at the
+ * bottom, dry run, then rejected; the tallest bar fills the height. */
+static void html_chart(request_rec *r, const hl_snapshot_t *snap,
+                       const hl_route_stat_t *e)
+{
+    uint32_t h[HL_STATS_HISTORY][3];
+    uint64_t max = 0, sum[3] = { 0, 0, 0 };
+    static const char *const fill[3] = { "#3a3", "#d22", "#e90" };
+    static const int order[3] = { HL_DECISION_ADMITTED, HL_DECISION_DRY_RUN,
+                                  HL_DECISION_REJECTED };
+    const int bar = 5, height = 30;
+    int i, k;
+
+    memset(h, 0, sizeof(h));
+    if (e)
+        hl_stats_history(e, snap->mono_ms, h);
+    for (i = 0; i < HL_STATS_HISTORY; ++i) {
+        uint64_t t = (uint64_t)h[i][0] + h[i][1] + h[i][2];
+        if (t > max)
+            max = t;
+        for (k = 0; k < 3; ++k)
+            sum[k] += h[i][k];
+    }
+    ap_rprintf(r, "<svg class=\"chart\" xmlns=\"http://www.w3.org/2000/svg\" "
+               "width=\"%d\" height=\"%d\" viewBox=\"0 0 %d %d\" role=\"img\" "
+               "aria-label=\"last %d min: %" APR_UINT64_T_FMT " admitted, %"
+               APR_UINT64_T_FMT " rejected, %" APR_UINT64_T_FMT " dry run\">"
+               "<title>last %d min (bars of %d s): %" APR_UINT64_T_FMT
+               " admitted, %" APR_UINT64_T_FMT " rejected, %" APR_UINT64_T_FMT
+               " dry run</title><line x1=\"0\" y1=\"%d\" x2=\"%d\" y2=\"%d\" "
+               "stroke=\"#bbb\"/>", bar * HL_STATS_HISTORY, height,
+               bar * HL_STATS_HISTORY, height,
+               HL_STATS_HISTORY * HL_STATS_TICK_MS / 60000,
+               (apr_uint64_t)sum[0], (apr_uint64_t)sum[1], (apr_uint64_t)sum[2],
+               HL_STATS_HISTORY * HL_STATS_TICK_MS / 60000,
+               HL_STATS_TICK_MS / 1000,
+               (apr_uint64_t)sum[0], (apr_uint64_t)sum[1], (apr_uint64_t)sum[2],
+               height - 1, bar * HL_STATS_HISTORY, height - 1);
+    for (i = 0; max && i < HL_STATS_HISTORY; ++i) {
+        int y = height;
+        for (k = 0; k < 3; ++k) {
+            uint32_t n = h[i][order[k]];
+            int bh = (int)(((uint64_t)n * (uint64_t)height + max - 1) / max);
+            if (!n)
+                continue;
+            y -= bh;
+            ap_rprintf(r, "<rect x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" "
+                       "fill=\"%s\"/>", i * bar, y, bar - 1, bh,
+                       fill[order[k]]);
+        }
+    }
+    ap_rputs("</svg>", r);
+}
+
+/* Writes one row of the routes table (e may be NULL: no traffic yet). */
+static void html_route(request_rec *r, const hl_snapshot_t *snap,
+                       const char *name, const char *limits,
+                       const char *origin, const hl_route_stat_t *e)
+{
+    apr_pool_t *p = r->pool;
+
+    ap_rprintf(r, "<tr class=\"route\"><td class=\"name\">%s</td>"
+               "<td class=\"limits\">%s</td><td>%s</td><td class=\"num\">%"
+               APR_UINT64_T_FMT "</td><td class=\"num\">%" APR_UINT64_T_FMT
+               "</td><td class=\"num\">%" APR_UINT64_T_FMT "</td><td>",
+               hl_html_escape(p, name),
+               *limits ? hl_html_escape(p, limits) : "&mdash;",
+               *origin ? origin : "not configured here",
+               (apr_uint64_t)(e ? e->count[0] : 0),
+               (apr_uint64_t)(e ? e->count[1] : 0),
+               (apr_uint64_t)(e ? e->count[2] : 0));
+    html_chart(r, snap, e);
+    ap_rputs("</td></tr>", r);
+}
+
 static void write_html(request_rec *r, const hl_snapshot_t *snap)
 {
     apr_pool_t *p = r->pool;
     char when[APR_RFC822_DATE_LEN] = "never";
     char since[APR_RFC822_DATE_LEN] = "?";
+    const char *self = hl_html_escape(p, r->uri);
     int i;
 
     if (snap->shared.table_loaded_ms)
@@ -411,12 +672,78 @@ static void write_html(request_rec *r, const hl_snapshot_t *snap)
              "<meta name=\"robots\" content=\"noindex, nofollow\">"
              "<title>mod_hotlimit status</title><style>body{font-family:sans-serif;"
              "margin:2em}table{border-collapse:collapse}td,th{border:1px solid #ccc;"
-             "padding:.2em .6em;text-align:left}</style></head><body>"
+             "padding:.2em .6em;text-align:left;vertical-align:middle}"
+             "td.num{text-align:right}form{margin:0}svg.chart{display:block}"
+             ".key{font-family:monospace}.legend span{padding:0 .5em}"
+             "</style></head><body>"
              "<h1>mod_hotlimit status</h1>", r);
-    ap_rprintf(r, "<p>Counting for %s, since %s (the start of this httpd; "
-               "restarts keep the counters).</p>",
+    ap_rprintf(r, "<p id=\"uptime\">Up for %s, counting since %s (the start "
+               "of this httpd; restarts keep the counters).</p>",
                hl_status_duration(p, snap->sum.uptime_s), since);
-    ap_rprintf(r, "<h2>Quota table</h2><table>"
+
+    ap_rprintf(r, "<h2>Routes</h2><p class=\"legend\">Counts since the start; "
+               "the chart shows the last %d minutes in bars of %d s: "
+               "<span style=\"color:#3a3\">&#9632; admitted</span>"
+               "<span style=\"color:#e90\">&#9632; dry run (would have been "
+               "rejected)</span><span style=\"color:#d22\">&#9632; "
+               "rejected</span></p>"
+               "<table id=\"routes\"><tr><th>route</th><th>limits</th>"
+               "<th>from</th><th>admitted</th><th>rejected</th><th>dry run</th>"
+               "<th>last %d min</th></tr>",
+               HL_STATS_HISTORY * HL_STATS_TICK_MS / 60000,
+               HL_STATS_TICK_MS / 1000,
+               HL_STATS_HISTORY * HL_STATS_TICK_MS / 60000);
+    for (i = 0; i < snap->routes->nelts; ++i) {
+        const hl_conf_route_t *c = &APR_ARRAY_IDX(snap->routes, i, hl_conf_route_t);
+        html_route(r, snap, c->name, c->limits,
+                   !strcmp(c->origin, "table") ? "quota table" : "HotLimitQuota",
+                   c->stat);
+    }
+    for (i = 0; i < HL_STATS_ROUTES; ++i) {
+        const hl_route_stat_t *e = &snap->shared.stats.routes[i];
+        if (e->hash && !is_configured(snap, e))
+            html_route(r, snap, e->route, "", "", e);
+    }
+    ap_rputs("</table>", r);
+    if (snap->routes_cut)
+        ap_rprintf(r, "<p>%d more quota table routes not listed.</p>",
+                   snap->routes_cut);
+    if (!snap->routes->nelts)
+        ap_rputs("<p>No HotLimitQuota in the configuration files and no quota "
+                 "table routes.</p>", r);
+
+    ap_rputs("<h2>Keys at their limit now</h2>", r);
+    if (!snap->limited_total)
+        ap_rputs("<p id=\"limited-none\">None.</p>", r);
+    else {
+        ap_rprintf(r, "<p>%u counter windows at their limit%s. Reset clears "
+                   "every window of the key.</p><table id=\"limited\"><tr>"
+                   "<th>key (route|client)</th><th>quota from</th><th>window</th>"
+                   "<th>requests</th><th>counter clears in</th><th></th></tr>",
+                   snap->limited_total,
+                   snap->limited_total > (uint32_t)snap->nlimited
+                   ? apr_psprintf(p, " (the first %d listed)", snap->nlimited) : "");
+        for (i = 0; i < snap->nlimited; ++i) {
+            const hl_limited_key_t *k = &snap->limited[i];
+            const char *key = hl_html_escape(p, k->key);
+            ap_rprintf(r, "<tr class=\"limited\"><td class=\"key\">%s</td>"
+                       "<td>%s</td><td>%d</td><td class=\"num\">%u</td>"
+                       "<td class=\"left\">%s</td><td><form class=\"reset\" "
+                       "method=\"post\" action=\"%s\"><input type=\"hidden\" "
+                       "name=\"reset\" value=\"%s\"><input type=\"hidden\" "
+                       "name=\"back\" value=\"1\"><button type=\"submit\">"
+                       "reset</button></form></td></tr>", key,
+                       origin_name(k->origin), k->window + 1, k->count,
+                       hl_status_duration(p, (k->left_ms + 999) / 1000), self,
+                       key);
+        }
+        ap_rputs("</table>", r);
+    }
+
+    ap_rputs("<h2>Bans</h2><p id=\"bans\">Bans: none (HotLimitBan not "
+             "configured).</p>", r);
+
+    ap_rprintf(r, "<h2>Quota table</h2><table id=\"table\">"
                "<tr><th>source</th><td>%s</td></tr>"
                "<tr><th>enabled</th><td>%s</td></tr>"
                "<tr><th>generation</th><td>%" APR_UINT64_T_FMT "</td></tr>"
@@ -436,29 +763,21 @@ static void write_html(request_rec *r, const hl_snapshot_t *snap)
                (apr_uint64_t)snap->shared.reloads[HL_RELOAD_OK],
                (apr_uint64_t)snap->shared.reloads[HL_RELOAD_UNCHANGED],
                (apr_uint64_t)snap->shared.reloads[HL_RELOAD_FAILED]);
-    ap_rprintf(r, "<h2>Counter slots</h2><p>%u used of %u, %" APR_UINT64_T_FMT
-               " evictions, %" APR_UINT64_T_FMT " expired reused, %u eviction "
-               "classes</p>", snap->used, snap->capacity,
-               (apr_uint64_t)snap->evictions, (apr_uint64_t)snap->reclaims,
-               snap->classes);
-    ap_rputs("<h2>Routes</h2><table><tr><th>route</th><th>admitted</th>"
-             "<th>rejected</th><th>dry run</th></tr>", r);
-    for (i = 0; i < HL_STATS_ROUTES; ++i) {
-        const hl_route_stat_t *e = &snap->shared.stats.routes[i];
-        if (!e->hash)
-            continue;
-        ap_rprintf(r, "<tr><td>%s</td><td>%" APR_UINT64_T_FMT "</td><td>%"
-                   APR_UINT64_T_FMT "</td><td>%" APR_UINT64_T_FMT "</td></tr>",
-                   hl_html_escape(p, e->route), (apr_uint64_t)e->count[0],
-                   (apr_uint64_t)e->count[1], (apr_uint64_t)e->count[2]);
-    }
-    ap_rputs("</table><h2>Busiest keys</h2><p>Each key's busiest window: "
+    ap_rprintf(r, "<h2>Store</h2><p id=\"store\">Shared memory, %u stripes "
+               "(each with its own lock): %u counter slots used of %u, %"
+               APR_UINT64_T_FMT " evictions (live counters reused: raise "
+               "HotLimitSlots if this grows), %" APR_UINT64_T_FMT " expired "
+               "reused, %u eviction classes.</p>", snap->stripes, snap->used,
+               snap->capacity, (apr_uint64_t)snap->evictions,
+               (apr_uint64_t)snap->reclaims, snap->classes);
+    ap_rputs("<h2>Busiest keys</h2><p>Each key's busiest window: "
              "window 1 is the first of its quota (<code>5/1m</code> in "
              "<code>HotLimitQuota 5/1m 30/1h</code>), 2 the second.</p>"
              "<table><tr><th>key</th><th>quota from</th><th>window</th>"
              "<th>requests in that window</th></tr>", r);
     for (i = 0; i < snap->ntop; ++i)
-        ap_rprintf(r, "<tr><td>%s</td><td>%s</td><td>%d</td><td>%u</td></tr>",
+        ap_rprintf(r, "<tr><td class=\"key\">%s</td><td>%s</td><td>%d</td>"
+                   "<td class=\"num\">%u</td></tr>",
                    hl_html_escape(p, snap->top[i].key),
                    origin_name(snap->top[i].origin), snap->top[i].window + 1,
                    snap->top[i].count);
@@ -492,14 +811,15 @@ static const char *cross_site(request_rec *r)
     return NULL;
 }
 
-/* Handles POST reset=KEY. Returns the handler's status. */
+/* Handles POST reset=KEY: answers JSON, or 303 back to the page when the
+ * form's "back" field is present. Returns the handler's status. */
 static int handle_reset(request_rec *r)
 {
     const char *why = cross_site(r);
     apr_array_header_t *pairs = NULL;
     const hl_store_t *store;
     const char *key = NULL;
-    int removed, i;
+    int removed, i, back = 0;
 
     if (why) {
         ap_log_rerror(APLOG_MARK, APLOG_WARNING, 0, r,
@@ -511,7 +831,9 @@ static int handle_reset(request_rec *r)
         return HTTP_BAD_REQUEST;
     for (i = 0; i < pairs->nelts; ++i) {
         ap_form_pair_t *pair = &APR_ARRAY_IDX(pairs, i, ap_form_pair_t);
-        if (!strcmp(pair->name, "reset")) {
+        if (!strcmp(pair->name, "back"))
+            back = 1;
+        else if (!strcmp(pair->name, "reset")) {
             apr_off_t len;
             apr_size_t size;
             char *buf;
@@ -532,6 +854,12 @@ static int handle_reset(request_rec *r)
     ap_log_rerror(APLOG_MARK, APLOG_NOTICE, 0, r,
                   "HL00300: counters of key '%s' reset by %s (%d slots)",
                   ap_escape_logitem(r->pool, key), r->useragent_ip, removed);
+    if (back) {
+        /* The page's reset button: back to the page (POST-redirect-GET). */
+        apr_table_setn(r->headers_out, "Location",
+                       ap_construct_url(r->pool, r->uri, r));
+        return HTTP_SEE_OTHER;
+    }
     ap_set_content_type(r, "application/json");
     ap_rprintf(r, "{\"reset\":\"%s\",\"removed\":%d}\n",
                hl_json_escape(r->pool, key), removed);

@@ -664,3 +664,33 @@ int hl_table_find(request_rec *r, const char *route, const hl_cidr_t *ip,
     hl_store_unlock(r->server);
     return 1;
 }
+
+int hl_table_routes(request_rec *r, int max, hl_table_route_t **out)
+{
+    hl_shared_t *shared;
+    const hl_table_t *t;
+    uint32_t i, n;
+
+    *out = NULL;
+    if (!region || max <= 0)
+        return 0;
+    *out = apr_palloc(r->pool, (apr_size_t)max * sizeof(**out));
+    if (hl_store_lock(r->server, &shared) != APR_SUCCESS)
+        return 0;
+    t = bank(region->active & 1);
+    n = t->nrules;
+    if (n > (uint32_t)max)
+        n = (uint32_t)max;
+    for (i = 0; i < n; ++i) {
+        const hl_rule_t *rule = hl_table_rule(t, i);
+        if (!rule) {
+            n = i;
+            break;
+        }
+        memcpy((*out)[i].route, rule->route, sizeof(rule->route));
+        (*out)[i].route[HL_TABLE_ROUTE_MAX - 1] = '\0';
+        (*out)[i].quota = rule->quota;
+    }
+    hl_store_unlock(r->server);
+    return (int)n;
+}

@@ -10,7 +10,7 @@ use Apache::TestUtil;
 use Apache::TestRequest qw(GET POST);
 use HLTest;
 
-plan tests => 21 + 5 + 7 + 2;
+plan tests => 21 + 5 + 7 + 2 + 5;
 
 my @codes = map { GET('/stat/')->code } 1 .. 4;
 ok t_cmp("@codes", '200 200 429 429', '/stat: 2 admitted, 2 rejected');
@@ -75,10 +75,23 @@ ok t_cmp("@codes", '200 200 429 429', '/stat: 2 admitted, 2 rejected');
 # --- HTML ------------------------------------------------------------------------------
 {
     my $res = GET '/hotlimit-status';
-    ok t_cmp($res->content, qr{<h1>mod_hotlimit status</h1>.*<td>/stat</td><td>2</td><td>2</td>}s,
-             'HTML page: /stat with 2 admitted and 2 rejected');
-    ok t_cmp($res->content, qr{<p>Counting for \d+ (?:s|min|h|d)\b.*<th>window</th><th>requests in that window</th>}s,
+    ok t_cmp($res->content, qr{<h1>mod_hotlimit status</h1>.*<td class="name">/stat</td><td class="limits">2/1m by=ip</td><td>HotLimitQuota</td><td class="num">2</td><td class="num">2</td>}s,
+             'HTML page: /stat with its limits, 2 admitted and 2 rejected');
+    ok t_cmp($res->content, qr{<p id="uptime">Up for \d+ (?:s|min|h|d)\b.*<th>window</th><th>requests in that window</th>}s,
              'HTML page: uptime, and which window a busy key is counted in');
+    ok t_cmp($res->content, qr{<tr class="limited"><td class="key">/stat\|127\.0\.0\.1</td>.*?<form class="reset" method="post" action="/hotlimit-status"><input type="hidden" name="reset" value="/stat\|127\.0\.0\.1">}s,
+             'HTML page: /stat|127.0.0.1 at its limit, with a reset button');
+    ok t_cmp($res->content, qr{<p id="bans">Bans: none \(HotLimitBan not configured\)\.</p>.*<p id="store">Shared memory, \d+ stripes}s,
+             'HTML page: bans and store health');
+    my $j = hl_json(GET '/hotlimit-status?json') || {};
+    my ($lk) = grep { $_->{key} eq '/stat|127.0.0.1' } @{ $j->{limited_keys} || [] };
+    ok t_cmp($lk ? "$lk->{quota} $lk->{window} " . ($lk->{left_ms} > 0 ? 'left' : 'none') : '',
+             'directive 1 left', '?json: limited_keys has /stat|127.0.0.1, window 1, time left');
+    my ($route) = grep { $_->{route} eq '/stat' } @{ $j->{routes} || [] };
+    my $hist = 0;
+    $hist += $_->[0] + $_->[1] + $_->[2] for @{ $route ? $route->{history} : [] };
+    ok t_cmp(($route ? $route->{limits} : '') . " history $hist", '2/1m by=ip history 4',
+             '?json: /stat limits and its 4 decisions in the history');
 }
 
 # --- cross-site resets are refused (Origin, Sec-Fetch-Site) ------------------------------
@@ -111,7 +124,13 @@ ok t_cmp("@codes", '200 200 429 429', '/stat: 2 admitted, 2 rejected');
     ok t_cmp(($j->{reset} // '') . ' ' . (($j->{removed} // 0) > 0 ? 'removed' : 'nothing'),
              '/stat|127.0.0.1 removed', 'POST reset: the key was removed');
     ok t_cmp(GET('/stat/')->code, 200, 'after the reset: admitted again');
-    my @l = hl_wait_lines(hl_error_log(), $off, sub { grep { /HL00300/ } @_ }, 3);
-    ok t_cmp(scalar(grep { /HL00300: counters of key '\/stat\|127\.0\.0\.1' reset by 127\.0\.0\.1/ } @l), 1,
-             'error log: HL00300 names the key and who reset it');
+    GET('/stat/') for 1 .. 2;
+    # The page's button sends back=1: answered with a 303 to the page.
+    $res = POST '/hotlimit-status', content => [ reset => '/stat|127.0.0.1', back => 1 ],
+                Origin => $origin, 'Sec-Fetch-Site' => 'same-origin';
+    ok t_cmp($res->code . ' ' . ($res->header('Location') // ''), qr{^303 http://[^/]+/hotlimit-status$},
+             'POST reset from the page: 303 back to it');
+    my @l = hl_wait_lines(hl_error_log(), $off, sub { (grep { /HL00300/ } @_) >= 2 }, 3);
+    ok t_cmp(scalar(grep { /HL00300: counters of key '\/stat\|127\.0\.0\.1' reset by 127\.0\.0\.1/ } @l), 2,
+             'error log: HL00300 names the key and who reset it, for both resets');
 }

@@ -1,7 +1,8 @@
 # The status handler of an instance with a quota table: ?json shows the
 # table's source, a generation that grows with each change, and the result
 # and message of the last reload; ?metrics has the reload counters by
-# result and the generation.
+# result and the generation. Every table route is listed with its limits
+# from the start, before any request.
 use strict;
 use warnings FATAL => 'all';
 use FindBin;
@@ -10,7 +11,7 @@ use Apache::Test;
 use Apache::TestUtil;
 use HotLimitTable;
 
-plan tests => 18, need need_module('mod_hotlimit.c');
+plan tests => 20, need need_module('mod_hotlimit.c');
 
 my $mpm = hl_mpm();
 
@@ -37,6 +38,12 @@ my $g2 = $h->wait_generation($g1, 5);
 ok t_cmp($g2 > $g1 ? 1 : 0, 1, "[$mpm] ?json: generation grows after a change ($g1 -> $g2)");
 $st = $h->status;
 ok t_cmp($st->{table}{routes}, 2, "[$mpm] ?json: 2 routes now");
+my %listed = map { $_->{route} => "$_->{origin} $_->{limits} $_->{admitted}" } @{ $st->{routes} || [] };
+ok t_cmp(join(', ', map { "$_: " . ($listed{$_} // 'missing') } '/s', '/s2'),
+         '/s: table 1/1m by=ip 0, /s2: table 1/1m by=ip 0',
+         "[$mpm] ?json: both table routes listed with their limits, never requested");
+ok t_cmp(scalar(grep { ($_->{origin} // '') eq 'table' } @{ $st->{routes} || [] }), 2,
+         "[$mpm] ?json: the routes of the table in force, no more");
 ok t_cmp($st->{table}{message}, qr/^2 routes, 0 entries skipped$/, "[$mpm] ?json: message of the good reload");
 
 my $off = $h->log_offset;

@@ -37,7 +37,7 @@ has() {
     grep -F -q -- "$1" "$out"
 }
 
-echo "1..25"
+echo "1..31"
 
 if [ ! -x "$check" ]; then
     echo "Bail out! $check not built"
@@ -48,6 +48,19 @@ run "$tables/good.json"
 [ "$rc" -eq 0 ]; ok $? "good.json: exit 0 (got $rc)"
 has "good.json: 4 routes, 2 exempt, enabled, 0 errors, 0 warnings"; ok $? "good.json: summary with 4 routes"
 ! has "error:" && ! has "warning:"; ok $? "good.json: no problems"
+
+has "  /user/login -> /user/login  5/1m 30/1h by=ip"; ok $? "good.json: each route as matched, with its quota"
+has "  /api -> /api  600/1m by=ip algo=gcra burst=100"; ok $? "good.json: algo and burst shown"
+
+# Route names as the module matches them: a dotted name becomes a path, a
+# trailing slash goes, a later entry of the same route replaces an earlier
+# one, and a skipped entry is not listed.
+run "$tables/names.json"
+[ "$rc" -eq 1 ]; ok $? "names.json: exit 1 for the skipped entry (got $rc)"
+has "  user.login -> /user/login  5/1m 30/1h by=ip" && ! has "/user/login -> /user/login  3/10m"
+ok $? "names.json: user.login -> /user/login, the later entry in force"
+has "  /api/chat/ -> /api/chat  10/1m by=header:Authorization"; ok $? "names.json: trailing slash removed"
+! has "user.sms ->"; ok $? "names.json: the skipped entry is not listed"
 
 run "$tables/warn.json"
 [ "$rc" -eq 0 ]; ok $? "warn.json: exit 0 (got $rc)"

@@ -635,6 +635,39 @@ static void test_names(void)
     is_str(hl_algo_name(HL_ALGO_GCRA), "gcra", "algo name gcra");
 }
 
+/* A quota said back as a quota line would say it. */
+static void describe(const char *const *argv, const char *want)
+{
+    hl_quota_t q;
+    char buf[160];
+
+    ok(parse(&q, argv) == 0, nm("describe: '%s' parses", argv[0]));
+    is_str(hl_quota_describe(&q, buf, sizeof(buf)), want,
+           nm("describe: '%s'", want));
+}
+
+static void test_describe(void)
+{
+    static const char *const a[] = { "5/1m", "30/1h", NULL };
+    static const char *const b[] = { "10/1s", "by=header:X-Key", "algo=gcra",
+                                     "burst=20", NULL };
+    static const char *const c[] = { "3/10m", "count=status:401,403", NULL };
+    static const char *const d[] = { "100/60s", "by=global",
+                                     "count=failures", NULL };
+    hl_quota_t q;
+    char small[8];
+
+    describe(a, "5/1m 30/1h by=ip");
+    describe(b, "10/1s by=header:X-Key algo=gcra burst=20");
+    describe(c, "3/10m by=ip count=status:401,403");
+    describe(d, "100/1m by=global count=failures");
+    parse(&q, a);
+    q.dry_run = 1;
+    is_str(hl_quota_describe(&q, small, sizeof(small)), "5/1m 30",
+           "describe: cut short, NUL-terminated, in a small buffer");
+    ok(hl_quota_describe(&q, small, 0) == small, "describe: buflen 0");
+}
+
 int main(void)
 {
     test_durations();
@@ -646,5 +679,6 @@ int main(void)
     test_check_distinct();
     test_window_names();
     test_names();
+    test_describe();
     return done_testing();
 }

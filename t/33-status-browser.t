@@ -1,0 +1,103 @@
+# The status page as a person sees it, in a real browser: Debian's
+# Chromium, headless, loads /hotlimit-status and the DOM it dumps after
+# scripts ran must show the configured routes with their limits (one never
+# requested too), the charts, and the key just spent with its reset
+# button; then the button is pressed in the browser (t/support/cdp_reset.py
+# drives Chromium over its DevTools pipe) and the key must be reset,
+# through the same-origin check, and the browser back on the page.
+# Skipped, saying why, only when Chromium is not installed or cannot run.
+use strict;
+use warnings FATAL => 'all';
+use FindBin;
+use lib "$FindBin::Bin/lib";
+use Apache::Test;
+use Apache::TestUtil;
+use Apache::TestRequest qw(GET);
+use File::Path qw(make_path remove_tree);
+use HLTest;
+
+my ($chromium) = grep { -x } '/usr/bin/chromium', '/usr/bin/chromium-browser';
+my $helper = "$FindBin::Bin/support/cdp_reset.py";
+my $logs = hl_logs();
+my $home = "$logs/chromium-home";
+my @flags = qw(--headless --no-sandbox --disable-gpu --disable-quic
+               --no-first-run --disable-background-networking
+               --disable-component-update --disable-sync --no-proxy-server);
+my $runs = 0;
+
+# Returns a fresh, empty profile directory under t/logs.
+sub profile {
+    my $dir = "$logs/chromium-profile-" . ++$runs;
+    remove_tree($dir);
+    make_path($dir, $home);
+    return $dir;
+}
+
+# Returns what Chromium printed for `chromium FLAGS ARGS`; its messages on
+# standard error (no D-Bus here, ...) go to t/logs/chromium.log.
+sub chromium {
+    my @args = @_;
+    local $ENV{HOME} = $home;
+    my $profile = profile();
+    open(my $saved, '>&', \*STDERR) or die "dup STDERR: $!";
+    open(STDERR, '>>', "$logs/chromium.log") or die "chromium.log: $!";
+    my $ok = open(my $fh, '-|', 'timeout', '90', $chromium, @flags,
+                  "--user-data-dir=$profile", @args);
+    open(STDERR, '>&', $saved) or die "restore STDERR: $!";
+    return '' unless $ok;
+    local $/;
+    my $out = <$fh> // '';
+    close $fh;
+    return $out;
+}
+
+# Chromium must run at all, or the test says why it is skipped.
+my $runs_ok = $chromium && chromium('--dump-dom',
+    'data:text/html,<p id=x></p><script>x.textContent="script ran"</script>')
+    =~ /script ran/;
+
+plan tests => 11,
+    need { 'chromium (apt-get install chromium)' => $chromium,
+           'chromium that starts headless and runs a script' => $runs_ok };
+
+my ($port) = Apache::TestRequest::hostport() =~ /:(\d+)$/;
+my $url = "http://127.0.0.1:$port/hotlimit-status";
+my $key = '/browse|127.0.0.1';
+
+# The key spends its first window (1/10m): at its limit now.
+my @codes = map { GET('/browse/')->code } 1 .. 2;
+ok t_cmp("@codes", '200 429', '/browse: 1 admitted, 1 rejected');
+
+# --- what a person sees -----------------------------------------------------
+my $dom = chromium('--dump-dom', $url);
+t_debug(substr($dom, 0, 3000));
+ok t_cmp($dom, qr{<h1>mod_hotlimit status</h1>}, 'the page loads in Chromium');
+ok t_cmp($dom, qr{<td class="name">/browse</td><td class="limits">1/10m 20/1h by=ip</td><td>HotLimitQuota</td><td class="num">1</td><td class="num">1</td>},
+         '/browse with its configured limits, 1 admitted and 1 rejected');
+ok t_cmp($dom, qr{<td class="name">/browse-idle</td><td class="limits">7/1m by=ip</td><td>HotLimitQuota</td><td class="num">0</td><td class="num">0</td>},
+         '/browse-idle, never requested, listed with its limits from the start');
+my ($row) = $dom =~ m{(<tr class="route"><td class="name">/browse</td>.*?</tr>)}s;
+ok t_cmp($row // '', qr{<svg class="chart"[^>]*>.*<rect [^>]*fill="#d22"}s,
+         "/browse's chart has a bar of rejected requests");
+my ($limited) = $dom =~ m{(<tr class="limited"><td class="key">\Q$key\E</td>.*?</tr>)}s;
+ok t_cmp($limited // '', qr{<td>directive</td><td>1</td><td class="num">1</td><td class="left">(?:9|10) min(?: \d+ s)?</td>.*<form class="reset"[^>]*>.*<button type="submit">reset</button>}s,
+         "$key at its limit in window 1, about 10 min left, with a reset button");
+ok t_cmp($dom, qr{<p id="bans">Bans: none}, 'bans shown');
+
+# --- the reset button, pressed in the browser ---------------------------------
+my $off = hl_offset(hl_error_log());
+my $profile = profile();
+my $json = do {
+    local $ENV{HOME} = $home;
+    `timeout 120 python3 $helper $chromium $url '$key' $profile`;
+};
+my $r = eval { JSON::PP::decode_json($json) } || {};
+t_debug("helper: " . substr($json // '', 0, 500));
+ok t_cmp($r->{clicked} ? 1 : 0, 1, 'the reset button of the key was clicked');
+ok t_cmp(($r->{url_after} // '') . (($r->{after} // '') =~ m{<tr class="limited"><td class="key">\Q$key\E</td>} ? ' still listed' : ''),
+         $url, 'back on the status page (303), the key no longer at its limit');
+my @l = hl_wait_lines(hl_error_log(), $off, sub { grep { /HL0030[01]/ } @_ }, 5);
+ok t_cmp(join('', grep { /HL0030[01]/ } @l) . ((grep { /HL00301/ } @l) ? ' (and a refusal)' : ''),
+         qr{HL00300: counters of key '/browse\|127\.0\.0\.1' reset by 127\.0\.0\.1 \(2 slots\), referer: \Q$url\E(?!.*refusal)}s,
+         "the browser's POST passed the same-origin check and reset both windows");
+ok t_cmp(GET('/browse/')->code, 200, '/browse admitted again after the reset');
