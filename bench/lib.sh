@@ -109,6 +109,23 @@ scenario_path() {
     esac
 }
 
+# Starts one redis-server on a free loopback port for the redis scenarios
+# (once; stopped with everything else at exit). Sets REDIS_PORT.
+REDIS_PORT=""
+start_redis() {
+    [ -z "$REDIS_PORT" ] || return 0
+    command -v redis-server >/dev/null || die "redis-server not found (apt-get install redis-server)"
+    REDIS_PORT=$(free_port 16379)
+    redis-server --port "$REDIS_PORT" --bind 127.0.0.1 --save '' --appendonly no \
+        --dir "$SCRATCH" --logfile "$SCRATCH/redis.log" >/dev/null 2>&1 &
+    STARTED_PIDS+=("$!")
+    for _ in $(seq 50); do
+        redis-cli -p "$REDIS_PORT" ping 2>/dev/null | grep -q PONG && return 0
+        sleep 0.1
+    done
+    die "redis-server on port $REDIS_PORT does not answer"
+}
+
 # Writes the JSON quota table for table10[-hit] / table10k[-hit] into $2.
 # Every route is /t/<n>/login (never the requested one); the -hit variant adds
 # /app/v1/items, the parent of the requested file, with a never-triggering quota,
@@ -193,7 +210,7 @@ MaxConnectionsPerChild 0
 </Location>
 EOF
         case $scenario in
-            randomip*)
+            *randomip*)
                 echo "RemoteIPHeader X-Forwarded-For"
                 echo "RemoteIPTrustedProxy 127.0.0.1" ;;
         esac
@@ -202,7 +219,7 @@ EOF
         # the module's own.
         if [ "$variant" = A ]; then
             case $scenario in
-                onekey*|randomip*)
+                onekey*|randomip*|redis*)
                     printf '<Location />\n    DirectoryIndex index.html\n</Location>\n' ;;
             esac
         fi
@@ -212,6 +229,10 @@ EOF
                 onekey-noheaders)
                     printf '<Location />\n    DirectoryIndex index.html\n    HotLimitQuota %s\n    HotLimitHeaders Off\n</Location>\n' "$QUOTA" ;;
                 onekey|randomip*)
+                    printf '<Location />\n    DirectoryIndex index.html\n    HotLimitQuota %s\n</Location>\n' "$QUOTA" ;;
+                redis*)
+                    start_redis
+                    printf 'HotLimitStore redis://127.0.0.1:%s\n' "$REDIS_PORT"
                     printf '<Location />\n    DirectoryIndex index.html\n    HotLimitQuota %s\n</Location>\n' "$QUOTA" ;;
                 table*)
                     write_table "$scenario" "$dir/$name.table.json"

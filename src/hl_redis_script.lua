@@ -12,16 +12,24 @@
 --       dry run (1/0), then per window: limit, window ms, burst.
 -- Returns: admitted (1/0), then per window: admit, remaining, reset ms,
 --          retry ms.
--- Each key is a hash: t (window start ms; gcra: TAT in microseconds),
--- c (count), p (previous window's count, sliding).
+-- Each key holds "t c p": t the window start in ms (gcra: the TAT in
+-- microseconds), c the count, p the previous window's count (sliding),
+-- set with its expiry in one command.
 local tm = redis.call('TIME')
 local now = tonumber(tm[1]) * 1000 + math.floor(tonumber(tm[2]) / 1000)
 
 local function ceil_div(a, b) return math.floor((a + b - 1) / b) end
 
 local function load(key)
-  local v = redis.call('HMGET', key, 't', 'c', 'p')
-  return tonumber(v[1]) or 0, tonumber(v[2]) or 0, tonumber(v[3]) or 0
+  local v = redis.call('GET', key)
+  if not v then return 0, 0, 0 end
+  local t, c, p = string.match(v, '^(%-?%d+) (%d+) (%d+)$')
+  return tonumber(t) or 0, tonumber(c) or 0, tonumber(p) or 0
+end
+
+-- Stores a state for ttl ms (one command: the value and its expiry).
+local function store(key, t, c, p, ttl)
+  redis.call('SET', key, string.format('%d %d %d', t, c, p), 'PX', math.max(ttl, 1))
 end
 
 -- Each check returns admit, remaining, reset, retry, then the state as
@@ -81,15 +89,12 @@ local function commit(algo, key, limit, w, burst, t, c, p)
   if algo == 2 then
     local now_us = now * 1000
     local tat = math.max(t, now_us) + ceil_div(w * 1000, limit)
-    redis.call('HSET', key, 't', tat, 'c', 0, 'p', 0)
-    redis.call('PEXPIRE', key, ceil_div(tat - now_us, 1000) + 1)
+    store(key, tat, 0, 0, ceil_div(tat - now_us, 1000) + 1)
   elseif algo == 1 then
-    redis.call('HSET', key, 't', t, 'c', c + 1, 'p', p)
-    redis.call('PEXPIRE', key, 2 * w + 1)
+    store(key, t, c + 1, p, 2 * w + 1)
   else
     if c == 0 then t = now end
-    redis.call('HSET', key, 't', t, 'c', c + 1, 'p', 0)
-    redis.call('PEXPIRE', key, math.max(t + w - now, 1))
+    store(key, t, c + 1, 0, t + w - now)
   end
 end
 

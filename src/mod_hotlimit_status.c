@@ -393,6 +393,32 @@ static const char *origin_name(char origin)
            : origin == HL_ORIGIN_TABLE ? "table" : "other";
 }
 
+/* Writes the remote store's metrics: whether it answers, and how many
+ * decisions it made, fell back to HotLimitStoreFailure, or failed (with
+ * local counters: up, and zeros, so that alerts can name them anyway). */
+static void write_store_metrics(request_rec *r)
+{
+    hl_redis_figures_t f;
+
+    hl_redis_figures(&f);
+    if (!f.configured)
+        f.up = 1;
+    ap_rprintf(r, "# HELP hotlimit_store_up 1 while the Redis store answers, 0 while its breaker is open.\n"
+               "# TYPE hotlimit_store_up gauge\n"
+               "hotlimit_store_up %d\n"
+               "# HELP hotlimit_store_decisions_total Decisions the Redis store answered.\n"
+               "# TYPE hotlimit_store_decisions_total counter\n"
+               "hotlimit_store_decisions_total %" APR_UINT64_T_FMT "\n"
+               "# HELP hotlimit_store_fallbacks_total Decisions made by HotLimitStoreFailure while Redis could not answer.\n"
+               "# TYPE hotlimit_store_fallbacks_total counter\n"
+               "hotlimit_store_fallbacks_total %" APR_UINT64_T_FMT "\n"
+               "# HELP hotlimit_store_errors_total Round trips to Redis that failed.\n"
+               "# TYPE hotlimit_store_errors_total counter\n"
+               "hotlimit_store_errors_total %" APR_UINT64_T_FMT "\n",
+               f.up, (apr_uint64_t)f.decisions, (apr_uint64_t)f.fallbacks,
+               (apr_uint64_t)f.errors);
+}
+
 /* Returns ms (wall clock) as Prometheus seconds, "0" for 0 (never);
  * allocated from p. */
 static const char *prom_seconds(apr_pool_t *p, int64_t ms)
@@ -462,6 +488,7 @@ static void write_metrics(request_rec *r, const hl_snapshot_t *snap)
                snap->capacity, (apr_uint64_t)snap->evictions,
                (apr_uint64_t)snap->reclaims, snap->classes,
                prom_seconds(r->pool, snap->sum.started_ms));
+    write_store_metrics(r);
 }
 
 /* Writes one route of the JSON answer: its configured limits ("" when
@@ -536,10 +563,17 @@ static void write_json(request_rec *r, const hl_snapshot_t *snap)
         json_route(r, snap, e->route, "", "", e, first);
         first = 0;
     }
-    ap_rprintf(r, "],\"routes_not_listed\":%d,\"store\":{\"kind\":\"shared memory\","
-               "\"stripes\":%u},\"bans\":null,\"limited_keys_total\":%u,"
-               "\"limited_keys\":[", snap->routes_cut, snap->stripes,
-               snap->limited_total);
+    {
+        hl_redis_figures_t f;
+        hl_redis_figures(&f);
+        ap_rprintf(r, "],\"routes_not_listed\":%d,\"store\":{\"kind\":\"%s\","
+                   "\"stripes\":%u,\"up\":%s,\"fallbacks\":%" APR_UINT64_T_FMT
+                   "},\"bans\":null,\"limited_keys_total\":%u,"
+                   "\"limited_keys\":[", snap->routes_cut,
+                   f.configured ? "redis" : "shared memory", snap->stripes,
+                   !f.configured || f.up ? "true" : "false",
+                   (apr_uint64_t)f.fallbacks, snap->limited_total);
+    }
     for (i = 0; i < snap->nlimited; ++i)
         ap_rprintf(r, "%s{\"key\":\"%s\",\"count\":%u,\"quota\":\"%s\","
                    "\"window\":%d,\"left_ms\":%" APR_INT64_T_FMT "}",
@@ -763,6 +797,19 @@ static void write_html(request_rec *r, const hl_snapshot_t *snap)
                (apr_uint64_t)snap->shared.reloads[HL_RELOAD_OK],
                (apr_uint64_t)snap->shared.reloads[HL_RELOAD_UNCHANGED],
                (apr_uint64_t)snap->shared.reloads[HL_RELOAD_FAILED]);
+    {
+        hl_redis_figures_t f;
+        hl_redis_figures(&f);
+        if (f.configured)
+            ap_rprintf(r, "<h2>Redis store</h2><p id=\"redis\">%s: %"
+                       APR_UINT64_T_FMT " decisions answered, %" APR_UINT64_T_FMT
+                       " decided by HotLimitStoreFailure while it could not "
+                       "answer, %" APR_UINT64_T_FMT " failed round trips. The "
+                       "shared memory below is its local fallback.</p>",
+                       f.up ? "answering" : "NOT ANSWERING (breaker open)",
+                       (apr_uint64_t)f.decisions, (apr_uint64_t)f.fallbacks,
+                       (apr_uint64_t)f.errors);
+    }
     ap_rprintf(r, "<h2>Store</h2><p id=\"store\">Shared memory, %u stripes "
                "(each with its own lock): %u counter slots used of %u, %"
                APR_UINT64_T_FMT " evictions (live counters reused: raise "

@@ -18,7 +18,7 @@ use HLTest ();
 
 my $redis_server = -x '/usr/bin/redis-server' ? '/usr/bin/redis-server' : '';
 my $redis_cli = -x '/usr/bin/redis-cli' ? '/usr/bin/redis-cli' : '';
-plan tests => 23, need { 'redis-server (apt-get install redis-server)' => $redis_server && $redis_cli };
+plan tests => 26, need { 'redis-server (apt-get install redis-server)' => $redis_server && $redis_cli };
 
 my $rport = free_port();
 my $rdir = Apache::Test::vars('t_logs') . "/redis-" . hl_mpm() . "-$$";
@@ -103,7 +103,7 @@ my $codes = join ' ', map { ($_ % 2 ? $a : $b)->get('/two')->code } 1 .. 8;
 ok t_cmp($codes, '200 200 200 200 200 429 429 429', 'two windows: 5 of 5/1m');
 my @keys = split /\n/, cli('--scan', '--pattern', "'hl:{hl}:d1/two*'");
 ok t_cmp(scalar(@keys), 1, 'the 30/1h window has its key');
-ok t_cmp(cli('HGET', "'$keys[0]'", 'c'), '5', 'the 30/1h window counted 5, not 8');
+ok t_cmp((split ' ', cli('GET', "'$keys[0]'"))[1] // '', '5', 'the 30/1h window counted 5, not 8');
 
 # --- one script call per decided request ------------------------------------------
 my $stats = cli('INFO', 'commandstats');
@@ -166,6 +166,12 @@ ok t_cmp(scalar(grep { $_ >= 500 } keys %down), 0, 'Redis down: no 5xx with HotL
 ok t_cmp(($down{200} // 0) == 10 && ($down{429} // 0) == 20 ? 1 : 0, 1,
          'Redis down: the local counters still limit (' . join(', ', map { "$_=$down{$_}" } sort keys %down) . ')');
 ok t_cmp(scalar(grep { /HL00701/ } $a->log_lines(0)), 1, 'the outage is logged once (HL00701)');
+{
+    my $m = $a->metrics;
+    ok t_cmp($m, qr/^hotlimit_store_up 0$/m, 'metrics: hotlimit_store_up 0 while Redis is down');
+    my ($fb) = $m =~ /^hotlimit_store_fallbacks_total (\d+)$/m;
+    ok t_cmp(($fb // 0) >= 1 ? 1 : 0, 1, "metrics: $fb fallback decisions counted");
+}
 
 # --- Redis back: shared again within a few seconds ----------------------------------
 redis_start();
@@ -176,6 +182,7 @@ my $back = wait_until(sub {
 }, 15);
 ok t_cmp($back ? 1 : 0, 1, 'Redis back: counting there again within 15 s');
 ok t_cmp(scalar(grep { /HL00702/ } $a->log_lines(0)) >= 1 ? 1 : 0, 1, 'the recovery is logged (HL00702)');
+ok t_cmp($a->metrics, qr/^hotlimit_store_up 1$/m, 'metrics: hotlimit_store_up 1 again');
 
 # --- HotLimitStoreFailure closed: 503 while Redis is down -----------------------------
 my $c = start_httpd(name => 'redis-closed', conf => $conf . "HotLimitStoreFailure closed\n");
