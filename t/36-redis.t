@@ -18,7 +18,7 @@ use HLTest ();
 
 my $redis_server = -x '/usr/bin/redis-server' ? '/usr/bin/redis-server' : '';
 my $redis_cli = -x '/usr/bin/redis-cli' ? '/usr/bin/redis-cli' : '';
-plan tests => 26, need { 'redis-server (apt-get install redis-server)' => $redis_server && $redis_cli };
+plan tests => 28, need { 'redis-server (apt-get install redis-server)' => $redis_server && $redis_cli };
 
 my $rport = free_port();
 my $rdir = Apache::Test::vars('t_logs') . "/redis-" . hl_mpm() . "-$$";
@@ -69,6 +69,9 @@ HotLimitStoreTimeout 50
 <Location /pause>
     HotLimitQuota 100/1m
 </Location>
+<Location /grace>
+    HotLimitQuota 40/1m by=header:X-Client
+</Location>
 CONF
 my $a = start_httpd(name => 'redis-a', conf => $conf);
 # The second server runs the other MPM when this run has it (prefork with
@@ -95,6 +98,32 @@ ok t_cmp($seen{429} // 0, 20, '... and 20 refused');
     }
     ok t_cmp($burst{200} // 0, 30, '100 requests from 50 concurrent clients on two servers: exactly 30 admitted');
     ok t_cmp(($burst{0} // 0) + scalar(grep { $_ >= 500 } keys %burst), 0, '... no failed connection, no 5xx');
+}
+
+# --- a graceful restart of one server under load: exact, no errors ------------------
+{
+    pipe(my $r, my $w) or die "pipe: $!";
+    my $pid = fork // die "fork: $!";
+    if (!$pid) {
+        close $r;
+        my %res;
+        for my $round (1 .. 4) {
+            my $part = HLTest::hl_hammer(port => ($round % 2 ? $a : $b)->port, path => '/grace',
+                                         total => 30, conc => 10, headers => "X-Client: g\r\n");
+            $res{$_} += $part->{$_} for keys %$part;
+        }
+        print {$w} join(' ', map { "$_=$res{$_}" } sort keys %res), "\n";
+        close $w;
+        POSIX::_exit(0);
+    }
+    close $w;
+    sleep 0.3;
+    kill 'USR1', $a->pid;
+    my $line = <$r> // '';
+    waitpid $pid, 0;
+    my %res = map { split /=/ } split ' ', $line;
+    ok t_cmp($res{200} // 0, 40, "graceful restart under load: exactly 40 of 120 admitted ($line)");
+    ok t_cmp(($res{0} // 0) + scalar(grep { $_ >= 500 } keys %res), 0, '... no failed connection, no 5xx');
 }
 
 # --- a refused request counts in no window ----------------------------------------
