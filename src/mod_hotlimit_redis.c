@@ -35,6 +35,7 @@
 #include "apr_strings.h"
 #include "apr_sha1.h"
 #include "apr_shm.h"
+#include "apr_lib.h"
 
 #include "mod_hotlimit.h"
 #include "hl_redis_script.h"
@@ -63,6 +64,7 @@ static const hl_redis_conf_t *rconf;     /* this generation's settings */
 static hl_redis_shared_t *rshared;
 static server_rec *rserver;
 static char script_sha[41];
+static const char *rwhere = "";          /* "host:port" or the socket */
 
 /* Per thread: the connection, and the refused-until notes. */
 typedef struct {
@@ -133,15 +135,32 @@ const char *hl_redis_parse(apr_pool_t *p, const char *url, hl_redis_conf_t **out
     else
         return "use shm, redis://[USER:PASSWORD@]HOST:PORT[/DB][?prefix=P] or unix:/PATH";
     if (q) {
-        if (!strncmp(q, "?prefix=", 8) && q[8])
-            c->prefix = apr_pstrdup(p, q + 8);
-        else if (!strncmp(q, "?db=", 4) && c->socket)
-            c->db = atoi(q + 4);
-        else
-            return "the only option is ?prefix=P (unix: also ?db=N)";
+        /* Options: ?prefix=P, and for unix: also db=N, user=U, password=X,
+         * joined by '&'. */
+        char *opts = apr_pstrdup(p, q + 1), *opt, *last;
+        for (opt = apr_strtok(opts, "&", &last); opt; opt = apr_strtok(NULL, "&", &last)) {
+            if (!strncmp(opt, "prefix=", 7) && opt[7])
+                c->prefix = opt + 7;
+            else if (c->socket && !strncmp(opt, "db=", 3) && apr_isdigit(opt[3]))
+                c->db = atoi(opt + 3);
+            else if (c->socket && !strncmp(opt, "user=", 5) && opt[5])
+                c->user = opt + 5;
+            else if (c->socket && !strncmp(opt, "password=", 9) && opt[9])
+                c->password = opt + 9;
+            else
+                return apr_psprintf(p, "unknown option '%s' (use prefix=P; "
+                                    "unix: also db=N, user=U, password=X)", opt);
+        }
     }
     *out = c;
     return NULL;
+}
+
+/* Returns where the store is, "host:port" or the socket path (from p). */
+static const char *where(apr_pool_t *p)
+{
+    return rconf->socket ? apr_pstrdup(p, rconf->socket)
+                         : apr_psprintf(p, "%s:%d", rconf->host, rconf->port);
 }
 
 /* ---- the breaker ---------------------------------------------------------- */
@@ -179,10 +198,9 @@ static void failed(const char *why, int64_t now)
     if (__atomic_compare_exchange_n(&rshared->down, &was_down, 1, 0,
                                     __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
         ap_log_error(APLOG_MARK, APLOG_WARNING, 0, rserver,
-                     "HL00701: Redis store %s:%d unavailable (%s): deciding by "
+                     "HL00701: Redis store %s unavailable (%s): deciding by "
                      "HotLimitStoreFailure %s until it answers again",
-                     rconf->socket ? rconf->socket : rconf->host, rconf->port,
-                     why, rconf->failure == HL_STORE_FAIL_OPEN ? "open"
+                     rwhere, why, rconf->failure == HL_STORE_FAIL_OPEN ? "open"
                      : rconf->failure == HL_STORE_FAIL_CLOSED ? "closed" : "local");
 }
 
@@ -201,8 +219,8 @@ static void succeeded(void)
     if (__atomic_compare_exchange_n(&rshared->down, &was_down, 0, 0,
                                     __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
         ap_log_error(APLOG_MARK, APLOG_NOTICE, 0, rserver,
-                     "HL00702: Redis store %s:%d answers again: counting there",
-                     rconf->socket ? rconf->socket : rconf->host, rconf->port);
+                     "HL00702: Redis store %s answers again: counting there",
+                     rwhere);
 }
 
 /* ---- the connection ------------------------------------------------------- */
@@ -611,12 +629,12 @@ int hl_redis_post_config(apr_pool_t *pconf, server_rec *s)
     unsigned char digest[APR_SHA1_DIGESTSIZE];
     apr_sha1_ctx_t sha;
     int i;
-    (void)pconf;
 
     rconf = sc->redis;
     if (!rconf)
         return OK;
     rserver = s;
+    rwhere = where(pconf);
     apr_pool_userdata_get(&found, HL_REDIS_LIFE_KEY, pp);
     if (!found) {
         if (apr_shm_create(&shm, sizeof(hl_redis_shared_t), NULL, pp) != APR_SUCCESS) {
@@ -635,10 +653,8 @@ int hl_redis_post_config(apr_pool_t *pconf, server_rec *s)
     for (i = 0; i < APR_SHA1_DIGESTSIZE; ++i)
         apr_snprintf(script_sha + 2 * i, 3, "%02x", digest[i]);
     ap_log_error(APLOG_MARK, APLOG_INFO, 0, s,
-                 "HL00705: counters in Redis at %s%s%d (timeout %d ms, on "
-                 "failure: %s)", rconf->socket ? rconf->socket : rconf->host,
-                 rconf->socket ? "" : ":", rconf->socket ? 0 : rconf->port,
-                 rconf->timeout_ms,
+                 "HL00705: counters in Redis at %s (timeout %d ms, on "
+                 "failure: %s)", where(s->process->pool), rconf->timeout_ms,
                  rconf->failure == HL_STORE_FAIL_OPEN ? "open"
                  : rconf->failure == HL_STORE_FAIL_CLOSED ? "closed" : "local");
     return OK;

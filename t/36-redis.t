@@ -11,6 +11,7 @@ use FindBin;
 use lib "$FindBin::Bin/lib";
 use Time::HiRes qw(time sleep);
 use POSIX ();
+use File::Path ();
 use Apache::Test;
 use Apache::TestUtil;
 use HotLimitTable;
@@ -22,7 +23,7 @@ plan tests => 28, need { 'redis-server (apt-get install redis-server)' => $redis
 
 my $rport = free_port();
 my $rdir = Apache::Test::vars('t_logs') . "/redis-" . hl_mpm() . "-$$";
-mkdir $rdir;
+File::Path::mkpath($rdir);
 
 sub redis_start {
     system($redis_server, '--port', $rport, '--bind', '127.0.0.1', '--save', '',
