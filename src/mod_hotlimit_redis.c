@@ -39,6 +39,7 @@
 
 #include "mod_hotlimit.h"
 #include "hl_redis_script.h"
+#include "hl_fmt.h"
 
 APLOG_USE_MODULE(hotlimit);
 
@@ -46,7 +47,6 @@ APLOG_USE_MODULE(hotlimit);
 #define HL_BACKOFF_MIN_MS   250
 #define HL_BACKOFF_MAX_MS   5000
 #define HL_REFUSED_CACHE    64
-#define HL_REDIS_MAX_ARGS   (4 + HL_DECIDE_MAX * (4 + 4 * HL_MAX_WINDOWS) + HL_DECIDE_MAX * HL_MAX_WINDOWS)
 
 /* The breaker and the figures, in shared memory (one per httpd parent). */
 typedef struct {
@@ -289,74 +289,118 @@ static redisContext *connection(const char **why)
 
 /* ---- the decision ---------------------------------------------------------- */
 
-/* Argument vector of one script call, in a caller's buffers. */
+/* One script call, written straight in the protocol's form (RESP): no
+ * format strings, no per-argument allocation. */
 typedef struct {
-    int         argc;
-    const char *argv[HL_REDIS_MAX_ARGS];
-    size_t      argl[HL_REDIS_MAX_ARGS];
-    char        keys[HL_DECIDE_MAX * HL_MAX_WINDOWS][HL_KEY_MAX + 64];
-    char        nums[HL_REDIS_MAX_ARGS][24];
-    int         nnums;
+    char  *buf;        /* the command being written */
+    size_t len, cap;
+    int    argc;       /* arguments written */
 } hl_call_t;
 
-/* Appends a string argument (not copied: it must outlive the call). */
-static void add_arg(hl_call_t *c, const char *s, size_t len)
+/* Appends n bytes to the call, growing it (malloc) when needed. Returns 0,
+ * or -1 when out of memory. */
+static int put(hl_call_t *c, const char *s, size_t n)
 {
-    c->argv[c->argc] = s;
-    c->argl[c->argc] = len;
+    if (c->len + n > c->cap) {
+        size_t cap = (c->len + n) * 2;
+        char *b = realloc(c->buf, cap);
+        if (!b)
+            return -1;
+        c->buf = b;
+        c->cap = cap;
+    }
+    memcpy(c->buf + c->len, s, n);
+    c->len += n;
+    return 0;
+}
+
+/* Appends one bulk-string argument ($LEN CRLF DATA CRLF). */
+static int add_arg(hl_call_t *c, const char *s, size_t n)
+{
+    char head[HL_FMT_U64_MAX + 4];
+    size_t h;
+
+    head[0] = '$';
+    h = 1 + hl_fmt_u64(head + 1, n);
+    head[h++] = '\r';
+    head[h++] = '\n';
     c->argc++;
+    return put(c, head, h) | put(c, s, n) | put(c, "\r\n", 2);
 }
 
-/* Appends a number argument. */
-static void add_num(hl_call_t *c, long long v)
+/* Appends one number argument. */
+static int add_num(hl_call_t *c, uint64_t v)
 {
-    char *buf = c->nums[c->nnums++];
-    int n = apr_snprintf(buf, 24, "%" APR_INT64_T_FMT, (apr_int64_t)v);
-    add_arg(c, buf, (size_t)n);
+    char num[HL_FMT_U64_MAX];
+    return add_arg(c, num, hl_fmt_u64(num, v));
 }
 
-/* Builds a script call over items (mode "d" or "c"). */
-static void build_call(hl_call_t *c, hl_decide_item_t *const *items, int n,
-                       const char *mode, int eval)
+/* Writes a script call over items (mode "d" or "c") into c->buf after a
+ * reserved head, then the head ("*ARGC CRLF") just before the arguments.
+ * Returns the start of the command in c->buf, or NULL when out of memory. */
+static const char *build_call(hl_call_t *c, hl_decide_item_t *const *items,
+                              int n, const char *mode, int eval)
 {
-    int i, j, k = 0, nkeys = 0;
+    size_t plen = strlen(rconf->prefix);
+    char head[HL_FMT_U64_MAX + 4];
+    size_t h, at;
+    int i, j, nkeys = 0, rc = 0;
 
+    c->len = 32;                      /* room for the head, written last */
     c->argc = 0;
-    c->nnums = 0;
-    if (eval) {
-        add_arg(c, "EVAL", 4);
-        add_arg(c, hl_redis_script, strlen(hl_redis_script));
-    }
-    else {
-        add_arg(c, "EVALSHA", 7);
-        add_arg(c, script_sha, 40);
-    }
+    rc |= eval ? add_arg(c, "EVAL", 4) | add_arg(c, hl_redis_script, strlen(hl_redis_script))
+               : add_arg(c, "EVALSHA", 7) | add_arg(c, script_sha, 40);
     for (i = 0; i < n; ++i)
         nkeys += items[i]->quota->nwindows;
-    add_num(c, nkeys);
+    rc |= add_num(c, (uint64_t)nkeys);
     for (i = 0; i < n; ++i)
         for (j = 0; j < items[i]->quota->nwindows; ++j) {
-            size_t plen = strlen(rconf->prefix);
-            char *key = c->keys[k++];
+            char key[HL_KEY_MAX + 64 + 8];
+            size_t klen = plen + 5 + items[i]->refs[j].len;
+            if (plen > 64)
+                return NULL;
             memcpy(key, rconf->prefix, plen);
             memcpy(key + plen, "{hl}:", 5);
             memcpy(key + plen + 5, items[i]->refs[j].key, items[i]->refs[j].len);
-            add_arg(c, key, plen + 5 + items[i]->refs[j].len);
+            rc |= add_arg(c, key, klen);
         }
-    add_arg(c, mode, 1);
-    add_num(c, n);
+    rc |= add_arg(c, mode, 1) | add_num(c, (uint64_t)n);
     for (i = 0; i < n; ++i) {
         const hl_quota_t *q = items[i]->quota;
-        add_num(c, q->algo);
-        add_num(c, q->nwindows);
-        add_num(c, q->count == HL_COUNT_ALL);
-        add_num(c, items[i]->dry_run != 0);
-        for (j = 0; j < q->nwindows; ++j) {
-            add_num(c, q->windows[j].count);
-            add_num(c, q->windows[j].window_ms);
-            add_num(c, q->burst);
-        }
+        rc |= add_num(c, (uint64_t)q->algo) | add_num(c, (uint64_t)q->nwindows)
+              | add_num(c, q->count == HL_COUNT_ALL) | add_num(c, items[i]->dry_run != 0);
+        for (j = 0; j < q->nwindows; ++j)
+            rc |= add_num(c, q->windows[j].count) | add_num(c, q->windows[j].window_ms)
+                  | add_num(c, q->burst);
     }
+    if (rc)
+        return NULL;
+    head[0] = '*';
+    h = 1 + hl_fmt_u64(head + 1, (uint64_t)c->argc);
+    head[h++] = '\r';
+    head[h++] = '\n';
+    at = 32 - h;
+    memcpy(c->buf + at, head, h);
+    return c->buf + at;
+}
+
+/* Sends one call and reads its reply. Returns the reply (the caller frees
+ * it), or NULL (connection dropped, *why set). */
+static redisReply *round_trip(redisContext *cx, hl_call_t *c,
+                              hl_decide_item_t *const *items, int n,
+                              const char *mode, int eval, const char **why)
+{
+    const char *cmd = build_call(c, items, n, mode, eval);
+    void *reply = NULL;
+
+    if (!cmd) {
+        *why = "out of memory";
+        return NULL;
+    }
+    if (redisAppendFormattedCommand(cx, cmd, (size_t)(c->buf + c->len - cmd)) != REDIS_OK
+        || redisGetReply(cx, &reply) != REDIS_OK)
+        reply = NULL;
+    return reply;
 }
 
 /* Sends a call, loading the script when the server has lost it. Returns
@@ -365,23 +409,22 @@ static void build_call(hl_call_t *c, hl_decide_item_t *const *items, int n,
 static redisReply *send_call(redisContext *cx, hl_decide_item_t *const *items,
                              int n, const char *mode, const char **why)
 {
-    hl_call_t *c = malloc(sizeof(*c));
+    hl_call_t c;
     redisReply *reply;
 
-    if (!c) {
-        *why = "out of memory";
-        return NULL;
-    }
-    build_call(c, items, n, mode, 0);
-    reply = redisCommandArgv(cx, c->argc, c->argv, c->argl);
+    /* Room for the usual EVALSHA; EVAL (the script itself, rare) grows it. */
+    c.len = 0;
+    c.cap = 2048;
+    c.buf = malloc(c.cap);
+    reply = c.buf ? round_trip(cx, &c, items, n, mode, 0, why) : NULL;
     if (is_error(reply, "NOSCRIPT")) {
         freeReplyObject(reply);
-        build_call(c, items, n, mode, 1);
-        reply = redisCommandArgv(cx, c->argc, c->argv, c->argl);
+        reply = round_trip(cx, &c, items, n, mode, 1, why);
     }
-    free(c);
+    free(c.buf);
     if (!reply) {
-        *why = cx->err == REDIS_ERR_IO ? "timeout or connection lost" : "no reply";
+        if (!*why || !strcmp(*why, "unknown"))
+            *why = cx->err == REDIS_ERR_IO ? "timeout or connection lost" : "no reply";
         drop();
         return NULL;
     }
@@ -453,8 +496,10 @@ static uint64_t refused_key(hl_decide_item_t *const *items, int n)
     int i;
 
     for (i = 0; i < n; ++i) {
-        h ^= hl_hash64(items[i]->key, items[i]->key_len, h);
-        h ^= hl_hash64(items[i]->quota, sizeof(*items[i]->quota), h);
+        const hl_quota_t *q = items[i]->quota;
+        h = hl_hash64(items[i]->key, items[i]->key_len, h);
+        h = hl_hash64(q->windows, sizeof(q->windows[0]) * (size_t)q->nwindows,
+                      h ^ ((uint64_t)q->algo << 8) ^ q->burst);
     }
     return h | 1;
 }
