@@ -21,7 +21,7 @@ int hl_decide_locked(hl_slots_t *const *tables, hl_stats_t *st,
     for (i = 0; i < n; ++i) {
         hl_decide_item_t *it = items[i];
         /* One quota that counts every request: decide and count at once. */
-        int commit = n == 1 && it->quota->count == HL_COUNT_ALL;
+        int commit = n == 1 && !hl_quota_after_response(it->quota);
 
         hl_limiter_decide_refs(tables[i], it->quota, it->refs, it->cls, now_ms,
                                commit, &it->decision);
@@ -30,7 +30,8 @@ int hl_decide_locked(hl_slots_t *const *tables, hl_stats_t *st,
     }
     if (n > 1 && admit) {
         for (i = 0; i < n; ++i)
-            if (items[i]->decision.admit && items[i]->quota->count == HL_COUNT_ALL)
+            if (items[i]->decision.admit
+                && !hl_quota_after_response(items[i]->quota))
                 hl_limiter_count_refs(tables[i], items[i]->quota, items[i]->refs,
                                       items[i]->cls, now_ms);
     }
@@ -43,9 +44,9 @@ int hl_decide_locked(hl_slots_t *const *tables, hl_stats_t *st,
 }
 
 void hl_decide_count_locked(hl_slots_t *t, const hl_decide_item_t *it,
-                            int64_t now_ms)
+                            uint32_t n, int64_t now_ms)
 {
-    hl_limiter_count_refs(t, it->quota, it->refs, it->cls, now_ms);
+    hl_limiter_count_refs_n(t, it->quota, it->refs, it->cls, now_ms, n);
 }
 
 int hl_decide_primary(hl_decide_item_t *const *items, int n)

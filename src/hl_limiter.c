@@ -189,21 +189,30 @@ void hl_limiter_count_refs(hl_slots_t *t, const hl_quota_t *q,
                            const hl_slot_ref_t *refs, uint64_t cls,
                            int64_t now_ms)
 {
+    hl_limiter_count_refs_n(t, q, refs, cls, now_ms, 1);
+}
+
+void hl_limiter_count_refs_n(hl_slots_t *t, const hl_quota_t *q,
+                             const hl_slot_ref_t *refs, uint64_t cls,
+                             int64_t now_ms, uint32_t n)
+{
     int i;
 
-    for (i = 0; i < q->nwindows; ++i) {
+    for (i = 0; n > 0 && i < q->nwindows; ++i) {
         hl_policy_t pol;
         hl_verdict_t v;
         hl_slot_t *s;
+        uint32_t k;
 
         hl_policy_from_quota(q, i, &pol);
+        k = n < pol.limit || pol.limit == 0 ? n : pol.limit;
         s = ref_slot(t, q, &refs[i], cls, now_ms);
-        /* The check only rolls the counter forward; it tells whether this
-         * request is the last one the window has room for. */
+        /* The check only rolls the counter forward; it tells whether these
+         * requests take the last room the window has. */
         hl_bucket_check(&s->bucket, &pol, now_ms, &v);
-        hl_bucket_commit(&s->bucket, &pol, now_ms);
+        hl_bucket_commit_n(&s->bucket, &pol, now_ms, k);
         s->expires_ms = hl_bucket_expires_ms(&s->bucket, &pol);
-        hl_slots_set_at_limit(t, s, !v.admit || v.remaining == 0);
+        hl_slots_set_at_limit(t, s, !v.admit || v.remaining + 1 <= k);
     }
 }
 

@@ -64,6 +64,17 @@ void hl_limiter_count_refs(hl_slots_t *t, const hl_quota_t *q,
                            int64_t now_ms);
 
 /*
+ * Counts one finished request of cost n (cost=header:) in every window:
+ * each window is charged n, capped at that window's COUNT, so one request
+ * may empty a window (and push it over its limit) but its debt never
+ * outlives the window (hl_bucket_commit_n). n = 0 counts nothing. Never
+ * fails.
+ */
+void hl_limiter_count_refs_n(hl_slots_t *t, const hl_quota_t *q,
+                             const hl_slot_ref_t *refs, uint64_t cls,
+                             int64_t now_ms, uint32_t n);
+
+/*
  * Returns the eviction class of a quota from precomputed hashes: the hash
  * of its scope (hl_limiter_scope_hash) and of the virtual host it counts
  * in (0 for the main server). Equals hl_limiter_class(origin, scope) when

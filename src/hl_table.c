@@ -435,12 +435,17 @@ static int read_field(entry_t *e, const char *key, const cJSON *v,
     }
     if (strcmp(key, "burst") == 0)
         return json_count(v, "burst", HL_INT_MAX, &e->q.burst, err, errlen);
-    if (strcmp(key, "by") == 0 || strcmp(key, "algo") == 0) {
+    if (strcmp(key, "cost") == 0 && cJSON_IsNumber(v) && v->valuedouble == 1)
+        return hl_quota_set_cost(&e->q, "1", err, errlen);
+    if (strcmp(key, "by") == 0 || strcmp(key, "algo") == 0
+        || strcmp(key, "cost") == 0) {
         if (!cJSON_IsString(v)) {
             snprintf(err, errlen, "'%s' must be a string, not %s", key,
                      json_kind(v));
             return -1;
         }
+        if (key[0] == 'c')
+            return hl_quota_set_cost(&e->q, v->valuestring, err, errlen);
         return key[0] == 'b'
                ? hl_quota_set_by(&e->q, v->valuestring, err, errlen)
                : hl_quota_set_algo(&e->q, v->valuestring, err, errlen);
@@ -453,7 +458,7 @@ static int read_field(entry_t *e, const char *key, const cJSON *v,
         return 0;
     }
     snprintf(err, errlen, "unknown key '%s' ignored (use limits, max, "
-             "window, by, algo, burst or dry_run)", key);
+             "window, by, algo, burst, cost or dry_run)", key);
     return 1;
 }
 
@@ -461,7 +466,7 @@ static int read_field(entry_t *e, const char *key, const cJSON *v,
 static unsigned key_bit(const char *key)
 {
     static const char *const keys[] = {
-        "limits", "max", "window", "by", "algo", "burst", "dry_run"
+        "limits", "max", "window", "by", "algo", "burst", "dry_run", "cost"
     };
     unsigned i;
 

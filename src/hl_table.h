@@ -18,7 +18,7 @@
 #include "hl_route.h"
 
 #define HL_TABLE_MAGIC      0x484c5442u   /* "HLTB" */
-#define HL_TABLE_VERSION    1u
+#define HL_TABLE_VERSION    2u            /* 2: hl_quota_t has cost_name */
 #define HL_TABLE_MAX_ROUTES 16384         /* rules per table */
 #define HL_TABLE_MAX_EXEMPT 256           /* exempt blocks per table */
 #define HL_TABLE_MAX_DOC    (8u << 20)    /* largest document accepted */

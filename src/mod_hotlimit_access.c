@@ -431,8 +431,8 @@ static void log_rejection(request_rec *r, const hl_match_t *m)
                   d->retry_after_s, ua ? ap_escape_logitem(r->pool, ua) : "-");
 }
 
-/* Remembers admitted count=failures|status matches for log_transaction;
- * a table rule's quota is copied with its match. */
+/* Remembers admitted count=failures|status and cost=header: matches for
+ * log_transaction; a table rule's quota is copied with its match. */
 static void remember_pending(hl_pending_t *p, const hl_match_t *m, int n)
 {
     int i;
@@ -440,7 +440,8 @@ static void remember_pending(hl_pending_t *p, const hl_match_t *m, int n)
     for (i = 0; i < n; ++i) {
         hl_match_t *copy;
 
-        if (m[i].item.quota->count == HL_COUNT_ALL || !m[i].item.decision.admit
+        if (!hl_quota_after_response(m[i].item.quota)
+            || !m[i].item.decision.admit
             || p->nmatches >= HL_MAX_MATCHES)
             continue;
         copy = &p->matches[p->nmatches++];
@@ -563,6 +564,22 @@ int hl_fixups(request_rec *r)
     return limit_request(r, HL_STAGE_FIXUPS);
 }
 
+/* Returns what the response of last (the final request of the chain)
+ * costs under quota q: 1, or for cost=header:NAME the integer its header
+ * NAME carries (headers_out, then err_headers_out; hl_cost_parse: 1 when
+ * missing or invalid, capped at HL_COST_MAX). */
+static uint32_t response_cost(const request_rec *last, const hl_quota_t *q)
+{
+    const char *v;
+
+    if (!q->cost_name[0])
+        return 1;
+    v = apr_table_get(last->headers_out, q->cost_name);
+    if (!v)
+        v = apr_table_get(last->err_headers_out, q->cost_name);
+    return hl_cost_parse(v);
+}
+
 int hl_log_transaction(request_rec *r)
 {
     hl_pending_t *p = ap_get_module_config(r->request_config, &hotlimit_module);
@@ -578,7 +595,8 @@ int hl_log_transaction(request_rec *r)
     for (i = 0; i < p->nmatches; ++i) {
         hl_match_t *m = &p->matches[i];
         if (hl_quota_counts_status(m->item.quota, last->status))
-            store->ops->count(store->ctx, &m->item, hl_mono_ms());
+            store->ops->count(store->ctx, &m->item,
+                              response_cost(last, m->item.quota), hl_mono_ms());
     }
     return DECLINED;
 }

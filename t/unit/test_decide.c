@@ -139,8 +139,8 @@ static void test_failures_counted_later(void)
     for (i = 0; i < 5; ++i)
         ok(hl_decide_locked(tables, &stats, items, 1, NOW),
            "count=failures: admitted while nothing failed");
-    hl_decide_count_locked(&table, &a, NOW);
-    hl_decide_count_locked(&table, &a, NOW);
+    hl_decide_count_locked(&table, &a, 1, NOW);
+    hl_decide_count_locked(&table, &a, 1, NOW);
     ok(!hl_decide_locked(tables, &stats, items, 1, NOW),
        "count=failures: refused after two counted failures");
 }

@@ -155,6 +155,23 @@ static void test_layout(void)
     free(mem);
 }
 
+/* "cost": "header:NAME" (and "cost": 1 / "1") in a route entry. */
+static void test_cost(void)
+{
+    const hl_rule_t *r;
+
+    is_int(parse("{\"routes\": {\"/api/chat\": {\"limits\": [\"20000/1h\"], "
+                 "\"by\": \"header:Authorization\", "
+                 "\"cost\": \"header:X-LLM-Tokens\"}, "
+                 "\"/one\": {\"max\": 5, \"window\": 60, \"cost\": 1}}}"),
+           0, "cost: parses");
+    is_int(nerr, 0, "cost: no errors");
+    r = rule("/api/chat");
+    is_str(r ? r->quota.cost_name : "", "X-LLM-Tokens", "cost: header kept");
+    r = rule("/one");
+    is_str(r ? r->quota.cost_name : "?", "", "cost 1: no header");
+}
+
 static void test_spec_example(void)
 {
     const hl_rule_t *r;
@@ -467,6 +484,9 @@ static const struct {
     { "{\"limits\": [\"5/1m\"], \"algo\": \"gcra\", \"burst\": 2.5}", "burst", NULL },
     { "{\"limits\": [\"5/1m\"], \"dry_run\": \"yes\"}", "dry_run", NULL },
     { "{\"limits\": [\"5/1m\"], \"dry_run\": 1}", "dry_run", NULL },
+    { "{\"limits\": [\"5/1m\"], \"cost\": \"tokens\"}", "cost", "unknown cost" },
+    { "{\"limits\": [\"5/1m\"], \"cost\": \"header:\"}", "cost", NULL },
+    { "{\"limits\": [\"5/1m\"], \"cost\": 2}", "cost", NULL },
     { "{}", NULL, "no quota" },
     { "{\"by\": \"ip\"}", NULL, "no quota" },
     { "\"5/1m\"", NULL, "object" },
@@ -968,6 +988,7 @@ static void test_keep_previous(void)
 int main(void)
 {
     img = new_image(64, &img_size);
+    test_cost();
     test_layout();
     test_spec_example();
     test_names();
