@@ -31,7 +31,10 @@ typedef struct {
     size_t            key_len;
     uint64_t          cls;         /* eviction class (hl_limiter_class_of) */
     uint64_t          stats_hash;  /* hash of stats_name, never changing */
-    const char       *stats_name;  /* what the statistics count it under */
+    const char       *stats_name;  /* what the statistics count it under;
+                                      NULL: not counted in statistics */
+    int               peek;        /* decided but never counted (whether a
+                                      client is banned) */
     unsigned          shard;       /* the store's own: which of its tables */
     hl_slot_ref_t     refs[HL_MAX_WINDOWS];  /* from hl_decide_prepare */
     hl_decision_t     decision;    /* from hl_decide_locked */

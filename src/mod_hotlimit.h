@@ -10,7 +10,9 @@
  * mod_hotlimit_table.c (quota table reload and publication).
  * The pure core lives in src/hl_*.c.
  *
- * Log tags: HL00001-HL00099 mod_hotlimit.c, HL00100-HL00199 access,
+ * Log tags: HL00001-HL00099 mod_hotlimit.c, HL00100-HL00199 access
+ * (HL00100 rejected, HL00101 dry run, HL00102 ban started, HL00103 refused
+ * while banned),
  * HL00200-HL00299 store, HL00300-HL00399 status and mod_status section,
  * HL00400-HL00499 table,
  * HL00500-HL00599 fetch.
@@ -31,6 +33,7 @@
 #include "hl_decide.h"
 #include "hl_store.h"
 #include "hl_table.h"
+#include "hl_ban.h"
 
 #define HL_UNSET (-1)
 /* Defaults of the server settings, applied once in post_config. */
@@ -95,6 +98,8 @@ typedef struct {
     int                 reload_interval;  /* seconds */
     int                 fetch_timeout;    /* seconds */
     hl_table_failure_t  table_failure;
+    const hl_ban_t     *ban;              /* HotLimitBan; NULL: none (a vhost
+                                             inherits the main server's) */
     /* Resolved once in post_config (hl_resolve_server), for every server: */
     int                 v6_prefix;        /* ipv6_prefix or its default */
     const char         *tag;              /* "host:port" of a vhost, "" */
@@ -171,6 +176,22 @@ void hl_store_scan(int (*fn)(const hl_slot_t *s, void *baton), void *baton);
 /* Returns the counter store requests are decided against (the shared
  * memory store): never NULL after post_config. */
 const hl_store_t *hl_store_get(void);
+
+/* ---- mod_hotlimit_ban.c: the bans in force ----------------------------- */
+
+/* One ban in force. */
+typedef struct {
+    const char *key;       /* "ban|CLIENT", after "host:port" in a vhost:
+                              POST reset=KEY lifts it */
+    int64_t     left_ms;   /* > 0 */
+} hl_ban_entry_t;
+
+/* Returns the bans in force at now_ms (hl_mono_ms), of hl_ban_entry_t,
+ * allocated from p (empty without HotLimitBan). Never NULL. */
+apr_array_header_t *hl_ban_list(apr_pool_t *p, int64_t now_ms);
+
+/* Writes the ?json field "bans":[{"key":...,"left_s":N},...] to r. */
+void hl_ban_write_json(request_rec *r);
 
 /* ---- mod_hotlimit_access.c: the decision ------------------------------- */
 int hl_access_checker(request_rec *r);

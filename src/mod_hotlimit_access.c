@@ -349,6 +349,7 @@ static void add_match(request_rec *r, const hl_server_conf_t *sc,
     m->item.cls = hl_limiter_class_of(origin, sc->tag_hash, scope_hash);
     m->item.stats_hash = hl_limiter_class_of(0, sc->tag_hash, scope_hash);
     m->item.stats_name = m->scope;
+    m->item.peek = 0;
 }
 
 /* Collects the quotas applying to r at this stage into m: the table's rule
@@ -451,6 +452,94 @@ static void remember_pending(hl_pending_t *p, const hl_match_t *m, int n)
     }
 }
 
+/* Fills *it (zeroed first) for the ban counter `scope` (HL_BAN_SCOPE or
+ * HL_REJ_SCOPE) of the client address of r, in server sc, with quota q:
+ * key "host:port" + scope + "|" + client address key, allocated from
+ * r->pool; no statistics. */
+static void ban_item(request_rec *r, const hl_server_conf_t *sc,
+                     const hl_client_t *cl, const char *scope,
+                     const hl_quota_t *q, hl_decide_item_t *it)
+{
+    size_t slen = strlen(scope), klen = sc->tag_len + slen + 1 + cl->key_len;
+    char *key = apr_palloc(r->pool, klen + 1);
+
+    memcpy(key, sc->tag, sc->tag_len);
+    memcpy(key + sc->tag_len, scope, slen);
+    key[sc->tag_len + slen] = '|';
+    memcpy(key + sc->tag_len + slen + 1, cl->key, cl->key_len);
+    key[klen] = '\0';
+    memset(it, 0, sizeof(*it));
+    it->quota = q;
+    it->origin = HL_ORIGIN_DIRECTIVE;
+    it->key = key;
+    it->key_len = klen;
+    it->cls = hl_limiter_class_of(HL_ORIGIN_DIRECTIVE, sc->tag_hash,
+                                  hl_limiter_scope_hash(scope, slen));
+}
+
+/* Decides the single item it in the store at now. Returns the store's
+ * answer: 1 admitted, 0 rejected, -1 when it cannot answer. */
+static int decide_one(hl_decide_item_t *it)
+{
+    const hl_store_t *store = hl_store_get();
+
+    store->ops->prepare(store->ctx, it);
+    return store->ops->decide(store->ctx, &it, 1, hl_mono_ms());
+}
+
+/* Returns the 429 outcome (hl_respond_reject) when the client of r is
+ * banned from r's server (HotLimitBan), with Retry-After = the time left;
+ * else DECLINED (also when the store cannot answer). Counts nothing and
+ * creates no counter. */
+static int refuse_if_banned(request_rec *r, const hl_server_conf_t *sc,
+                            const hl_client_t *cl)
+{
+    hl_match_t *m = apr_pcalloc(r->pool, sizeof(*m));
+
+    ban_item(r, sc, cl, HL_BAN_SCOPE, &sc->ban->ban, &m->item);
+    m->item.peek = 1;
+    if (decide_one(&m->item) != 0)
+        return DECLINED;
+    m->route = r->uri ? r->uri : "/";
+    m->scope = HL_BAN_SCOPE;
+    ap_log_rerror(APLOG_MARK, APLOG_DEBUG, 0, r,
+                  "HL00103: banned, refused client=%s key=%s retry_after=%ld",
+                  r->useragent_ip, ap_escape_logitem(r->pool, m->item.key),
+                  m->item.decision.retry_after_s);
+    return hl_respond_reject(r, m);
+}
+
+/* Counts a refusal of the client of r toward its server's ban. The refusal
+ * that takes the last room of AFTER/WITHIN (exactly one, however many run
+ * at once: the store counts under its lock) starts the ban, logged once
+ * (HL00102), and the client's refusals start over. */
+static void note_refusal(request_rec *r, const hl_server_conf_t *sc,
+                         const hl_client_t *cl)
+{
+    const hl_ban_t *b = sc->ban;
+    const hl_store_t *store;
+    hl_decide_item_t rej, ban;
+    char within[48], span[48];
+
+    ban_item(r, sc, cl, HL_REJ_SCOPE, &b->rejections, &rej);
+    if (decide_one(&rej) != 1 || rej.decision.remaining != 0)
+        return;
+    ban_item(r, sc, cl, HL_BAN_SCOPE, &b->ban, &ban);
+    if (decide_one(&ban) == 1)
+        ap_log_rerror(APLOG_MARK, APLOG_NOTICE, 0, r,
+                      "HL00102: ban started client=%s key=%s after=%u "
+                      "refusals within=%s for=%s retry_after=%ld",
+                      r->useragent_ip, ap_escape_logitem(r->pool, ban.key),
+                      (unsigned)b->rejections.windows[0].count,
+                      hl_window_name(&b->rejections.windows[0], within,
+                                     sizeof(within)),
+                      /* "1/5s" without its "1/": the duration */
+                      hl_window_name(&b->ban.windows[0], span, sizeof(span)) + 2,
+                      (long)((b->ban.windows[0].window_ms + 999) / 1000));
+    store = hl_store_get();
+    store->ops->reset(store->ctx, rej.key, rej.key_len);
+}
+
 /* Drops from m (n entries) the matches this client request was already
  * decided on. Returns how many are left. */
 static int drop_decided(const hl_pending_t *p, hl_match_t *m, int n)
@@ -482,14 +571,16 @@ static int limit_request(request_rec *r, hl_stage_t stage)
     hl_decide_item_t *items[HL_MAX_MATCHES];
     hl_table_hit_t hit, *table = NULL;
     hl_pending_t *state;
-    int n, i, admit, primary;
+    int n, i, admit, primary, rc;
 
     /* Subrequests are lookups, not served (a fast redirect is decided at
      * fixups); the ErrorDocument of our own 429 is not a new attempt. */
     if (r->main || (r->prev && r->prev->status == HTTP_TOO_MANY_REQUESTS))
         return DECLINED;
     dc = ap_get_module_config(r->per_dir_config, &hotlimit_module);
-    if (!dc || dc->engine == 0 || (!dc->quota && !hl_table_configured()))
+    sc = ap_get_module_config(r->server->module_config, &hotlimit_module);
+    if (!dc || dc->engine == 0
+        || (!dc->quota && !hl_table_configured() && !sc->ban))
         return DECLINED;
     state = request_state(r, stage == HL_STAGE_ACCESS);
     if (stage == HL_STAGE_FIXUPS && state && same_as_decided(state, r)
@@ -499,9 +590,13 @@ static int limit_request(request_rec *r, hl_stage_t stage)
         state = request_state(r, 1);
     remember_decided_request(state, r);
     state->user_pending = 0;
-    sc = ap_get_module_config(r->server->module_config, &hotlimit_module);
     cl = client_of(r, sc);
     if (client_exempt(r, sc, cl->ok ? &cl->addr : NULL))
+        return DECLINED;
+    if (sc->ban && stage == HL_STAGE_ACCESS
+        && (rc = refuse_if_banned(r, sc, cl)) != DECLINED)
+        return rc;
+    if (!dc->quota && !hl_table_configured())
         return DECLINED;
     if (hl_table_configured()) {
         char route[HL_ROUTE_MAX];
@@ -534,8 +629,11 @@ static int limit_request(request_rec *r, hl_stage_t stage)
     for (i = 0; i < n; ++i)
         if (!m[i].item.decision.admit)
             log_rejection(r, &m[i]);
-    if (!admit)
+    if (!admit) {
+        if (sc->ban)
+            note_refusal(r, sc, cl);
         return hl_respond_reject(r, &m[primary]);
+    }
     remember_pending(state, m, n);
     return DECLINED;
 }

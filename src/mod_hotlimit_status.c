@@ -369,7 +369,9 @@ static void write_json(request_rec *r, const hl_snapshot_t *snap)
                    "\"window\":%d}", i ? "," : "",
                    hl_json_escape(p, snap->top[i].key), snap->top[i].count,
                    origin_name(snap->top[i].origin), snap->top[i].window + 1);
-    ap_rputs("]}\n", r);
+    ap_rputs("],", r);
+    hl_ban_write_json(r);
+    ap_rputs("}\n", r);
 }
 
 const char *hl_status_duration(apr_pool_t *p, int64_t secs)
