@@ -244,6 +244,8 @@ typedef struct {
     char        route[HL_TABLE_ROUTE_MAX];  /* its route */
     int         has_global;  /* the compact e/m/t global bucket */
     hl_quota_t  global;
+    int         has_ban;     /* the table's "ban" (overrides HotLimitBan) */
+    hl_ban_t    ban;
 } hl_table_hit_t;
 
 /* Returns 1 if HotLimitQuotaTable is configured (after post_config). */

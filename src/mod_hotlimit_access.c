@@ -488,15 +488,16 @@ static int decide_one(hl_decide_item_t *it)
 }
 
 /* Returns the 429 outcome (hl_respond_reject) when the client of r is
- * banned from r's server (HotLimitBan), with Retry-After = the time left;
+ * banned from r's server under ban b, with Retry-After = the time left;
  * else DECLINED (also when the store cannot answer). Counts nothing and
  * creates no counter. */
 static int refuse_if_banned(request_rec *r, const hl_server_conf_t *sc,
-                            const hl_client_t *cl)
+                            const hl_ban_t *b, const hl_client_t *cl)
 {
     hl_match_t *m = apr_pcalloc(r->pool, sizeof(*m));
 
-    ban_item(r, sc, cl, HL_BAN_SCOPE, &sc->ban->ban, &m->item);
+    m->quota_copy = b->ban;   /* b may be the table's, on the stack */
+    ban_item(r, sc, cl, HL_BAN_SCOPE, &m->quota_copy, &m->item);
     m->item.peek = 1;
     if (decide_one(&m->item) != 0)
         return DECLINED;
@@ -509,14 +510,13 @@ static int refuse_if_banned(request_rec *r, const hl_server_conf_t *sc,
     return hl_respond_reject(r, m);
 }
 
-/* Counts a refusal of the client of r toward its server's ban. The refusal
+/* Counts a refusal of the client of r toward its server's ban b. The refusal
  * that takes the last room of AFTER/WITHIN (exactly one, however many run
  * at once: the store counts under its lock) starts the ban, logged once
  * (HL00102), and the client's refusals start over. */
 static void note_refusal(request_rec *r, const hl_server_conf_t *sc,
-                         const hl_client_t *cl)
+                         const hl_ban_t *b, const hl_client_t *cl)
 {
-    const hl_ban_t *b = sc->ban;
     const hl_store_t *store;
     hl_decide_item_t rej, ban;
     char within[48], span[48];
@@ -538,6 +538,20 @@ static void note_refusal(request_rec *r, const hl_server_conf_t *sc,
                       (long)((b->ban.windows[0].window_ms + 999) / 1000));
     store = hl_store_get();
     store->ops->reset(store->ctx, rej.key, rej.key_len);
+}
+
+/* Returns the ban in force for a request of server sc: the table's "ban"
+ * (table: the request's hit, may be NULL), else HotLimitBan; NULL when
+ * none, or when the table's kill switch or exempt list admits the request
+ * untouched. Points into sc or table. */
+static const hl_ban_t *server_ban(const hl_server_conf_t *sc,
+                                  const hl_table_hit_t *table)
+{
+    if (table && (!table->enabled || table->exempt))
+        return NULL;
+    if (table && table->has_ban)
+        return &table->ban;
+    return sc->ban;
 }
 
 /* Drops from m (n entries) the matches this client request was already
@@ -570,6 +584,7 @@ static int limit_request(request_rec *r, hl_stage_t stage)
     hl_match_t m[HL_MAX_MATCHES];
     hl_decide_item_t *items[HL_MAX_MATCHES];
     hl_table_hit_t hit, *table = NULL;
+    const hl_ban_t *ban;
     hl_pending_t *state;
     int n, i, admit, primary, rc;
 
@@ -593,17 +608,16 @@ static int limit_request(request_rec *r, hl_stage_t stage)
     cl = client_of(r, sc);
     if (client_exempt(r, sc, cl->ok ? &cl->addr : NULL))
         return DECLINED;
-    if (sc->ban && stage == HL_STAGE_ACCESS
-        && (rc = refuse_if_banned(r, sc, cl)) != DECLINED)
-        return rc;
-    if (!dc->quota && !hl_table_configured())
-        return DECLINED;
     if (hl_table_configured()) {
         char route[HL_ROUTE_MAX];
         request_route(r, dc, route);
         hl_table_find(r, route, cl->ok ? &cl->addr : NULL, &hit);
         table = &hit;
     }
+    ban = server_ban(sc, table);
+    if (ban && stage == HL_STAGE_ACCESS
+        && (rc = refuse_if_banned(r, sc, ban, cl)) != DECLINED)
+        return rc;
     n = collect_matches(r, dc, sc, cl, table, stage, m);
     if (n > 0)
         n = drop_decided(state, m, n);
@@ -630,8 +644,8 @@ static int limit_request(request_rec *r, hl_stage_t stage)
         if (!m[i].item.decision.admit)
             log_rejection(r, &m[i]);
     if (!admit) {
-        if (sc->ban)
-            note_refusal(r, sc, cl);
+        if (ban)
+            note_refusal(r, sc, ban, cl);
         return hl_respond_reject(r, &m[primary]);
     }
     remember_pending(state, m, n);

@@ -13,7 +13,7 @@ use Apache::TestRequest qw(GET POST);
 use Time::HiRes qw(sleep time);
 use HLTest;
 
-plan tests => 16;
+plan tests => 19;
 
 # The status page, from the main server (the vhost's own would be banned).
 sub status_json {
@@ -78,3 +78,15 @@ $res = POST '/hotlimit-status', content => [ reset => $ban ? $ban->{key} : 'none
 Apache::TestRequest::module('hl_ban');
 ok t_cmp($res->code, 200, 'POST reset=' . ($ban ? $ban->{key} : '?'));
 ok t_cmp(GET('/ban-free/')->code, 200, 'the ban is lifted');
+
+# --- the table's "ban" (a private httpd with a table of its own) -----------
+use HotLimitTable ();
+my $h = HotLimitTable::start_httpd(name => 'table-ban', table => {
+    ban => { after => 2, within => '1m', for => '3s' },
+    routes => { '/tb' => { max => 1, window => 60 } },
+}, conf => "HotLimitQuotaTable \@DIR\@/table.json\nHotLimitReloadInterval 1\n");
+ok t_cmp($h->codes('/tb', 3), '200 429 429', 'table: 1 admitted, 2 refusals');
+$res = $h->get('/elsewhere');
+ok t_cmp($res->code, 429, 'table ban: another route refused');
+ok t_cmp(($res->header('Retry-After') // 0) <= 3 ? 1 : 0, 1,
+         'Retry-After within the table\'s 3 s');
