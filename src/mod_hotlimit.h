@@ -193,6 +193,9 @@ apr_array_header_t *hl_ban_list(apr_pool_t *p, int64_t now_ms);
 /* Writes the ?json field "bans":[{"key":...,"left_s":N},...] to r. */
 void hl_ban_write_json(request_rec *r);
 
+/* Writes the ?metrics gauge hotlimit_bans_active (bans in force) to r. */
+void hl_ban_write_metrics(request_rec *r);
+
 /* ---- mod_hotlimit_access.c: the decision ------------------------------- */
 int hl_access_checker(request_rec *r);
 int hl_fixups(request_rec *r);

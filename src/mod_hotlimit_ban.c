@@ -70,3 +70,12 @@ void hl_ban_write_json(request_rec *r)
     }
     ap_rputs("]", r);
 }
+
+void hl_ban_write_metrics(request_rec *r)
+{
+    apr_array_header_t *bans = hl_ban_list(r->pool, hl_mono_ms());
+
+    ap_rprintf(r, "# HELP hotlimit_bans_active Clients banned now (HotLimitBan).\n"
+               "# TYPE hotlimit_bans_active gauge\n"
+               "hotlimit_bans_active %d\n", bans->nelts);
+}

@@ -316,6 +316,7 @@ static void write_metrics(request_rec *r, const hl_snapshot_t *snap)
                snap->capacity, (apr_uint64_t)snap->evictions,
                (apr_uint64_t)snap->reclaims, snap->classes,
                prom_seconds(r->pool, snap->sum.started_ms));
+    hl_ban_write_metrics(r);
 }
 
 static void write_json(request_rec *r, const hl_snapshot_t *snap)

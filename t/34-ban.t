@@ -13,7 +13,7 @@ use Apache::TestRequest qw(GET POST);
 use Time::HiRes qw(sleep time);
 use HLTest;
 
-plan tests => 19;
+plan tests => 20;
 
 # The status page, from the main server (the vhost's own would be banned).
 sub status_json {
@@ -56,6 +56,10 @@ ok t_cmp(scalar @b, 1, '?json lists the ban');
 ok t_cmp(@b && $b[0]{left_s} >= 1 && $b[0]{left_s} <= 5 ? 1 : 0, 1,
          'with its time left');
 
+Apache::TestRequest::module('default');
+ok t_cmp(GET('/hotlimit-status?metrics')->content,
+         qr/^hotlimit_bans_active 1$/m, '?metrics: hotlimit_bans_active 1');
+Apache::TestRequest::module('hl_ban');
 ok t_cmp(GET('/ban-free/')->code, 429, 'more requests while banned: refused');
 sleep 0.2 while time - $t0 < 5.3;
 ok t_cmp(GET('/ban-free/')->code, 200, 'after 5 s: admitted again');
