@@ -196,6 +196,11 @@ void hl_ban_write_json(request_rec *r);
 /* Writes the ?metrics gauge hotlimit_bans_active (bans in force) to r. */
 void hl_ban_write_metrics(request_rec *r);
 
+/* Lifts every ban in force of client address key `client` ("203.0.113.7",
+ * in any virtual host). Returns the counters removed (0: not banned), or
+ * -1 when the store cannot answer. Scratch memory from p. */
+int hl_ban_reset_client(apr_pool_t *p, const char *client);
+
 /* ---- mod_hotlimit_access.c: the decision ------------------------------- */
 int hl_access_checker(request_rec *r);
 int hl_fixups(request_rec *r);

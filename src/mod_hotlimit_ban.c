@@ -79,3 +79,27 @@ void hl_ban_write_metrics(request_rec *r)
                "# TYPE hotlimit_bans_active gauge\n"
                "hotlimit_bans_active %d\n", bans->nelts);
 }
+
+int hl_ban_reset_client(apr_pool_t *p, const char *client)
+{
+    apr_array_header_t *bans = hl_ban_list(p, hl_mono_ms());
+    const hl_store_t *store = hl_store_get();
+    size_t len = strlen(client);
+    int i, removed = 0;
+
+    for (i = 0; i < bans->nelts; ++i) {
+        const hl_ban_entry_t *e = &APR_ARRAY_IDX(bans, i, hl_ban_entry_t);
+        const char *c;
+        size_t clen;
+        int n;
+
+        if (!hl_ban_key_client(e->key, strlen(e->key), &c, &clen)
+            || clen != len || memcmp(c, client, len) != 0)
+            continue;
+        n = store->ops->reset(store->ctx, e->key, strlen(e->key));
+        if (n < 0)
+            return -1;
+        removed += n;
+    }
+    return removed;
+}

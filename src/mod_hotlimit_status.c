@@ -530,6 +530,10 @@ static int handle_reset(request_rec *r)
         return HTTP_BAD_REQUEST;
     store = hl_store_get();
     removed = store->ops->reset(store->ctx, key, strlen(key));
+    if (removed >= 0 && !strchr(key, '|')) {   /* a client address: its bans */
+        int lifted = hl_ban_reset_client(r->pool, key);
+        removed = lifted < 0 ? -1 : removed + lifted;
+    }
     if (removed < 0)
         return HTTP_SERVICE_UNAVAILABLE;
     ap_log_rerror(APLOG_MARK, APLOG_NOTICE, 0, r,

@@ -13,7 +13,7 @@ use Apache::TestRequest qw(GET POST);
 use Time::HiRes qw(sleep time);
 use HLTest;
 
-plan tests => 20;
+plan tests => 23;
 
 # The status page, from the main server (the vhost's own would be banned).
 sub status_json {
@@ -82,6 +82,15 @@ $res = POST '/hotlimit-status', content => [ reset => $ban ? $ban->{key} : 'none
 Apache::TestRequest::module('hl_ban');
 ok t_cmp($res->code, 200, 'POST reset=' . ($ban ? $ban->{key} : '?'));
 ok t_cmp(GET('/ban-free/')->code, 200, 'the ban is lifted');
+
+# POST reset=CLIENT (the address alone) lifts its bans too.
+hl_hammer(port => $port, path => '/ban-b/', total => 3, conc => 1);
+ok t_cmp(GET('/ban-free/')->code, 429, 'banned once more');
+Apache::TestRequest::module('default');
+$res = POST '/hotlimit-status', content => [ reset => '127.0.0.1' ];
+Apache::TestRequest::module('hl_ban');
+ok t_cmp($res->content, qr/"removed":[1-9]/, 'POST reset=127.0.0.1 removes the ban');
+ok t_cmp(GET('/ban-free/')->code, 200, 'lifted by the client address');
 
 # --- the table's "ban" (a private httpd with a table of its own) -----------
 use HotLimitTable ();
