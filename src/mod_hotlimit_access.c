@@ -615,7 +615,7 @@ static int limit_request(request_rec *r, hl_stage_t stage)
         table = &hit;
     }
     ban = server_ban(sc, table);
-    if (ban && stage == HL_STAGE_ACCESS
+    if (ban && stage == HL_STAGE_ACCESS && dc->dry_run != 1
         && (rc = refuse_if_banned(r, sc, ban, cl)) != DECLINED)
         return rc;
     n = collect_matches(r, dc, sc, cl, table, stage, m);

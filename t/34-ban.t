@@ -13,7 +13,7 @@ use Apache::TestRequest qw(GET POST);
 use Time::HiRes qw(sleep time);
 use HLTest;
 
-plan tests => 23;
+plan tests => 25;
 
 # The status page, from the main server (the vhost's own would be banned).
 sub status_json {
@@ -61,6 +61,8 @@ ok t_cmp(GET('/hotlimit-status?metrics')->content,
          qr/^hotlimit_bans_active 1$/m, '?metrics: hotlimit_bans_active 1');
 Apache::TestRequest::module('hl_ban');
 ok t_cmp(GET('/ban-free/')->code, 429, 'more requests while banned: refused');
+ok t_cmp(GET('/ban-dry/')->code, 200, 'HotLimitDryRun On scope: never refused');
+ok t_cmp(GET('/ban-off/')->code, 200, 'HotLimitEngine Off scope: never refused');
 sleep 0.2 while time - $t0 < 5.3;
 ok t_cmp(GET('/ban-free/')->code, 200, 'after 5 s: admitted again');
 ok t_cmp(scalar(bans_of(status_json())), 0, '?json: no ban in force');
