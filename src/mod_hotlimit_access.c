@@ -494,20 +494,21 @@ static int decide_one(hl_decide_item_t *it)
 static int refuse_if_banned(request_rec *r, const hl_server_conf_t *sc,
                             const hl_ban_t *b, const hl_client_t *cl)
 {
-    hl_match_t *m = apr_pcalloc(r->pool, sizeof(*m));
+    hl_match_t m;   /* used only during the call: hl_respond_reject keeps
+                       nothing of it */
 
-    m->quota_copy = b->ban;   /* b may be the table's, on the stack */
-    ban_item(r, sc, cl, HL_BAN_SCOPE, &m->quota_copy, &m->item);
-    m->item.peek = 1;
-    if (decide_one(&m->item) != 0)
+    memset(&m, 0, sizeof(m));
+    ban_item(r, sc, cl, HL_BAN_SCOPE, &b->ban, &m.item);
+    m.item.peek = 1;
+    if (decide_one(&m.item) != 0)
         return DECLINED;
-    m->route = r->uri ? r->uri : "/";
-    m->scope = HL_BAN_SCOPE;
+    m.route = r->uri ? r->uri : "/";
+    m.scope = HL_BAN_SCOPE;
     ap_log_rerror(APLOG_MARK, APLOG_DEBUG, 0, r,
                   "HL00103: banned, refused client=%s key=%s retry_after=%ld",
-                  r->useragent_ip, ap_escape_logitem(r->pool, m->item.key),
-                  m->item.decision.retry_after_s);
-    return hl_respond_reject(r, m);
+                  r->useragent_ip, ap_escape_logitem(r->pool, m.item.key),
+                  m.item.decision.retry_after_s);
+    return hl_respond_reject(r, &m);
 }
 
 /* Counts a refusal of the client of r toward its server's ban b. The refusal
