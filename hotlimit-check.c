@@ -342,6 +342,11 @@ int main(int argc, char **argv)
             printf(", global bucket %u/%ums",
                    (unsigned)t->global.windows[0].count,
                    (unsigned)t->global.windows[0].window_ms);
+        if (t->has_ban)
+            printf(", ban after %u refusals within %ums for %ums",
+                   (unsigned)t->ban.rejections.windows[0].count,
+                   (unsigned)t->ban.rejections.windows[0].window_ms,
+                   (unsigned)t->ban.ban.windows[0].window_ms);
         printf(", %d errors, %d warnings\n", n.errors, n.warnings);
     }
     free(mem);

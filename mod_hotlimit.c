@@ -122,6 +122,7 @@ static void *merge_server_conf(apr_pool_t *p, void *basev, void *addv)
     c->error_template = add->error_template ? add->error_template
                                             : base->error_template;
     c->quotas = add->quotas;           /* each server lists its own */
+    c->ban = add->ban ? add->ban : base->ban;
     return c;
 }
 
@@ -408,6 +409,20 @@ static const char *set_quota_table(cmd_parms *cmd, void *dconf, const char *arg)
     return NULL;
 }
 
+/* HotLimitBan AFTER/WITHIN DURATION: the server's escalation. */
+static const char *set_ban(cmd_parms *cmd, void *dconf, const char *rate,
+                           const char *duration)
+{
+    hl_ban_t *b = apr_palloc(cmd->pool, sizeof(*b));
+    char err[HL_ERR_MAX];
+    (void)dconf;
+
+    if (hl_ban_parse(b, rate, duration, err, sizeof(err)) != 0)
+        return apr_psprintf(cmd->pool, "%s: %s", cmd->cmd->name, err);
+    server_conf(cmd)->ban = b;
+    return NULL;
+}
+
 static const char *set_table_failure(cmd_parms *cmd, void *dconf, const char *arg)
 {
     const char *err = ap_check_cmd_context(cmd, GLOBAL_ONLY);
@@ -429,7 +444,7 @@ static const command_rec hotlimit_cmds[] = {
                  "On|Off: Off exempts this scope from every limit"),
     AP_INIT_TAKE_ARGV("HotLimitQuota", set_quota, NULL, ACCESS_CONF | OR_LIMIT,
                       "COUNT/WINDOW [COUNT/WINDOW...] [by=KEY] [algo=ALGO] "
-                      "[burst=N] [count=WHAT]"),
+                      "[burst=N] [count=WHAT] [cost=1|header:NAME]"),
     AP_INIT_FLAG("HotLimitDryRun", set_dry_run, NULL, RSRC_CONF | ACCESS_CONF | OR_LIMIT,
                  "On|Off: count and log, but never reject"),
     AP_INIT_FLAG("HotLimitHeaders", set_headers, NULL, RSRC_CONF | ACCESS_CONF | OR_LIMIT,
@@ -464,6 +479,9 @@ static const command_rec hotlimit_cmds[] = {
     AP_INIT_TAKE1("HotLimitFetchTimeout", set_server_int, &fetch_timeout_directive, RSRC_CONF,
                   "whole-transfer timeout of a table fetch in seconds (default "
                   APR_STRINGIFY(HL_DEFAULT_FETCH_TIMEOUT) ")"),
+    AP_INIT_TAKE2("HotLimitBan", set_ban, NULL, RSRC_CONF,
+                  "AFTER/WITHIN DURATION: a client refused AFTER times within "
+                  "WITHIN is banned from the server for DURATION"),
     AP_INIT_TAKE1("HotLimitTableFailure", set_table_failure, NULL, RSRC_CONF,
                   "open|last-good: what a table that can't be loaded does"),
     { NULL }

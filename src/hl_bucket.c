@@ -51,10 +51,10 @@ static int64_t clamp_t(int64_t t)
     return t;
 }
 
-/* Returns n + 1, or n when n is already UINT32_MAX. */
-static uint32_t inc_sat(uint32_t n)
+/* Returns n + k, or UINT32_MAX when the sum does not fit. */
+static uint32_t add_sat(uint32_t n, uint32_t k)
 {
-    return n == UINT32_MAX ? n : n + 1;
+    return k > UINT32_MAX - n ? UINT32_MAX : n + k;
 }
 
 /* Returns the policy's limit, reading an invalid 0 as 1. */
@@ -128,13 +128,16 @@ static void fixed_check(hl_bucket_t *b, const hl_policy_t *p, int64_t now,
         reject(v, end - now, end - now);
 }
 
-/* Counts one request in a fixed window. */
-static void fixed_commit(hl_bucket_t *b, const hl_policy_t *p, int64_t now)
+/* Counts n requests in a fixed window (n = 0: rolls only). */
+static void fixed_commit(hl_bucket_t *b, const hl_policy_t *p, int64_t now,
+                         uint32_t n)
 {
     fixed_roll(b, window_of(p), now);
+    if (n == 0)
+        return;
     if (b->count == 0)
         b->t = now;
-    b->count = inc_sat(b->count);
+    b->count = add_sat(b->count, n);
 }
 
 /* ---- sliding window counter: epoch-aligned windows ---- */
@@ -210,11 +213,12 @@ static void sliding_check(hl_bucket_t *b, const hl_policy_t *p, int64_t now,
            (c > 0 ? b->t + 2 * window : b->t + window) - now);
 }
 
-/* Counts one request in a sliding window. */
-static void sliding_commit(hl_bucket_t *b, const hl_policy_t *p, int64_t now)
+/* Counts n requests in a sliding window. */
+static void sliding_commit(hl_bucket_t *b, const hl_policy_t *p, int64_t now,
+                           uint32_t n)
 {
     sliding_roll(b, window_of(p), now);
-    b->count = inc_sat(b->count);
+    b->count = add_sat(b->count, n);
 }
 
 /* ---- GCRA: t is the theoretical arrival time (TAT) in microseconds ---- */
@@ -263,17 +267,33 @@ static void gcra_check(hl_bucket_t *b, const hl_policy_t *p, int64_t now,
            ceil_div(tat - now_us, 1000));
 }
 
-/* Counts one request for GCRA. */
-static void gcra_commit(hl_bucket_t *b, const hl_policy_t *p, int64_t now)
+/*
+ * Counts n requests for GCRA. One commit moves the TAT (clamped to at most
+ * now + tau + interval) one interval on, so n commits at one now end at
+ * min(TAT + n intervals, now + tau + 2 intervals): computed so at once.
+ */
+static void gcra_commit(hl_bucket_t *b, const hl_policy_t *p, int64_t now,
+                        uint32_t n)
 {
     int64_t interval = gcra_interval_us(p);
     int64_t now_us = now * 1000;
-    int64_t tat = gcra_clamp_tat(clamp_t(b->t), now_us,
-                                 gcra_tau_us(p, interval) + interval);
+    int64_t span = gcra_tau_us(p, interval) + interval;
+    int64_t tat = gcra_clamp_tat(clamp_t(b->t), now_us, span);
 
+    if (n == 0) {
+        b->t = tat;
+        return;
+    }
     if (tat < now_us)
         tat = now_us;
-    b->t = clamp_t(tat + interval);
+    /* tat <= HL_T_MAX and interval <= 2^42: no step below overflows */
+    if ((int64_t)n > (HL_T_MAX - tat) / interval)
+        tat = HL_T_MAX;
+    else
+        tat += (int64_t)n * interval;
+    if (n > 1 && span < HL_T_MAX - now_us && tat > now_us + span + interval)
+        tat = now_us + span + interval;
+    b->t = clamp_t(tat);
 }
 
 /* ---- public entry points ---- */
@@ -306,17 +326,28 @@ void hl_bucket_check(hl_bucket_t *b, const hl_policy_t *p, int64_t now_ms,
  */
 void hl_bucket_commit(hl_bucket_t *b, const hl_policy_t *p, int64_t now_ms)
 {
+    hl_bucket_commit_n(b, p, now_ms, 1);
+}
+
+/*
+ * Counts n requests at now_ms in O(1) (rolls *b forward first). Counts
+ * saturate at UINT32_MAX, GCRA times at the bound n commits reach; never
+ * fails.
+ */
+void hl_bucket_commit_n(hl_bucket_t *b, const hl_policy_t *p, int64_t now_ms,
+                        uint32_t n)
+{
     int64_t now = clamp_now(now_ms);
 
     switch (p->algo) {
     case HL_ALGO_SLIDING:
-        sliding_commit(b, p, now);
+        sliding_commit(b, p, now, n);
         break;
     case HL_ALGO_GCRA:
-        gcra_commit(b, p, now);
+        gcra_commit(b, p, now, n);
         break;
     default:
-        fixed_commit(b, p, now);
+        fixed_commit(b, p, now, n);
         break;
     }
 }

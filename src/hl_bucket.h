@@ -53,6 +53,15 @@ void hl_bucket_check(hl_bucket_t *b, const hl_policy_t *p, int64_t now_ms,
 void hl_bucket_commit(hl_bucket_t *b, const hl_policy_t *p, int64_t now_ms);
 
 /*
+ * Counts n requests at once in *b at now_ms, in O(1): exactly what n calls
+ * of hl_bucket_commit at now_ms do (fixed and sliding add n, saturating at
+ * UINT32_MAX; GCRA moves the TAT n intervals on, no further than n single
+ * commits would: now + tau + 2 intervals). n = 0 only rolls *b forward.
+ */
+void hl_bucket_commit_n(hl_bucket_t *b, const hl_policy_t *p, int64_t now_ms,
+                        uint32_t n);
+
+/*
  * Returns the time (ms since epoch) from which *b is equivalent to a fresh
  * counter, so its slot may be reused first.
  */

@@ -21,31 +21,38 @@ int hl_decide_locked(hl_slots_t *const *tables, hl_stats_t *st,
     for (i = 0; i < n; ++i) {
         hl_decide_item_t *it = items[i];
         /* One quota that counts every request: decide and count at once. */
-        int commit = n == 1 && it->quota->count == HL_COUNT_ALL;
+        int commit = n == 1 && !it->peek
+                     && !hl_quota_after_response(it->quota);
 
-        hl_limiter_decide_refs(tables[i], it->quota, it->refs, it->cls, now_ms,
-                               commit, &it->decision);
+        if (it->peek)
+            hl_limiter_peek_refs(tables[i], it->quota, it->refs, it->cls,
+                                 now_ms, &it->decision);
+        else
+            hl_limiter_decide_refs(tables[i], it->quota, it->refs, it->cls,
+                                   now_ms, commit, &it->decision);
         if (!it->decision.admit && !it->dry_run)
             admit = 0;
     }
     if (n > 1 && admit) {
         for (i = 0; i < n; ++i)
-            if (items[i]->decision.admit && items[i]->quota->count == HL_COUNT_ALL)
+            if (items[i]->decision.admit && !items[i]->peek
+                && !hl_quota_after_response(items[i]->quota))
                 hl_limiter_count_refs(tables[i], items[i]->quota, items[i]->refs,
                                       items[i]->cls, now_ms);
     }
     for (i = 0; st != NULL && i < n; ++i)
-        hl_stats_add_hashed(st, items[i]->stats_hash, items[i]->stats_name,
-                            items[i]->decision.admit ? HL_DECISION_ADMITTED
-                            : items[i]->dry_run ? HL_DECISION_DRY_RUN
-                            : HL_DECISION_REJECTED, now_ms);
+        if (items[i]->stats_name != NULL)
+            hl_stats_add_hashed(st, items[i]->stats_hash, items[i]->stats_name,
+                                items[i]->decision.admit ? HL_DECISION_ADMITTED
+                                : items[i]->dry_run ? HL_DECISION_DRY_RUN
+                                : HL_DECISION_REJECTED, now_ms);
     return admit;
 }
 
 void hl_decide_count_locked(hl_slots_t *t, const hl_decide_item_t *it,
-                            int64_t now_ms)
+                            uint32_t n, int64_t now_ms)
 {
-    hl_limiter_count_refs(t, it->quota, it->refs, it->cls, now_ms);
+    hl_limiter_count_refs_n(t, it->quota, it->refs, it->cls, now_ms, n);
 }
 
 int hl_decide_primary(hl_decide_item_t *const *items, int n)

@@ -2,8 +2,8 @@
  * hl_decide.h - the decision over every quota that applies to one request:
  * a request is admitted only if every quota that is not in dry run admits
  * it, and only then is it counted, in every window of every quota that
- * counts all requests (count=failures|status quotas are counted after the
- * response, hl_decide_count_locked). A rejected request is counted nowhere.
+ * counts all requests at cost 1 (count=failures|status and cost=header:
+ * quotas are counted after the response, hl_decide_count_locked). A rejected request is counted nowhere.
  *
  * Two steps, so that the caller's critical section does only the counting:
  * hl_decide_prepare (slot keys and their hashes: before the lock) and
@@ -31,7 +31,10 @@ typedef struct {
     size_t            key_len;
     uint64_t          cls;         /* eviction class (hl_limiter_class_of) */
     uint64_t          stats_hash;  /* hash of stats_name, never changing */
-    const char       *stats_name;  /* what the statistics count it under */
+    const char       *stats_name;  /* what the statistics count it under;
+                                      NULL: not counted in statistics */
+    int               peek;        /* decided but never counted (whether a
+                                      client is banned) */
     unsigned          shard;       /* the store's own: which of its tables */
     hl_slot_ref_t     refs[HL_MAX_WINDOWS];  /* from hl_decide_prepare */
     hl_decision_t     decision;    /* from hl_decide_locked */
@@ -52,10 +55,12 @@ void hl_decide_prepare(const hl_slots_t *t, hl_decide_item_t *it);
 int hl_decide_locked(hl_slots_t *const *tables, hl_stats_t *st,
                      hl_decide_item_t *const *items, int n, int64_t now_ms);
 
-/* Counts one finished request of it in every window (count=failures or
- * count=status, once the status is known); the caller holds the lock. */
+/* Counts one finished request of it, of cost n, in every window
+ * (count=failures|status once the status is known, cost=header: once the
+ * response carries its cost; hl_limiter_count_refs_n); the caller holds
+ * the lock. */
 void hl_decide_count_locked(hl_slots_t *t, const hl_decide_item_t *it,
-                            int64_t now_ms);
+                            uint32_t n, int64_t now_ms);
 
 /*
  * Returns the index of the item whose headers and environment describe the

@@ -172,6 +172,32 @@ void hl_limiter_decide_refs(hl_slots_t *t, const hl_quota_t *q,
         d->retry_after_s = 1;
 }
 
+void hl_limiter_peek_refs(hl_slots_t *t, const hl_quota_t *q,
+                          const hl_slot_ref_t *refs, uint64_t cls,
+                          int64_t now_ms, hl_decision_t *d)
+{
+    int i;
+
+    for (i = 0; i < q->nwindows; ++i)
+        if (hl_slots_find(t, refs[i].key, refs[i].len) != NULL) {
+            hl_limiter_decide_refs(t, q, refs, cls, now_ms, 0, d);
+            return;
+        }
+    memset(d, 0, sizeof(*d));
+    d->admit = 1;
+    d->nwindows = q->nwindows;
+    d->remaining = UINT32_MAX;
+    for (i = 0; i < q->nwindows && i < HL_MAX_WINDOWS; ++i) {
+        d->windows[i].admit = 1;
+        d->windows[i].remaining = q->windows[i].count - 1;
+        d->windows[i].reset_ms = q->windows[i].window_ms;
+        if (d->windows[i].remaining < d->remaining)
+            d->remaining = d->windows[i].remaining;
+    }
+    if (q->nwindows == 0)
+        d->remaining = 0;
+}
+
 void hl_limiter_count(hl_slots_t *t, const hl_quota_t *q, hl_origin_t origin,
                       const char *key, size_t keylen, size_t scope_len,
                       int64_t now_ms)
@@ -189,21 +215,30 @@ void hl_limiter_count_refs(hl_slots_t *t, const hl_quota_t *q,
                            const hl_slot_ref_t *refs, uint64_t cls,
                            int64_t now_ms)
 {
+    hl_limiter_count_refs_n(t, q, refs, cls, now_ms, 1);
+}
+
+void hl_limiter_count_refs_n(hl_slots_t *t, const hl_quota_t *q,
+                             const hl_slot_ref_t *refs, uint64_t cls,
+                             int64_t now_ms, uint32_t n)
+{
     int i;
 
-    for (i = 0; i < q->nwindows; ++i) {
+    for (i = 0; n > 0 && i < q->nwindows; ++i) {
         hl_policy_t pol;
         hl_verdict_t v;
         hl_slot_t *s;
+        uint32_t k;
 
         hl_policy_from_quota(q, i, &pol);
+        k = n < pol.limit || pol.limit == 0 ? n : pol.limit;
         s = ref_slot(t, q, &refs[i], cls, now_ms);
-        /* The check only rolls the counter forward; it tells whether this
-         * request is the last one the window has room for. */
+        /* The check only rolls the counter forward; it tells whether these
+         * requests take the last room the window has. */
         hl_bucket_check(&s->bucket, &pol, now_ms, &v);
-        hl_bucket_commit(&s->bucket, &pol, now_ms);
+        hl_bucket_commit_n(&s->bucket, &pol, now_ms, k);
         s->expires_ms = hl_bucket_expires_ms(&s->bucket, &pol);
-        hl_slots_set_at_limit(t, s, !v.admit || v.remaining == 0);
+        hl_slots_set_at_limit(t, s, !v.admit || v.remaining + 1 <= k);
     }
 }
 

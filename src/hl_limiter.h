@@ -58,10 +58,31 @@ void hl_limiter_decide_refs(hl_slots_t *t, const hl_quota_t *q,
                             const hl_slot_ref_t *refs, uint64_t cls,
                             int64_t now_ms, int commit, hl_decision_t *d);
 
+/*
+ * hl_limiter_decide_refs without counting and without creating counters:
+ * a key that has no counter in any window is admitted with its whole quota
+ * (so asking "is this client banned?" on every request costs no slot).
+ * Never fails.
+ */
+void hl_limiter_peek_refs(hl_slots_t *t, const hl_quota_t *q,
+                          const hl_slot_ref_t *refs, uint64_t cls,
+                          int64_t now_ms, hl_decision_t *d);
+
 /* hl_limiter_count with prepared slot keys and class. Never fails. */
 void hl_limiter_count_refs(hl_slots_t *t, const hl_quota_t *q,
                            const hl_slot_ref_t *refs, uint64_t cls,
                            int64_t now_ms);
+
+/*
+ * Counts one finished request of cost n (cost=header:) in every window:
+ * each window is charged n, capped at that window's COUNT, so one request
+ * may empty a window (and push it over its limit) but its debt never
+ * outlives the window (hl_bucket_commit_n). n = 0 counts nothing. Never
+ * fails.
+ */
+void hl_limiter_count_refs_n(hl_slots_t *t, const hl_quota_t *q,
+                             const hl_slot_ref_t *refs, uint64_t cls,
+                             int64_t now_ms, uint32_t n);
 
 /*
  * Returns the eviction class of a quota from precomputed hashes: the hash

@@ -232,6 +232,30 @@ int hl_parse_window(const char *tok, hl_window_t *w, char *err, size_t errlen)
     return 0;
 }
 
+/*
+ * Checks the header/cookie/variable name after "what=...:" (value is the
+ * whole value, quoted in messages): 1..HL_BY_NAME_MAX-1 token characters.
+ * Returns 0, or -1 with a message in err.
+ */
+static int check_name(const char *what, const char *value, const char *name,
+                      char *err, size_t errlen)
+{
+    size_t i, len = strlen(name);
+
+    if (len == 0)
+        return set_err(err, errlen, "bad %s '%s': empty name after ':'", what,
+                       value);
+    if (len >= HL_BY_NAME_MAX)
+        return set_err(err, errlen, "bad %s '%s': name longer than %d "
+                       "characters", what, value, HL_BY_NAME_MAX - 1);
+    for (i = 0; i < len; i++) {
+        if (!hl_is_tchar(name[i]))
+            return set_err(err, errlen, "bad %s '%s': a name may contain only "
+                           "letters, digits and !#$%%&'*+-.^_`|~", what, value);
+    }
+    return 0;
+}
+
 /* Sets a by= that takes no name. Returns 0. */
 static int set_plain_by(hl_quota_t *q, hl_by_t by)
 {
@@ -276,17 +300,9 @@ int hl_quota_set_by(hl_quota_t *q, const char *value, char *err, size_t errlen)
     if (name == NULL)
         return set_err(err, errlen, "unknown by '%s' (use ip, global, user, "
                        "header:NAME, cookie:NAME or env:NAME)", value);
+    if (check_name("by", value, name, err, errlen) != 0)
+        return -1;
     len = strlen(name);
-    if (len == 0)
-        return set_err(err, errlen, "bad by '%s': empty name after ':'", value);
-    if (len >= HL_BY_NAME_MAX)
-        return set_err(err, errlen, "bad by '%s': name longer than %d "
-                       "characters", value, HL_BY_NAME_MAX - 1);
-    for (i = 0; i < len; i++) {
-        if (!hl_is_tchar(name[i]))
-            return set_err(err, errlen, "bad by '%s': a name may contain only "
-                           "letters, digits and !#$%%&'*+-.^_`|~", value);
-    }
     q->by = by;
     memcpy(q->by_name, name, len + 1);
     return 0;
@@ -310,6 +326,58 @@ int hl_quota_set_algo(hl_quota_t *q, const char *value, char *err, size_t errlen
         return set_err(err, errlen, "unknown algo '%s' (use fixed, sliding "
                        "or gcra)", value);
     return 0;
+}
+
+int hl_quota_set_cost(hl_quota_t *q, const char *value, char *err, size_t errlen)
+{
+    const char *name;
+    size_t len;
+
+    if (value == NULL)
+        value = "";
+    if (strcmp(value, "1") == 0) {
+        q->cost_name[0] = '\0';
+        return 0;
+    }
+    if (strncmp(value, "header:", 7) != 0)
+        return set_err(err, errlen, "unknown cost '%s' (use 1 or header:NAME)",
+                       value);
+    name = value + 7;
+    if (check_name("cost", value, name, err, errlen) != 0)
+        return -1;
+    len = strlen(name);
+    memcpy(q->cost_name, name, len + 1);
+    return 0;
+}
+
+/* Returns 1 for a space or a tab (optional whitespace around a header). */
+static int is_ows(char c)
+{
+    return c == ' ' || c == '\t';
+}
+
+uint32_t hl_cost_parse(const char *value)
+{
+    size_t len;
+    uint64_t v;
+    int rc;
+
+    if (value == NULL)
+        return 1;
+    while (is_ows(*value))
+        value++;
+    len = strlen(value);
+    while (len > 0 && is_ows(value[len - 1]))
+        len--;
+    rc = parse_digits(value, len, HL_COST_MAX, &v);
+    if (rc == -2)
+        return HL_COST_MAX;
+    return rc == 0 ? (uint32_t)v : 1;
+}
+
+int hl_quota_after_response(const hl_quota_t *q)
+{
+    return q->count != HL_COUNT_ALL || q->cost_name[0] != '\0';
 }
 
 /*
@@ -447,20 +515,21 @@ int hl_quota_apply_token(hl_quota_t *q, const char *tok, char *err, size_t errle
 
     if (tok == NULL || tok[0] == '\0')
         return set_err(err, errlen, "empty token '' (expected COUNT/WINDOW or "
-                       "by=, algo=, burst=, count=)");
+                       "by=, algo=, burst=, count=, cost=)");
     eq = strchr(tok, '=');
     if (eq == NULL) {
         if (strchr(tok, '/') != NULL)
             return add_window(q, tok, err, errlen);
         return set_err(err, errlen, "unknown token '%s' (expected COUNT/WINDOW "
-                       "or by=, algo=, burst=, count=)", tok);
+                       "or by=, algo=, burst=, count=, cost=)", tok);
     }
     klen = (size_t)(eq - tok);
     val = eq + 1;
     if (!span_is(tok, klen, "by") && !span_is(tok, klen, "algo")
-        && !span_is(tok, klen, "burst") && !span_is(tok, klen, "count"))
+        && !span_is(tok, klen, "burst") && !span_is(tok, klen, "count")
+        && !span_is(tok, klen, "cost"))
         return set_err(err, errlen, "unknown key '%.*s' in '%s' (use by, algo, "
-                       "burst or count)", (int)klen, tok, tok);
+                       "burst, count or cost)", (int)klen, tok, tok);
     if (val[0] == '\0')
         return set_err(err, errlen, "missing value in '%s'", tok);
     if (span_is(tok, klen, "by"))
@@ -469,6 +538,8 @@ int hl_quota_apply_token(hl_quota_t *q, const char *tok, char *err, size_t errle
         return hl_quota_set_algo(q, val, err, errlen);
     if (span_is(tok, klen, "burst"))
         return set_burst(q, val, err, errlen);
+    if (span_is(tok, klen, "cost"))
+        return hl_quota_set_cost(q, val, err, errlen);
     return set_count(q, val, err, errlen);
 }
 
@@ -536,6 +607,9 @@ int hl_quota_validate(const hl_quota_t *q, char *err, size_t errlen)
     }
     if (q->dry_run < -1 || q->dry_run > 1)
         return set_err(err, errlen, "bad dry_run %d", q->dry_run);
+    if (memchr(q->cost_name, '\0', HL_BY_NAME_MAX) == NULL)
+        return set_err(err, errlen, "'cost=header:' needs a name of 1..%d "
+                       "characters", HL_BY_NAME_MAX - 1);
     return 0;
 }
 

@@ -1,5 +1,6 @@
 /*
- * hl_quota.h - quota specifications: "COUNT/WINDOW ... by= algo= burst= count=".
+ * hl_quota.h - quota specifications:
+ * "COUNT/WINDOW ... by= algo= burst= count= cost=".
  *
  * Pure core: no httpd headers, no allocation. An hl_quota_t holds no pointers,
  * so it can be copied into shared memory as it is (the published quota table
@@ -54,7 +55,13 @@ typedef struct {
     int         nstatuses;
     uint16_t    statuses[HL_MAX_STATUSES];
     int         dry_run;                  /* -1 unset, 0 off, 1 on (table entries) */
+    char        cost_name[HL_BY_NAME_MAX]; /* cost=header:NAME: the response
+                                             header whose integer the request
+                                             is charged, after the response;
+                                             "" = cost 1 (default) */
 } hl_quota_t;
+
+#define HL_COST_MAX 2147483647u   /* a cost header's value is capped here */
 
 /* Sets *q to an empty quota (no windows, by=ip, algo=fixed, count=all, dry_run -1). */
 void hl_quota_init(hl_quota_t *q);
@@ -78,7 +85,7 @@ int hl_parse_window(const char *tok, hl_window_t *w, char *err, size_t errlen);
 
 /*
  * Applies one token of a HotLimitQuota line to *q: a window, or by=..., algo=...,
- * burst=N, count=all|failures|status:401,403. Returns 0, or -1 with a message
+ * burst=N, count=all|failures|status:401,403, cost=1|header:NAME. Returns 0, or -1 with a message
  * naming the bad token (unknown key or value, too many windows, ...).
  */
 int hl_quota_apply_token(hl_quota_t *q, const char *tok, char *err, size_t errlen);
@@ -88,6 +95,26 @@ int hl_quota_apply_token(hl_quota_t *q, const char *tok, char *err, size_t errle
  * as used by the JSON table. Returns 0, or -1 with a message in err.
  */
 int hl_quota_set_by(hl_quota_t *q, const char *value, char *err, size_t errlen);
+
+/*
+ * Parses a "cost" value: "1" (the default: each request costs 1) or
+ * "header:NAME" (NAME a header token of 1..HL_BY_NAME_MAX-1 characters).
+ * Returns 0, or -1 with a message naming value; q->cost_name is written
+ * only on success.
+ */
+int hl_quota_set_cost(hl_quota_t *q, const char *value, char *err, size_t errlen);
+
+/*
+ * Reads a cost header's value: a whole decimal number, surrounding spaces
+ * and tabs allowed. Returns it, capped at HL_COST_MAX; returns 1 when value
+ * is NULL, empty, negative or not a whole number (a missing or invalid
+ * header charges 1). Reads only.
+ */
+uint32_t hl_cost_parse(const char *value);
+
+/* Returns 1 if q is counted after the response (count=failures|status, or
+ * cost=header:), 0 if it is counted at the decision (count=all, cost 1). */
+int hl_quota_after_response(const hl_quota_t *q);
 
 /* Parses an algo name ("fixed", "sliding", "gcra"). Returns 0, or -1 + err. */
 int hl_quota_set_algo(hl_quota_t *q, const char *value, char *err, size_t errlen);

@@ -7,9 +7,11 @@
 --
 -- KEYS: the counter keys, window by window, quota by quota.
 -- ARGV: mode ("d": decide, "c": count one quota after the response),
---       the number of quotas, then per quota: algo (0 fixed, 1 sliding,
---       2 gcra), windows, commit (1: counts every admitted request),
---       dry run (1/0), then per window: limit, window ms, burst.
+--       the number of quotas, the cost counted (1 when deciding; a cost=
+--       charge when counting), then per quota: algo (0 fixed, 1 sliding,
+--       2 gcra), windows, commit (1: counts an admitted request now; 0 for
+--       count=failures|status, cost= and ban checks), dry run (1/0), then
+--       per window: limit, window ms, burst.
 -- Returns: admitted (1/0), then per window: admit, remaining, reset ms,
 --          retry ms.
 -- Each key holds "t c p": t the window start in ms (gcra: the TAT in
@@ -84,22 +86,24 @@ local function gcra(key, limit, w, burst)
   return 0, 0, ceil_div(eff - now_us, 1000), ceil_div(eff - tau - now_us, 1000), tat, 0, 0
 end
 
--- Counts one request in a window whose state was rolled to now.
-local function commit(algo, key, limit, w, burst, t, c, p)
+-- Counts n requests (at most the window's limit: a cost charge never
+-- outlasts its window) in a window whose state was rolled to now.
+local function commit(algo, key, limit, w, burst, t, c, p, n)
+  if n > limit then n = limit end
   if algo == 2 then
     local now_us = now * 1000
-    local tat = math.max(t, now_us) + ceil_div(w * 1000, limit)
+    local tat = math.max(t, now_us) + n * ceil_div(w * 1000, limit)
     store(key, tat, 0, 0, ceil_div(tat - now_us, 1000) + 1)
   elseif algo == 1 then
-    store(key, t, c + 1, p, 2 * w + 1)
+    store(key, t, c + n, p, 2 * w + 1)
   else
     if c == 0 then t = now end
-    store(key, t, c + 1, 0, t + w - now)
+    store(key, t, c + n, 0, t + w - now)
   end
 end
 
-local mode, nitems = ARGV[1], tonumber(ARGV[2])
-local a, k, all = 3, 1, 1
+local mode, nitems, cost = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3])
+local a, k, all = 4, 1, 1
 local items = {}
 for i = 1, nitems do
   local it = { algo = tonumber(ARGV[a]), nw = tonumber(ARGV[a + 1]),
@@ -127,7 +131,7 @@ for i = 1, nitems do
   for j = 1, it.nw do
     local x = it.w[j]
     local r = x.r
-    if count then commit(it.algo, x.key, x.limit, x.win, x.burst, r[5], r[6], r[7]) end
+    if count then commit(it.algo, x.key, x.limit, x.win, x.burst, r[5], r[6], r[7], cost) end
     out[#out + 1] = r[1]; out[#out + 1] = r[2]; out[#out + 1] = r[3]; out[#out + 1] = r[4]
   end
 end

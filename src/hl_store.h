@@ -22,9 +22,11 @@ typedef struct {
      * (logged by the store; the caller admits). */
     int  (*decide)(void *ctx, hl_decide_item_t *const *items, int n,
                    int64_t now_ms);
-    /* Counts a finished request of a prepared item (count=failures|status).
+    /* Counts a finished request of a prepared item, of cost n
+     * (count=failures|status, cost=header:; hl_decide_count_locked).
      * Returns 0, or -1 when the store cannot answer. */
-    int  (*count)(void *ctx, const hl_decide_item_t *it, int64_t now_ms);
+    int  (*count)(void *ctx, const hl_decide_item_t *it, uint32_t n,
+                  int64_t now_ms);
     /* Removes every window of key ("scope|client"). Returns the number of
      * counters removed, or -1 when the store cannot answer. */
     int  (*reset)(void *ctx, const char *key, size_t len);

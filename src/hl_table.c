@@ -442,12 +442,17 @@ static int read_field(entry_t *e, const char *key, const cJSON *v,
     }
     if (strcmp(key, "burst") == 0)
         return json_count(v, "burst", HL_INT_MAX, &e->q.burst, err, errlen);
-    if (strcmp(key, "by") == 0 || strcmp(key, "algo") == 0) {
+    if (strcmp(key, "cost") == 0 && cJSON_IsNumber(v) && v->valuedouble == 1)
+        return hl_quota_set_cost(&e->q, "1", err, errlen);
+    if (strcmp(key, "by") == 0 || strcmp(key, "algo") == 0
+        || strcmp(key, "cost") == 0) {
         if (!cJSON_IsString(v)) {
             snprintf(err, errlen, "'%s' must be a string, not %s", key,
                      json_kind(v));
             return -1;
         }
+        if (key[0] == 'c')
+            return hl_quota_set_cost(&e->q, v->valuestring, err, errlen);
         return key[0] == 'b'
                ? hl_quota_set_by(&e->q, v->valuestring, err, errlen)
                : hl_quota_set_algo(&e->q, v->valuestring, err, errlen);
@@ -460,7 +465,7 @@ static int read_field(entry_t *e, const char *key, const cJSON *v,
         return 0;
     }
     snprintf(err, errlen, "unknown key '%s' ignored (use limits, max, "
-             "window, by, algo, burst or dry_run)", key);
+             "window, by, algo, burst, cost or dry_run)", key);
     return 1;
 }
 
@@ -468,7 +473,7 @@ static int read_field(entry_t *e, const char *key, const cJSON *v,
 static unsigned key_bit(const char *key)
 {
     static const char *const keys[] = {
-        "limits", "max", "window", "by", "algo", "burst", "dry_run"
+        "limits", "max", "window", "by", "algo", "burst", "dry_run", "cost"
     };
     unsigned i;
 
@@ -708,7 +713,7 @@ static void read_exempt(parse_ctx_t *c, const cJSON *v)
 
 /* The top-level members of a document, found once each. */
 typedef struct {
-    const cJSON *enabled, *e, *m, *t, *routes, *exempt;
+    const cJSON *enabled, *e, *m, *t, *routes, *exempt, *ban;
 } top_t;
 
 /*
@@ -718,9 +723,9 @@ typedef struct {
 static void find_top(parse_ctx_t *c, const cJSON *doc, top_t *top)
 {
     static const char *const names[] = {
-        "enabled", "e", "m", "t", "routes", "exempt"
+        "enabled", "e", "m", "t", "routes", "exempt", "ban"
     };
-    const cJSON **slots[6];
+    const cJSON **slots[7];
     const cJSON *v;
     size_t i;
 
@@ -731,16 +736,18 @@ static void find_top(parse_ctx_t *c, const cJSON *doc, top_t *top)
     slots[3] = &top->t;
     slots[4] = &top->routes;
     slots[5] = &top->exempt;
+    slots[6] = &top->ban;
     cJSON_ArrayForEach(v, doc) {
         const char *key = v->string ? v->string : "";
 
-        for (i = 0; i < 6; i++) {
+        for (i = 0; i < 7; i++) {
             if (strcmp(key, names[i]) == 0)
                 break;
         }
-        if (i == 6) {
+        if (i == 7) {
             report(c, HL_PROBLEM_WARNING, NULL, key, "unknown key '%.100s' "
-                   "ignored (use enabled, routes, exempt, or e, m, t)", key);
+                   "ignored (use enabled, routes, exempt, ban, or e, m, t)",
+                   key);
             continue;
         }
         if (*slots[i] != NULL)
@@ -830,6 +837,59 @@ static void read_global(parse_ctx_t *c, const top_t *top)
         return;
     }
     c->t->has_global = 1;
+}
+
+/*
+ * Reads one duration member of "ban" (a number of seconds or a string with
+ * a unit, as "window"). Returns 0, or -1 with a message in err naming it.
+ */
+static int read_ban_duration(const cJSON *v, const char *name, uint32_t *ms,
+                             char *err, size_t errlen)
+{
+    char inner[HL_ERR_MAX];
+
+    if (v == NULL) {
+        snprintf(err, errlen, "'ban' needs '%s' (e.g. \"10m\")", name);
+        return -1;
+    }
+    if (read_window(v, ms, inner, sizeof(inner)) != 0) {
+        snprintf(err, errlen, "'ban.%s': %.200s", name, inner);
+        return -1;
+    }
+    return 0;
+}
+
+/* Applies the top-level "ban": {"after": N, "within": D, "for": D}
+ * (HotLimitBan from the table). A bad value is an error and sets no ban. */
+static void read_ban(parse_ctx_t *c, const cJSON *v)
+{
+    char err[HL_ERR_MAX];
+    uint32_t after = 0, within = 0, span = 0;
+    const cJSON *a;
+
+    if (!cJSON_IsObject(v)) {
+        snprintf(err, sizeof(err), "'ban' must be an object such as "
+                 "{\"after\": 20, \"within\": \"10m\", \"for\": \"1h\"}, "
+                 "not %s", json_kind(v));
+        goto bad;
+    }
+    a = cJSON_GetObjectItemCaseSensitive(v, "after");
+    if (a == NULL) {
+        snprintf(err, sizeof(err), "'ban' needs 'after' (a count of refusals)");
+        goto bad;
+    }
+    if (json_count(a, "ban.after", HL_INT_MAX, &after, err, sizeof(err)) != 0
+        || read_ban_duration(cJSON_GetObjectItemCaseSensitive(v, "within"),
+                             "within", &within, err, sizeof(err)) != 0
+        || read_ban_duration(cJSON_GetObjectItemCaseSensitive(v, "for"),
+                             "for", &span, err, sizeof(err)) != 0
+        || hl_ban_set(&c->t->ban, after, within, span, err, sizeof(err)) != 0)
+        goto bad;
+    c->t->has_ban = 1;
+    return;
+bad:
+    report(c, HL_PROBLEM_ERROR, NULL, "ban", "%s; no ban", err);
+    c->nerrors++;
 }
 
 /* Reports where cJSON stopped in doc (len bytes) as line and column. */
@@ -942,6 +1002,8 @@ int hl_table_parse_keep(void *mem, size_t size, uint32_t max_rules,
     }
     read_switch(&c, &top);
     read_global(&c, &top);
+    if (top.ban != NULL)
+        read_ban(&c, top.ban);
     if (top.exempt != NULL)
         read_exempt(&c, top.exempt);
     if (top.routes != NULL)

@@ -16,9 +16,10 @@
 #include "hl_quota.h"
 #include "hl_cidr.h"
 #include "hl_route.h"
+#include "hl_ban.h"
 
 #define HL_TABLE_MAGIC      0x484c5442u   /* "HLTB" */
-#define HL_TABLE_VERSION    1u
+#define HL_TABLE_VERSION    2u            /* 2: cost_name, ban */
 #define HL_TABLE_MAX_ROUTES 16384         /* rules per table */
 #define HL_TABLE_MAX_EXEMPT 256           /* exempt blocks per table */
 #define HL_TABLE_MAX_DOC    (8u << 20)    /* largest document accepted */
@@ -48,6 +49,9 @@ typedef struct {
     hl_cidr_t  exempt[HL_TABLE_MAX_EXEMPT];
     uint64_t   digest;           /* hl_table_digest of the document parsed
                                     (0 in an image from hl_table_init) */
+    uint32_t   has_ban;          /* 1: "ban" given, overrides HotLimitBan */
+    uint32_t   pad;
+    hl_ban_t   ban;
 } hl_table_t;
 
 /* Severity of a problem reported while parsing. */

@@ -10,7 +10,9 @@
  * mod_hotlimit_table.c (quota table reload and publication).
  * The pure core lives in src/hl_*.c.
  *
- * Log tags: HL00001-HL00099 mod_hotlimit.c, HL00100-HL00199 access,
+ * Log tags: HL00001-HL00099 mod_hotlimit.c, HL00100-HL00199 access
+ * (HL00100 rejected, HL00101 dry run, HL00102 ban started, HL00103 refused
+ * while banned),
  * HL00200-HL00299 store, HL00300-HL00399 status and mod_status section,
  * HL00400-HL00499 table,
  * HL00500-HL00599 fetch, HL00700-HL00799 the Redis store.
@@ -31,6 +33,7 @@
 #include "hl_decide.h"
 #include "hl_store.h"
 #include "hl_table.h"
+#include "hl_ban.h"
 
 #define HL_UNSET (-1)
 /* Defaults of the server settings, applied once in post_config. */
@@ -125,6 +128,8 @@ typedef struct {
                                              server's configuration files
                                              (not .htaccess), for the
                                              status page; not merged */
+    const hl_ban_t     *ban;              /* HotLimitBan; NULL: none (a vhost
+                                             inherits the main server's) */
     /* Resolved once in post_config (hl_resolve_server), for every server: */
     int                 v6_prefix;        /* ipv6_prefix or its default */
     const char         *tag;              /* "host:port" of a vhost, "" */
@@ -229,6 +234,29 @@ typedef struct {
     uint64_t decisions, fallbacks, errors;
 } hl_redis_figures_t;
 void hl_redis_figures(hl_redis_figures_t *f);
+/* ---- mod_hotlimit_ban.c: the bans in force ----------------------------- */
+
+/* One ban in force. */
+typedef struct {
+    const char *key;       /* "ban|CLIENT", after "host:port" in a vhost:
+                              POST reset=KEY lifts it */
+    int64_t     left_ms;   /* > 0 */
+} hl_ban_entry_t;
+
+/* Returns the bans in force at now_ms (hl_mono_ms), of hl_ban_entry_t,
+ * allocated from p (empty without HotLimitBan). Never NULL. */
+apr_array_header_t *hl_ban_list(apr_pool_t *p, int64_t now_ms);
+
+/* Writes the ?json field "bans":[{"key":...,"left_s":N},...] to r. */
+void hl_ban_write_json(request_rec *r);
+
+/* Writes the ?metrics gauge hotlimit_bans_active (bans in force) to r. */
+void hl_ban_write_metrics(request_rec *r);
+
+/* Lifts every ban in force of client address key `client` ("203.0.113.7",
+ * in any virtual host). Returns the counters removed (0: not banned), or
+ * -1 when the store cannot answer. Scratch memory from p. */
+int hl_ban_reset_client(apr_pool_t *p, const char *client);
 
 /* ---- mod_hotlimit_access.c: the decision ------------------------------- */
 int hl_access_checker(request_rec *r);
@@ -281,6 +309,8 @@ typedef struct {
     char        route[HL_TABLE_ROUTE_MAX];  /* its route */
     int         has_global;  /* the compact e/m/t global bucket */
     hl_quota_t  global;
+    int         has_ban;     /* the table's "ban" (overrides HotLimitBan) */
+    hl_ban_t    ban;
 } hl_table_hit_t;
 
 /* Returns 1 if HotLimitQuotaTable is configured (after post_config). */

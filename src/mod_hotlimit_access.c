@@ -349,6 +349,7 @@ static void add_match(request_rec *r, const hl_server_conf_t *sc,
     m->item.cls = hl_limiter_class_of(origin, sc->tag_hash, scope_hash);
     m->item.stats_hash = hl_limiter_class_of(0, sc->tag_hash, scope_hash);
     m->item.stats_name = m->scope;
+    m->item.peek = 0;
 }
 
 /* Collects the quotas applying to r at this stage into m: the table's rule
@@ -431,8 +432,8 @@ static void log_rejection(request_rec *r, const hl_match_t *m)
                   d->retry_after_s, ua ? ap_escape_logitem(r->pool, ua) : "-");
 }
 
-/* Remembers admitted count=failures|status matches for log_transaction;
- * a table rule's quota is copied with its match. */
+/* Remembers admitted count=failures|status and cost=header: matches for
+ * log_transaction; a table rule's quota is copied with its match. */
 static void remember_pending(hl_pending_t *p, const hl_match_t *m, int n)
 {
     int i;
@@ -440,7 +441,8 @@ static void remember_pending(hl_pending_t *p, const hl_match_t *m, int n)
     for (i = 0; i < n; ++i) {
         hl_match_t *copy;
 
-        if (m[i].item.quota->count == HL_COUNT_ALL || !m[i].item.decision.admit
+        if (!hl_quota_after_response(m[i].item.quota)
+            || !m[i].item.decision.admit
             || p->nmatches >= HL_MAX_MATCHES)
             continue;
         copy = &p->matches[p->nmatches++];
@@ -448,6 +450,109 @@ static void remember_pending(hl_pending_t *p, const hl_match_t *m, int n)
         if (m[i].item.quota == &m[i].quota_copy)
             copy->item.quota = &copy->quota_copy;
     }
+}
+
+/* Fills *it (zeroed first) for the ban counter `scope` (HL_BAN_SCOPE or
+ * HL_REJ_SCOPE) of the client address of r, in server sc, with quota q:
+ * key "host:port" + scope + "|" + client address key, allocated from
+ * r->pool; no statistics. */
+static void ban_item(request_rec *r, const hl_server_conf_t *sc,
+                     const hl_client_t *cl, const char *scope,
+                     const hl_quota_t *q, hl_decide_item_t *it)
+{
+    size_t slen = strlen(scope), klen = sc->tag_len + slen + 1 + cl->key_len;
+    char *key = apr_palloc(r->pool, klen + 1);
+
+    memcpy(key, sc->tag, sc->tag_len);
+    memcpy(key + sc->tag_len, scope, slen);
+    key[sc->tag_len + slen] = '|';
+    memcpy(key + sc->tag_len + slen + 1, cl->key, cl->key_len);
+    key[klen] = '\0';
+    memset(it, 0, sizeof(*it));
+    it->quota = q;
+    it->origin = HL_ORIGIN_DIRECTIVE;
+    it->key = key;
+    it->key_len = klen;
+    it->cls = hl_limiter_class_of(HL_ORIGIN_DIRECTIVE, sc->tag_hash,
+                                  hl_limiter_scope_hash(scope, slen));
+}
+
+/* Decides the single item it in the store at now. Returns the store's
+ * answer: 1 admitted, 0 rejected, -1 when it cannot answer. */
+static int decide_one(hl_decide_item_t *it)
+{
+    const hl_store_t *store = hl_store_get();
+
+    store->ops->prepare(store->ctx, it);
+    return store->ops->decide(store->ctx, &it, 1, hl_mono_ms());
+}
+
+/* Returns the 429 outcome (hl_respond_reject) when the client of r is
+ * banned from r's server under ban b, with Retry-After = the time left;
+ * else DECLINED (also when the store cannot answer). Counts nothing and
+ * creates no counter. */
+static int refuse_if_banned(request_rec *r, const hl_server_conf_t *sc,
+                            const hl_ban_t *b, const hl_client_t *cl)
+{
+    hl_match_t m;   /* used only during the call: hl_respond_reject keeps
+                       nothing of it */
+
+    memset(&m, 0, sizeof(m));
+    ban_item(r, sc, cl, HL_BAN_SCOPE, &b->ban, &m.item);
+    m.item.peek = 1;
+    if (decide_one(&m.item) != 0)
+        return DECLINED;
+    m.route = r->uri ? r->uri : "/";
+    m.scope = HL_BAN_SCOPE;
+    ap_log_rerror(APLOG_MARK, APLOG_DEBUG, 0, r,
+                  "HL00103: banned, refused client=%s key=%s retry_after=%ld",
+                  r->useragent_ip, ap_escape_logitem(r->pool, m.item.key),
+                  m.item.decision.retry_after_s);
+    return hl_respond_reject(r, &m);
+}
+
+/* Counts a refusal of the client of r toward its server's ban b. The refusal
+ * that takes the last room of AFTER/WITHIN (exactly one, however many run
+ * at once: the store counts under its lock) starts the ban, logged once
+ * (HL00102), and the client's refusals start over. */
+static void note_refusal(request_rec *r, const hl_server_conf_t *sc,
+                         const hl_ban_t *b, const hl_client_t *cl)
+{
+    const hl_store_t *store;
+    hl_decide_item_t rej, ban;
+    char within[48], span[48];
+
+    ban_item(r, sc, cl, HL_REJ_SCOPE, &b->rejections, &rej);
+    if (decide_one(&rej) != 1 || rej.decision.remaining != 0)
+        return;
+    ban_item(r, sc, cl, HL_BAN_SCOPE, &b->ban, &ban);
+    if (decide_one(&ban) == 1)
+        ap_log_rerror(APLOG_MARK, APLOG_NOTICE, 0, r,
+                      "HL00102: ban started client=%s key=%s after=%u "
+                      "refusals within=%s for=%s retry_after=%ld",
+                      r->useragent_ip, ap_escape_logitem(r->pool, ban.key),
+                      (unsigned)b->rejections.windows[0].count,
+                      hl_window_name(&b->rejections.windows[0], within,
+                                     sizeof(within)),
+                      /* "1/5s" without its "1/": the duration */
+                      hl_window_name(&b->ban.windows[0], span, sizeof(span)) + 2,
+                      (long)((b->ban.windows[0].window_ms + 999) / 1000));
+    store = hl_store_get();
+    store->ops->reset(store->ctx, rej.key, rej.key_len);
+}
+
+/* Returns the ban in force for a request of server sc: the table's "ban"
+ * (table: the request's hit, may be NULL), else HotLimitBan; NULL when
+ * none, or when the table's kill switch or exempt list admits the request
+ * untouched. Points into sc or table. */
+static const hl_ban_t *server_ban(const hl_server_conf_t *sc,
+                                  const hl_table_hit_t *table)
+{
+    if (table && (!table->enabled || table->exempt))
+        return NULL;
+    if (table && table->has_ban)
+        return &table->ban;
+    return sc->ban;
 }
 
 /* Drops from m (n entries) the matches this client request was already
@@ -480,15 +585,18 @@ static int limit_request(request_rec *r, hl_stage_t stage)
     hl_match_t m[HL_MAX_MATCHES];
     hl_decide_item_t *items[HL_MAX_MATCHES];
     hl_table_hit_t hit, *table = NULL;
+    const hl_ban_t *ban;
     hl_pending_t *state;
-    int n, i, admit, primary;
+    int n, i, admit, primary, rc;
 
     /* Subrequests are lookups, not served (a fast redirect is decided at
      * fixups); the ErrorDocument of our own 429 is not a new attempt. */
     if (r->main || (r->prev && r->prev->status == HTTP_TOO_MANY_REQUESTS))
         return DECLINED;
     dc = ap_get_module_config(r->per_dir_config, &hotlimit_module);
-    if (!dc || dc->engine == 0 || (!dc->quota && !hl_table_configured()))
+    sc = ap_get_module_config(r->server->module_config, &hotlimit_module);
+    if (!dc || dc->engine == 0
+        || (!dc->quota && !hl_table_configured() && !sc->ban))
         return DECLINED;
     state = request_state(r, stage == HL_STAGE_ACCESS);
     if (stage == HL_STAGE_FIXUPS && state && same_as_decided(state, r)
@@ -498,7 +606,6 @@ static int limit_request(request_rec *r, hl_stage_t stage)
         state = request_state(r, 1);
     remember_decided_request(state, r);
     state->user_pending = 0;
-    sc = ap_get_module_config(r->server->module_config, &hotlimit_module);
     cl = client_of(r, sc);
     if (client_exempt(r, sc, cl->ok ? &cl->addr : NULL))
         return DECLINED;
@@ -508,6 +615,10 @@ static int limit_request(request_rec *r, hl_stage_t stage)
         hl_table_find(r, route, cl->ok ? &cl->addr : NULL, &hit);
         table = &hit;
     }
+    ban = server_ban(sc, table);
+    if (ban && stage == HL_STAGE_ACCESS && dc->dry_run != 1
+        && (rc = refuse_if_banned(r, sc, ban, cl)) != DECLINED)
+        return rc;
     n = collect_matches(r, dc, sc, cl, table, stage, m);
     if (n > 0)
         n = drop_decided(state, m, n);
@@ -535,8 +646,11 @@ static int limit_request(request_rec *r, hl_stage_t stage)
     for (i = 0; i < n; ++i)
         if (!m[i].item.decision.admit)
             log_rejection(r, &m[i]);
-    if (!admit)
+    if (!admit) {
+        if (ban)
+            note_refusal(r, sc, ban, cl);
         return hl_respond_reject(r, &m[primary]);
+    }
     remember_pending(state, m, n);
     return DECLINED;
 }
@@ -574,6 +688,22 @@ int hl_fixups(request_rec *r)
     return limit_request(r, HL_STAGE_FIXUPS);
 }
 
+/* Returns what the response of last (the final request of the chain)
+ * costs under quota q: 1, or for cost=header:NAME the integer its header
+ * NAME carries (headers_out, then err_headers_out; hl_cost_parse: 1 when
+ * missing or invalid, capped at HL_COST_MAX). */
+static uint32_t response_cost(const request_rec *last, const hl_quota_t *q)
+{
+    const char *v;
+
+    if (!q->cost_name[0])
+        return 1;
+    v = apr_table_get(last->headers_out, q->cost_name);
+    if (!v)
+        v = apr_table_get(last->err_headers_out, q->cost_name);
+    return hl_cost_parse(v);
+}
+
 int hl_log_transaction(request_rec *r)
 {
     hl_pending_t *p = ap_get_module_config(r->request_config, &hotlimit_module);
@@ -589,7 +719,8 @@ int hl_log_transaction(request_rec *r)
     for (i = 0; i < p->nmatches; ++i) {
         hl_match_t *m = &p->matches[i];
         if (hl_quota_counts_status(m->item.quota, last->status))
-            store->ops->count(store->ctx, &m->item, hl_mono_ms());
+            store->ops->count(store->ctx, &m->item,
+                              response_cost(last, m->item.quota), hl_mono_ms());
     }
     return DECLINED;
 }

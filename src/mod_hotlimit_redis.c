@@ -339,7 +339,7 @@ static int add_num(hl_call_t *c, uint64_t v)
  * reserved head, then the head ("*ARGC CRLF") just before the arguments.
  * Returns the start of the command in c->buf, or NULL when out of memory. */
 static const char *build_call(hl_call_t *c, hl_decide_item_t *const *items,
-                              int n, const char *mode, int eval)
+                              int n, const char *mode, uint32_t cost, int eval)
 {
     size_t plen = strlen(rconf->prefix);
     char head[HL_FMT_U64_MAX + 4];
@@ -364,11 +364,12 @@ static const char *build_call(hl_call_t *c, hl_decide_item_t *const *items,
             memcpy(key + plen + 5, items[i]->refs[j].key, items[i]->refs[j].len);
             rc |= add_arg(c, key, klen);
         }
-    rc |= add_arg(c, mode, 1) | add_num(c, (uint64_t)n);
+    rc |= add_arg(c, mode, 1) | add_num(c, (uint64_t)n) | add_num(c, cost);
     for (i = 0; i < n; ++i) {
         const hl_quota_t *q = items[i]->quota;
         rc |= add_num(c, (uint64_t)q->algo) | add_num(c, (uint64_t)q->nwindows)
-              | add_num(c, q->count == HL_COUNT_ALL) | add_num(c, items[i]->dry_run != 0);
+              | add_num(c, !items[i]->peek && !hl_quota_after_response(q))
+              | add_num(c, items[i]->dry_run != 0);
         for (j = 0; j < q->nwindows; ++j)
             rc |= add_num(c, q->windows[j].count) | add_num(c, q->windows[j].window_ms)
                   | add_num(c, q->burst);
@@ -388,9 +389,10 @@ static const char *build_call(hl_call_t *c, hl_decide_item_t *const *items,
  * it), or NULL (connection dropped, *why set). */
 static redisReply *round_trip(redisContext *cx, hl_call_t *c,
                               hl_decide_item_t *const *items, int n,
-                              const char *mode, int eval, const char **why)
+                              const char *mode, uint32_t cost, int eval,
+                              const char **why)
 {
-    const char *cmd = build_call(c, items, n, mode, eval);
+    const char *cmd = build_call(c, items, n, mode, cost, eval);
     void *reply = NULL;
 
     if (!cmd) {
@@ -407,7 +409,8 @@ static redisReply *round_trip(redisContext *cx, hl_call_t *c,
  * the reply (the caller frees it), or NULL after dropping the connection
  * with *why set. */
 static redisReply *send_call(redisContext *cx, hl_decide_item_t *const *items,
-                             int n, const char *mode, const char **why)
+                             int n, const char *mode, uint32_t cost,
+                             const char **why)
 {
     hl_call_t c;
     redisReply *reply;
@@ -416,10 +419,10 @@ static redisReply *send_call(redisContext *cx, hl_decide_item_t *const *items,
     c.len = 0;
     c.cap = 2048;
     c.buf = malloc(c.cap);
-    reply = c.buf ? round_trip(cx, &c, items, n, mode, 0, why) : NULL;
+    reply = c.buf ? round_trip(cx, &c, items, n, mode, cost, 0, why) : NULL;
     if (is_error(reply, "NOSCRIPT")) {
         freeReplyObject(reply);
-        reply = round_trip(cx, &c, items, n, mode, 1, why);
+        reply = round_trip(cx, &c, items, n, mode, cost, 1, why);
     }
     free(c.buf);
     if (!reply) {
@@ -564,7 +567,7 @@ static int redis_decide(void *ctx, hl_decide_item_t *const *items, int n,
     if (!may_try(now))
         return fallback(items, n, now);
     cx = connection(&why);
-    reply = cx ? send_call(cx, items, n, "d", &why) : NULL;
+    reply = cx ? send_call(cx, items, n, "d", 1, &why) : NULL;
     if (!reply) {
         failed(why, now);
         return fallback(items, n, now);
@@ -577,7 +580,8 @@ static int redis_decide(void *ctx, hl_decide_item_t *const *items, int n,
     }
     succeeded();
     for (i = 0; i < n; ++i)
-        hl_stats_add_hashed(hl_store_stats(), items[i]->stats_hash,
+        if (items[i]->stats_name != NULL)
+            hl_stats_add_hashed(hl_store_stats(), items[i]->stats_hash,
                             items[i]->stats_name,
                             items[i]->decision.admit ? HL_DECISION_ADMITTED
                             : items[i]->dry_run ? HL_DECISION_DRY_RUN
@@ -596,7 +600,8 @@ static int redis_decide(void *ctx, hl_decide_item_t *const *items, int n,
     return admit;
 }
 
-static int redis_count(void *ctx, const hl_decide_item_t *it, int64_t now)
+static int redis_count(void *ctx, const hl_decide_item_t *it, uint32_t cost,
+                       int64_t now)
 {
     hl_decide_item_t *items[1];
     const char *why = "unknown";
@@ -608,10 +613,10 @@ static int redis_count(void *ctx, const hl_decide_item_t *it, int64_t now)
     if (!may_try(now)) {
         const hl_store_t *local = hl_store_shm();
         return rconf->failure == HL_STORE_FAIL_LOCAL
-               ? local->ops->count(local->ctx, it, now) : 0;
+               ? local->ops->count(local->ctx, it, cost, now) : 0;
     }
     cx = connection(&why);
-    reply = cx ? send_call(cx, items, 1, "c", &why) : NULL;
+    reply = cx ? send_call(cx, items, 1, "c", cost, &why) : NULL;
     if (!reply) {
         failed(why, now);
         return -1;

@@ -489,6 +489,7 @@ static void write_metrics(request_rec *r, const hl_snapshot_t *snap)
                (apr_uint64_t)snap->reclaims, snap->classes,
                prom_seconds(r->pool, snap->sum.started_ms));
     write_store_metrics(r);
+    hl_ban_write_metrics(r);
 }
 
 /* Writes one route of the JSON answer: its configured limits ("" when
@@ -568,7 +569,7 @@ static void write_json(request_rec *r, const hl_snapshot_t *snap)
         hl_redis_figures(&f);
         ap_rprintf(r, "],\"routes_not_listed\":%d,\"store\":{\"kind\":\"%s\","
                    "\"stripes\":%u,\"up\":%s,\"fallbacks\":%" APR_UINT64_T_FMT
-                   "},\"bans\":null,\"limited_keys_total\":%u,"
+                   "},\"limited_keys_total\":%u,"
                    "\"limited_keys\":[", snap->routes_cut,
                    f.configured ? "redis" : "shared memory", snap->stripes,
                    !f.configured || f.up ? "true" : "false",
@@ -587,7 +588,9 @@ static void write_json(request_rec *r, const hl_snapshot_t *snap)
                    "\"window\":%d}", i ? "," : "",
                    hl_json_escape(p, snap->top[i].key), snap->top[i].count,
                    origin_name(snap->top[i].origin), snap->top[i].window + 1);
-    ap_rputs("]}\n", r);
+    ap_rputs("],", r);
+    hl_ban_write_json(r);
+    ap_rputs("}\n", r);
 }
 
 const char *hl_status_duration(apr_pool_t *p, int64_t secs)
@@ -896,6 +899,10 @@ static int handle_reset(request_rec *r)
         return HTTP_BAD_REQUEST;
     store = hl_store_get();
     removed = store->ops->reset(store->ctx, key, strlen(key));
+    if (removed >= 0 && !strchr(key, '|')) {   /* a client address: its bans */
+        int lifted = hl_ban_reset_client(r->pool, key);
+        removed = lifted < 0 ? -1 : removed + lifted;
+    }
     if (removed < 0)
         return HTTP_SERVICE_UNAVAILABLE;
     ap_log_rerror(APLOG_MARK, APLOG_NOTICE, 0, r,

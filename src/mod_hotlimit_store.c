@@ -651,14 +651,16 @@ static int shm_decide(void *ctx, hl_decide_item_t *const *items, int n,
     return admit;
 }
 
-/* Counts a finished request. Returns 0, or -1 when the mutex failed. */
-static int shm_count(void *ctx, const hl_decide_item_t *it, int64_t now_ms)
+/* Counts a finished request of cost n. Returns 0, or -1 when the mutex
+ * failed. */
+static int shm_count(void *ctx, const hl_decide_item_t *it, uint32_t n,
+                     int64_t now_ms)
 {
     (void)ctx;
 
     if (lock_stripe(it->shard) != APR_SUCCESS)
         return -1;
-    hl_decide_count_locked(&store_slots[it->shard], it, now_ms);
+    hl_decide_count_locked(&store_slots[it->shard], it, n, now_ms);
     unlock_stripe(it->shard);
     return 0;
 }

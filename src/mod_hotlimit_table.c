@@ -616,6 +616,7 @@ static void find_in_active(const char *route, const hl_cidr_t *ip,
     memset(hit, 0, offsetof(hl_table_hit_t, route));
     hit->route[0] = '\0';
     hit->has_global = 0;
+    hit->has_ban = 0;
     hit->enabled = t->enabled != 0;
     if (!hit->enabled)
         return;
@@ -632,6 +633,10 @@ static void find_in_active(const char *route, const hl_cidr_t *ip,
     if (t->has_global) {
         hit->has_global = 1;
         hit->global = t->global;
+    }
+    if (t->has_ban) {
+        hit->has_ban = 1;
+        hit->ban = t->ban;
     }
 }
 

@@ -31,16 +31,21 @@ my @bad = (
     [ 'IPv6 prefix 129',   'HotLimitIPv6Prefix 129',                 'HotLimitIPv6Prefix', '129' ],
     [ 'IPv6 prefix text',  'HotLimitIPv6Prefix x64',                 'HotLimitIPv6Prefix', 'x64' ],
     [ 'bad CIDR',          'HotLimitExempt 10.0.0.0/33',             'HotLimitExempt',     '10.0.0.0/33' ],
+    [ 'unknown cost=',     $loc->('HotLimitQuota 5/1m cost=tokens'), 'HotLimitQuota',      'tokens' ],
+    [ 'ban count zero',    'HotLimitBan 0/10m 1h',                   'HotLimitBan',        '0/10m' ],
+    [ 'ban bare duration', 'HotLimitBan 20/10m 3600',                'HotLimitBan',        '3600' ],
 );
 my $good = join "\n",
     'HotLimitSlots 1024',
     'HotLimitIPv6Prefix 56',
     'HotLimitExempt 10.0.0.0/8 2001:db8::/32',
     'HotLimitHeaders On',
+    'HotLimitBan 20/10m 1h',
     $loc->("HotLimitQuota 5/1m 100/1h by=header:X-Api-Key algo=fixed count=all\n"
            . "    HotLimitDryRun On\n    HotLimitHeaders Off"),
     "<Location /a/health>\n    HotLimitEngine Off\n</Location>",
-    "<LocationMatch \"^/b/[0-9]+\$\">\n    HotLimitQuota 3/500ms 10/1d by=cookie:sid\n</LocationMatch>";
+    "<LocationMatch \"^/b/[0-9]+\$\">\n    HotLimitQuota 3/500ms 10/1d by=cookie:sid\n</LocationMatch>",
+    "<Location /llm>\n    HotLimitQuota 100/1m 1000/1h by=header:Authorization cost=header:X-LLM-Tokens\n</Location>";
 
 plan tests => 2 * @bad + 2 + 2 + 8, need { "the base config (run through t/run-httpd-tests.sh)" => -r $base };
 

@@ -774,8 +774,65 @@ static void test_properties(void)
     }
 }
 
+/* hl_bucket_commit_n(n) leaves a bucket exactly as n hl_bucket_commit
+ * calls at the same now do, for every algorithm, from many states. */
+static void test_commit_n(void)
+{
+    static const hl_algo_t algos[] = { HL_ALGO_FIXED, HL_ALGO_SLIDING,
+                                       HL_ALGO_GCRA };
+    static const uint32_t ns[] = { 0, 1, 2, 3, 7, 10, 50, 99, 100, 101, 250 };
+    int a, bad = 0, cases = 0;
+    size_t k;
+    uint32_t pre;
+
+    for (a = 0; a < 3; a++) {
+        hl_policy_t p = { algos[a], 100, 60000, 0 };
+        for (pre = 0; pre < 130; pre += 13) {
+            for (k = 0; k < sizeof(ns) / sizeof(ns[0]); k++) {
+                hl_bucket_t one, many;
+                int64_t now = 1000000, later = now + 7000;
+                uint32_t i;
+
+                memset(&one, 0, sizeof(one));
+                for (i = 0; i < pre; i++)    /* some history, then later */
+                    hl_bucket_commit(&one, &p, now);
+                many = one;
+                for (i = 0; i < ns[k]; i++)
+                    hl_bucket_commit(&one, &p, later);
+                hl_bucket_commit_n(&many, &p, later, ns[k]);
+                if (ns[k] == 0) {   /* 0 rolls only: compare verdicts */
+                    hl_verdict_t v1, v2;
+                    hl_bucket_check(&one, &p, later, &v1);
+                    hl_bucket_check(&many, &p, later, &v2);
+                    bad += v1.admit != v2.admit || v1.remaining != v2.remaining;
+                } else
+                    bad += one.t != many.t || one.count != many.count
+                           || one.prev_count != many.prev_count;
+                cases++;
+            }
+        }
+    }
+    okf(bad == 0, "commit_n equals n single commits (%d cases, %d differ)",
+        cases, bad);
+    {   /* saturation: counts stop at UINT32_MAX, GCRA at its bound */
+        hl_policy_t p = { HL_ALGO_FIXED, 100, 60000, 0 };
+        hl_bucket_t b;
+        memset(&b, 0, sizeof(b));
+        hl_bucket_commit_n(&b, &p, 5000, UINT32_MAX - 1);
+        hl_bucket_commit_n(&b, &p, 5000, 10);
+        ok(b.count == UINT32_MAX, "fixed: commit_n saturates at UINT32_MAX");
+        p.algo = HL_ALGO_GCRA;
+        memset(&b, 0, sizeof(b));
+        hl_bucket_commit_n(&b, &p, 5000, UINT32_MAX);
+        /* tau = 99 * 600 ms, + 2 intervals: now + 60.6 s at most */
+        is_int((int)((b.t - 5000 * 1000) / 1000), 60600,
+               "gcra: commit_n(huge) stops at now + tau + 2 intervals");
+    }
+}
+
 int main(void)
 {
+    test_commit_n();
     test_fixed_numbers();
     test_sliding_numbers();
     test_gcra_numbers();

@@ -37,7 +37,7 @@ has() {
     grep -F -q -- "$1" "$out"
 }
 
-echo "1..31"
+echo "1..33"
 
 if [ ! -x "$check" ]; then
     echo "Bail out! $check not built"
@@ -114,6 +114,14 @@ run --bogus "$tables/good.json"
 echo '{"e": true, "m": 100, "t": 60000}' | "$check" - >"$out" 2>&1
 rc=$?
 [ "$rc" -eq 0 ] && has "enabled, global bucket 100/60000ms"; ok $? "compact form: global bucket (exit $rc)"
+
+echo '{"ban": {"after": 20, "within": "10m", "for": "1h"}}' | "$check" - >"$out" 2>&1
+rc=$?
+[ "$rc" -eq 0 ] && has "ban after 20 refusals within 600000ms for 3600000ms"; ok $? "ban: summarised (exit $rc)"
+
+echo '{"ban": {"after": 20, "within": "10m"}}' | "$check" - >"$out" 2>&1
+rc=$?
+[ "$rc" -eq 1 ] && has "field 'ban'"; ok $? "ban without 'for': an error under field ban (exit $rc)"
 
 echo '{"e": false}' | "$check" - >"$out" 2>&1
 rc=$?

@@ -1,7 +1,8 @@
 /*
  * test_decide.c - the decision over every quota of one request
  * (hl_decide.c): counted only if every quota not in dry run admits,
- * count=failures counted later, statistics, primary and tightest choice.
+ * count=failures counted later, statistics, primary and tightest choice,
+ * peek (the ban check) and cost= charges.
  */
 #include "hl_decide.h"
 #include "hl_quota.h"
@@ -139,8 +140,8 @@ static void test_failures_counted_later(void)
     for (i = 0; i < 5; ++i)
         ok(hl_decide_locked(tables, &stats, items, 1, NOW),
            "count=failures: admitted while nothing failed");
-    hl_decide_count_locked(&table, &a, NOW);
-    hl_decide_count_locked(&table, &a, NOW);
+    hl_decide_count_locked(&table, &a, 1, NOW);
+    hl_decide_count_locked(&table, &a, 1, NOW);
     ok(!hl_decide_locked(tables, &stats, items, 1, NOW),
        "count=failures: refused after two counted failures");
 }
@@ -175,6 +176,45 @@ static void test_primary_and_tightest(void)
     }
 }
 
+/* peek: decided, never counted, no slot created for a key without one;
+ * stats_name NULL: left out of the statistics; cost n counted at once. */
+static void test_peek_and_cost(void)
+{
+    hl_quota_t ban = quota("1/5s"), cost = quota("100/1m cost=header:X-T");
+    hl_decide_item_t a, *it = &a;
+    int i;
+
+    fresh();
+    item(&a, &ban, "ban|1", 0);
+    a.peek = 1;
+    a.stats_name = NULL;
+    ok(hl_decide_locked(tables, &stats, &it, 1, NOW) == 1 && a.decision.admit,
+       "peek: a key without counters is admitted");
+    is_int((int)table.hdr->used, 0, "peek: no slot created");
+    is_int((int)stat_of("ban|1", HL_DECISION_ADMITTED), 0,
+           "stats_name NULL: not in the statistics");
+    a.peek = 0;
+    hl_decide_locked(tables, &stats, &it, 1, NOW);       /* the ban starts */
+    a.peek = 1;
+    for (i = 0; i < 3; ++i)
+        hl_decide_locked(tables, &stats, &it, 1, NOW + 1000);
+    ok(!a.decision.admit && a.decision.retry_after_s == 4,
+       "peek: banned, Retry-After is the time left (4 s)");
+    ok(hl_decide_locked(tables, &stats, &it, 1, NOW + 5000) == 1,
+       "peek: the ban is over after its window");
+
+    item(&a, &cost, "/llm|k", 0);
+    ok(hl_decide_locked(tables, &stats, &it, 1, NOW) == 1, "cost: admitted");
+    ok(hl_decide_locked(tables, &stats, &it, 1, NOW) == 1
+       && a.decision.remaining == 99, "cost: not counted at the decision");
+    hl_decide_count_locked(&table, &a, 99, NOW);
+    ok(hl_decide_locked(tables, &stats, &it, 1, NOW) == 1
+       && a.decision.remaining == 0, "cost 99 counted: 1 left, admitted");
+    hl_decide_count_locked(&table, &a, 50, NOW);
+    ok(hl_decide_locked(tables, &stats, &it, 1, NOW) == 0,
+       "overshoot to 149 of 100: refused");
+}
+
 static void test_prepare_matches_limiter(void)
 {
     hl_quota_t q = quota("5/1m 30/1h");
@@ -198,6 +238,7 @@ int main(void)
     test_failures_counted_later();
     test_primary_and_tightest();
     test_prepare_matches_limiter();
+    test_peek_and_cost();
     free(mem);
     return done_testing();
 }

@@ -166,6 +166,28 @@ static void test_flood(void)
            "a decision in the next window clears the flag");
         free(t.hdr);
     }
+
+    {   /* cost n: each window charged n, capped at its COUNT */
+        hl_slots_t t = table(64);
+        hl_quota_t q2 = quota("100/1m", "1000/1h");
+        hl_slot_ref_t refs[HL_MAX_WINDOWS];
+        uint64_t cls = hl_limiter_class(HL_ORIGIN_DIRECTIVE, "/c", 2);
+
+        hl_limiter_refs(&t, HL_ORIGIN_DIRECTIVE, 2, "/c|1", 4, refs);
+        hl_limiter_count_refs_n(&t, &q2, refs, cls, now, 90);
+        ok(window_count(&t, "/c|1", 0, &at_limit) == 90 && !at_limit
+           && window_count(&t, "/c|1", 1, &at_limit) == 90, "cost 90: 90 in each window");
+        hl_limiter_count_refs_n(&t, &q2, refs, cls, now, 10);
+        ok(window_count(&t, "/c|1", 0, &at_limit) == 100 && at_limit,
+           "cost 10 more: the minute is at its limit");
+        hl_limiter_count_refs_n(&t, &q2, refs, cls, now, 5000);
+        ok(window_count(&t, "/c|1", 0, &at_limit) == 200
+           && window_count(&t, "/c|1", 1, &at_limit) == 1100 && at_limit,
+           "cost 5000: capped at 100 and 1000 per window");
+        hl_limiter_count_refs_n(&t, &q2, refs, cls, now, 0);
+        ok(window_count(&t, "/c|1", 0, &at_limit) == 200, "cost 0 charges nothing");
+        free(t.hdr);
+    }
 }
 
 int main(void)

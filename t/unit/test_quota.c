@@ -356,7 +356,7 @@ static void test_args_accepted(void)
 static void test_args_rejected(void)
 {
     tok_bad("foo=1", "foo=1", "unknown key 'foo'",
-            "unknown key 'foo' in 'foo=1' (use by, algo, burst or count)");
+            "unknown key 'foo' in 'foo=1' (use by, algo, burst, count or cost)");
     tok_bad("=1", "=1", "unknown key", NULL);
     tok_bad("BY=ip", "BY=ip", "unknown key", NULL);
     tok_bad("abc", "abc", "unknown token", NULL);
@@ -666,10 +666,51 @@ static void test_describe(void)
     is_str(hl_quota_describe(&q, small, sizeof(small)), "5/1m 30",
            "describe: cut short, NUL-terminated, in a small buffer");
     ok(hl_quota_describe(&q, small, 0) == small, "describe: buflen 0");
+
+/* cost=1|header:NAME, and reading a cost header's value. */
+static void test_cost(void)
+{
+    static const char *const good[] = { "100/1m", "by=header:Authorization",
+                                        "cost=header:X-LLM-Tokens" };
+    static const char *const bad[] = { "5/1m", "cost=2" };
+    static const char *const bad2[] = { "5/1m", "cost=header:" };
+    static const char *const bad3[] = { "5/1m", "cost=header:a b" };
+    hl_quota_t q;
+    char err[HL_ERR_MAX];
+
+    is_int(hl_quota_parse_args(&q, 3, good, err, sizeof(err)), 0,
+           "cost=header:X-LLM-Tokens parses");
+    is_str(q.cost_name, "X-LLM-Tokens", "cost header name kept");
+    is_int(hl_quota_after_response(&q), 1, "a cost quota counts after the "
+           "response");
+    is_int(hl_quota_apply_token(&q, "cost=1", err, sizeof(err)), 0, "cost=1");
+    is_str(q.cost_name, "", "cost=1 clears the header");
+    is_int(hl_quota_after_response(&q), 0, "count=all cost=1 counts at once");
+    is_int(hl_quota_parse_args(&q, 2, bad, err, sizeof(err)), -1, "cost=2 "
+           "refused");
+    is_str(err, "unknown cost '2' (use 1 or header:NAME)", "cost=2 message");
+    is_int(hl_quota_parse_args(&q, 2, bad2, err, sizeof(err)), -1,
+           "cost=header: refused");
+    is_str(err, "bad cost 'header:': empty name after ':'",
+           "empty cost header message");
+    is_int(hl_quota_parse_args(&q, 1, bad3, err, sizeof(err)), 0, "one token");
+    is_int(hl_quota_apply_token(&q, "cost=header:a b", err, sizeof(err)), -1,
+           "cost header with a space refused");
+    is_int((int)hl_cost_parse("60"), 60, "cost 60");
+    is_int((int)hl_cost_parse(" 42\t"), 42, "cost with spaces around");
+    is_int((int)hl_cost_parse("0"), 0, "cost 0 charges nothing");
+    is_int((int)hl_cost_parse(NULL), 1, "missing header charges 1");
+    is_int((int)hl_cost_parse(""), 1, "empty header charges 1");
+    is_int((int)hl_cost_parse("-5"), 1, "negative charges 1");
+    is_int((int)hl_cost_parse("1.5"), 1, "not whole charges 1");
+    is_int((int)hl_cost_parse("12abc"), 1, "trailing junk charges 1");
+    is_int((int)hl_cost_parse("99999999999999999999999"), (int)HL_COST_MAX,
+           "absurdly large is capped at 2^31-1");
 }
 
 int main(void)
 {
+    test_cost();
     test_durations();
     test_windows();
     test_args_accepted();

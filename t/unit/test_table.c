@@ -155,6 +155,56 @@ static void test_layout(void)
     free(mem);
 }
 
+/* "cost": "header:NAME" (and "cost": 1 / "1") in a route entry. */
+static void test_cost(void)
+{
+    const hl_rule_t *r;
+
+    is_int(parse("{\"routes\": {\"/api/chat\": {\"limits\": [\"20000/1h\"], "
+                 "\"by\": \"header:Authorization\", "
+                 "\"cost\": \"header:X-LLM-Tokens\"}, "
+                 "\"/one\": {\"max\": 5, \"window\": 60, \"cost\": 1}}}"),
+           0, "cost: parses");
+    is_int(nerr, 0, "cost: no errors");
+    r = rule("/api/chat");
+    is_str(r ? r->quota.cost_name : "", "X-LLM-Tokens", "cost: header kept");
+    r = rule("/one");
+    is_str(r ? r->quota.cost_name : "?", "", "cost 1: no header");
+}
+
+/* The top-level "ban" (HotLimitBan from the table). */
+static void test_ban(void)
+{
+    is_int(parse("{\"ban\": {\"after\": 20, \"within\": \"10m\", "
+                 "\"for\": \"1h\"}}"), 0, "ban: parses");
+    is_int(nerr, 0, "ban: no errors");
+    is_int((int)T()->has_ban, 1, "ban: set");
+    is_int((int)T()->ban.rejections.windows[0].count, 20, "ban: after 20");
+    is_int((int)T()->ban.rejections.windows[0].window_ms, 600000,
+           "ban: within 10m");
+    is_int((int)T()->ban.ban.windows[0].window_ms, 3600000, "ban: for 1h");
+    is_int(parse("{\"ban\": {\"after\": 3, \"within\": 60, \"for\": 5}}"),
+           0, "ban in seconds: parses");
+    is_int((int)T()->ban.ban.windows[0].window_ms, 5000, "ban: for 5 s");
+    is_int(parse("{\"ban\": {\"after\": 0, \"within\": 60, \"for\": 5}}"),
+           0, "bad ban: the document still applies");
+    is_int((int)T()->has_ban, 0, "after 0: no ban");
+    is_int(nerr, 1, "after 0: one error");
+    ok(probs.n >= 1 && probs.p[0].has_field && !strcmp(probs.p[0].field, "ban"),
+       "reported under field ban");
+    parse("{\"ban\": {\"after\": 3, \"for\": \"1h\"}}");
+    is_int((int)T()->has_ban, 0, "no within: no ban");
+    ok(probs.n >= 1 && strstr(probs.p[0].msg, "'ban' needs 'within'") != NULL,
+       "message names the missing member");
+    parse("{\"ban\": {\"after\": 3, \"within\": \"1x\", \"for\": \"1h\"}}");
+    ok(probs.n >= 1 && strstr(probs.p[0].msg, "'ban.within'") != NULL,
+       "a bad unit names ban.within");
+    parse("{\"ban\": true}");
+    is_int((int)T()->has_ban, 0, "ban: true is refused");
+    parse("{}");
+    is_int((int)T()->has_ban, 0, "no ban by default");
+}
+
 static void test_spec_example(void)
 {
     const hl_rule_t *r;
@@ -467,6 +517,9 @@ static const struct {
     { "{\"limits\": [\"5/1m\"], \"algo\": \"gcra\", \"burst\": 2.5}", "burst", NULL },
     { "{\"limits\": [\"5/1m\"], \"dry_run\": \"yes\"}", "dry_run", NULL },
     { "{\"limits\": [\"5/1m\"], \"dry_run\": 1}", "dry_run", NULL },
+    { "{\"limits\": [\"5/1m\"], \"cost\": \"tokens\"}", "cost", "unknown cost" },
+    { "{\"limits\": [\"5/1m\"], \"cost\": \"header:\"}", "cost", NULL },
+    { "{\"limits\": [\"5/1m\"], \"cost\": 2}", "cost", NULL },
     { "{}", NULL, "no quota" },
     { "{\"by\": \"ip\"}", NULL, "no quota" },
     { "\"5/1m\"", NULL, "object" },
@@ -968,6 +1021,8 @@ static void test_keep_previous(void)
 int main(void)
 {
     img = new_image(64, &img_size);
+    test_cost();
+    test_ban();
     test_layout();
     test_spec_example();
     test_names();
