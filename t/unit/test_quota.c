@@ -666,6 +666,7 @@ static void test_describe(void)
     is_str(hl_quota_describe(&q, small, sizeof(small)), "5/1m 30",
            "describe: cut short, NUL-terminated, in a small buffer");
     ok(hl_quota_describe(&q, small, 0) == small, "describe: buflen 0");
+}
 
 /* cost=1|header:NAME, and reading a cost header's value. */
 static void test_cost(void)
