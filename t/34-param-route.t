@@ -18,7 +18,7 @@ use Time::HiRes qw(time sleep);
 use HotLimitTable;
 
 my $php = hl_have_php();
-plan tests => 31 + ($php ? 11 : 0);
+plan tests => 33 + ($php ? 12 : 0);
 
 my $mpm = hl_mpm();
 my $mods = Apache::Test::vars('libexecdir') || '/usr/lib/apache2/modules';
@@ -44,7 +44,7 @@ my $h = start_httpd(name => 'param-route', table => { routes => {
         '/login' => { max => 3, window => 60 },
     } }, files => {
         'dw/doku.cgi' => $cgi, 'small/doku.cgi' => $cgi, 'signup.cgi' => $cgi,
-        'dw/doku.php' => $doku, 'small/doku.php' => $doku,
+        'dw/doku.php' => $doku, 'small/doku.php' => $doku, 'rw/index.html' => "rw\n",
     }, setup => sub {
         chmod 0755, map { $_[0]->dir . "/htdocs/$_" }
             qw(dw/doku.cgi small/doku.cgi signup.cgi);
@@ -72,6 +72,14 @@ RemoteIPInternalProxy 127.0.0.1
     HotLimitRouteFrom param:do
     HotLimitBodyLimit 100
 </Location>
+<Location /rw>
+    HotLimitRouteFrom param:do
+</Location>
+<Directory "\@DIR\@/htdocs/rw">
+    RewriteEngine On
+    RewriteRule ^go\\.cgi\$ /dw/doku.cgi [L]
+    RewriteRule ^go\\.php\$ /dw/doku.php [L]
+</Directory>
 <Location /signup.cgi>
     HotLimitQuota 3/1m by=param:email
 </Location>
@@ -190,6 +198,12 @@ ok t_cmp(scalar(grep { /HL00601: body of 213 bytes is over HotLimitBodyLimit 100
 ok t_cmp(scalar(grep { /HL00603: chunked body over HotLimitBodyLimit 100/ } $h->log_lines(0)) ? 1 : 0, 1,
          "[$mpm] the oversize chunked body too (HL00603)");
 
+# An internal redirect after the body was read: the target gets it too.
+$res = post('/rw/go.cgi', 'do=show&x=1');
+ok t_cmp($res->content, qr/^route=-\nmd5=\Q${\ md5_hex('do=show&x=1')}\E\n/,
+         "[$mpm] read at /rw/go.cgi, rewritten to doku.cgi: the CGI gets the body");
+ok t_cmp(post('/rw/go.cgi', 'do=login')->code, 429, "[$mpm] ... do=login refused at /rw");
+
 # by=param:email: per account, whatever the address.
 my @codes = map { post('/signup.cgi', 'email=a%40example.org&pw=' . $_,
                        'X-Forwarded-For' => "192.0.2.$_")->code } 1 .. 4;
@@ -248,6 +262,9 @@ if ($php) {
                \'100', 'do=show');
     ok t_cmp($got, qr/\AHTTP\/1\.1 100 Continue\r\n\r\nHTTP\/1\.1 200 .*post=\{"do":"show"\}/s,
              "[$mpm] PHP: Expect: 100-continue");
+    $res = post('/rw/go.php', 'do=show&x=1');
+    ok t_cmp($res->content, qr/^post=\{"do":"show","x":"1"\}\ninput=\Q${\ md5_hex('do=show&x=1')}\E 11\n/,
+             "[$mpm] PHP: after an internal redirect, \$_POST and php://input");
     $res = post('/small/doku.php', $big);
     ok t_cmp($res->code, 200, "[$mpm] PHP: a body over the limit is admitted (the path)");
     ok t_cmp($res->content, qr/^input=\Q${\ md5_hex($big)}\E ${\ length $big}\n/m,
