@@ -37,7 +37,6 @@ APLOG_USE_MODULE(hotlimit);
 typedef struct {
     apr_bucket_brigade *kept;     /* read, not yet handed on */
     apr_status_t        rv;       /* how the read ended, if not well */
-    const request_rec  *filtered; /* the last request given the filter */
     hl_php_form_t       form;     /* HL_PHP_FORM_NONE: not parsed */
     char                boundary[HL_PHP_BOUNDARY_MAX + 1];
     char               *data;     /* the whole body, flattened, or NULL */
@@ -68,7 +67,6 @@ static hl_body_t *body_of(request_rec *r)
 static void add_filter(request_rec *r, hl_body_t *b)
 {
     ap_add_input_filter_handle(body_filter_handle, b, r, r->connection);
-    b->filtered = r;
 }
 
 /*
@@ -142,7 +140,8 @@ static hl_body_t *get_body(request_rec *r)
                             b->boundary, sizeof(b->boundary));
     cl = apr_table_get(r->headers_in, "Content-Length");
     te = apr_table_get(r->headers_in, "Transfer-Encoding");
-    if (form == HL_PHP_FORM_NONE || (!te && (!cl || !strcmp(cl, "0"))))
+    if (form == HL_PHP_FORM_NONE || limit == 0
+        || (!te && (!cl || !strcmp(cl, "0"))))
         return b;
     if (!te && cl) {
         char *end;
@@ -247,17 +246,24 @@ static apr_status_t body_filter(ap_filter_t *f, apr_bucket_brigade *bb,
     }
 }
 
-/* insert_filter hook: an internal redirect of a request whose body was
- * read gets the filter too (it starts from the protocol filters). */
+/* insert_filter hook: a request whose chain lost the filter while its
+ * client request's body is kept gets it again: an internal redirect (it
+ * starts from the protocol filters) or a fast redirect (DirectoryIndex,
+ * MultiViews: the subrequest's filters are copied in). */
 static void hl_body_insert_filter(request_rec *r)
 {
     hl_body_t *b;
+    ap_filter_t *f;
 
-    if (r->main || !r->prev)
+    if (r->main)
         return;
     b = body_of(r);
-    if (b && b->kept && b->filtered != r)
-        add_filter(r, b);
+    if (!b || !b->kept)
+        return;
+    for (f = r->input_filters; f; f = f->next)
+        if (f->frec == body_filter_handle && f->ctx == b)
+            return;
+    add_filter(r, b);
 }
 
 /* Registers the HOTLIMIT_BODY filter; called from register_hooks. */

@@ -18,7 +18,7 @@ use Time::HiRes qw(time sleep);
 use HotLimitTable;
 
 my $php = hl_have_php();
-plan tests => 33 + ($php ? 12 : 0);
+plan tests => 35 + ($php ? 12 : 0);
 
 my $mpm = hl_mpm();
 my $mods = Apache::Test::vars('libexecdir') || '/usr/lib/apache2/modules';
@@ -45,9 +45,10 @@ my $h = start_httpd(name => 'param-route', table => { routes => {
     } }, files => {
         'dw/doku.cgi' => $cgi, 'small/doku.cgi' => $cgi, 'signup.cgi' => $cgi,
         'dw/doku.php' => $doku, 'small/doku.php' => $doku, 'rw/index.html' => "rw\n",
+        'dwi/doku.cgi' => $cgi,
     }, setup => sub {
         chmod 0755, map { $_[0]->dir . "/htdocs/$_" }
-            qw(dw/doku.cgi small/doku.cgi signup.cgi);
+            qw(dw/doku.cgi small/doku.cgi signup.cgi dwi/doku.cgi);
     }, conf => <<"CONF");
 <IfModule mpm_prefork_module>
     LoadModule cgi_module $mods/mod_cgi.so
@@ -79,6 +80,12 @@ RemoteIPInternalProxy 127.0.0.1
     RewriteEngine On
     RewriteRule ^go\\.cgi\$ /dw/doku.cgi [L]
     RewriteRule ^go\\.php\$ /dw/doku.php [L]
+</Directory>
+<Location /dwi>
+    HotLimitRouteFrom param:do
+</Location>
+<Directory "\@DIR\@/htdocs/dwi">
+    DirectoryIndex doku.cgi
 </Directory>
 <Location /signup.cgi>
     HotLimitQuota 3/1m by=param:email
@@ -203,6 +210,11 @@ $res = post('/rw/go.cgi', 'do=show&x=1');
 ok t_cmp($res->content, qr/^route=-\nmd5=\Q${\ md5_hex('do=show&x=1')}\E\n/,
          "[$mpm] read at /rw/go.cgi, rewritten to doku.cgi: the CGI gets the body");
 ok t_cmp(post('/rw/go.cgi', 'do=login')->code, 429, "[$mpm] ... do=login refused at /rw");
+
+$res = post('/dwi/', 'do=show&y=2');
+ok t_cmp($res->content, qr/^route=-\nmd5=\Q${\ md5_hex('do=show&y=2')}\E\n/,
+         "[$mpm] POST /dwi/, DirectoryIndex doku.cgi (a fast redirect): the CGI gets the body");
+ok t_cmp(post('/dwi/', 'do=login')->code, 429, "[$mpm] ... do=login refused there");
 
 # by=param:email: per account, whatever the address.
 my @codes = map { post('/signup.cgi', 'email=a%40example.org&pw=' . $_,
