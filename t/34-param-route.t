@@ -18,7 +18,7 @@ use Time::HiRes qw(time sleep);
 use HotLimitTable;
 
 my $php = hl_have_php();
-plan tests => 35 + ($php ? 12 : 0);
+plan tests => 38 + ($php ? 12 : 0);
 
 my $mpm = hl_mpm();
 my $mods = Apache::Test::vars('libexecdir') || '/usr/lib/apache2/modules';
@@ -56,7 +56,11 @@ my $h = start_httpd(name => 'param-route', table => { routes => {
 <IfModule !mpm_prefork_module>
     LoadModule cgid_module $mods/mod_cgid.so
 </IfModule>
+LoadModule proxy_module $mods/mod_proxy.so
+LoadModule proxy_http_module $mods/mod_proxy_http.so
 Timeout 5
+RewriteEngine On
+RewriteRule ^/px/(.*)\$ http://127.0.0.1:%{SERVER_PORT}/dw/\$1 [P]
 LogLevel info hotlimit:debug
 HotLimitQuotaTable \@DIR\@/table.json
 HotLimitReloadInterval 1
@@ -87,6 +91,9 @@ RemoteIPInternalProxy 127.0.0.1
 <Directory "\@DIR\@/htdocs/dwi">
     DirectoryIndex doku.cgi
 </Directory>
+<Location /px>
+    HotLimitRouteFrom param:do
+</Location>
 <Location /signup.cgi>
     HotLimitQuota 3/1m by=param:email
 </Location>
@@ -120,6 +127,7 @@ sub raw {
         } elsif ($p =~ /^\d+(\.\d+)?$/) {
             sleep $p;
         } else {
+            $p =~ s/^Host: x\r$/'Host: 127.0.0.1:' . $h->port . "\r"/me;
             print {$s} $p;
         }
     }
@@ -215,6 +223,17 @@ $res = post('/dwi/', 'do=show&y=2');
 ok t_cmp($res->content, qr/^route=-\nmd5=\Q${\ md5_hex('do=show&y=2')}\E\n/,
          "[$mpm] POST /dwi/, DirectoryIndex doku.cgi (a fast redirect): the CGI gets the body");
 ok t_cmp(post('/dwi/', 'do=login')->code, 429, "[$mpm] ... do=login refused there");
+
+# mod_proxy: the proxied request carries the body unchanged.
+$res = post('/px/doku.cgi', 'do=show&z=3');
+ok t_cmp($res->content, qr/^route=-\nmd5=\Q${\ md5_hex('do=show&z=3')}\E\n/,
+         "[$mpm] through mod_proxy: the backend gets the body");
+($got) = raw("POST /px/doku.cgi HTTP/1.1\r\nHost: x\r\nConnection: close\r\n"
+           . "Content-Type: $form\r\nTransfer-Encoding: chunked\r\n\r\n"
+           . chunked('do=sh', 'ow&z=', '4'));
+ok t_cmp($got, qr/\AHTTP\/1\.1 200 .*md5=\Q${\ md5_hex('do=show&z=4')}\E/s,
+         "[$mpm] through mod_proxy: a chunked body too");
+ok t_cmp(post('/px/doku.cgi', 'do=login')->code, 429, "[$mpm] ... do=login refused at the proxy");
 
 # by=param:email: per account, whatever the address.
 my @codes = map { post('/signup.cgi', 'email=a%40example.org&pw=' . $_,
