@@ -2,7 +2,7 @@
  * test_form.c - hl_php_request_param and hl_php_form_type: $_REQUEST[NAME]
  * from a query string and an urlencoded or multipart/form-data body.
  *
- * Every vector below was checked against php8.2 (8.2.x, request_order
+ * Every vector below was checked against php8.2 (8.2.36, request_order
  * "GP"): the body POSTed with curl to `php -S`, a page printing
  * $_REQUEST[NAME] (or the first key of the array it is). A vector is
  * pre repeated rep times, then body.
