@@ -186,12 +186,13 @@ int hl_access_checker(request_rec *r);
  * Returns what PHP would hold in $_REQUEST[name] for r, when it is a string
  * (or, with array_key, an array: then its first key), and sets *len; the
  * body is read for it on first use (a POST form, at most HotLimitBodyLimit
- * bytes of r's scope) and handed on unchanged. Returns NULL when absent,
- * and when the body cannot be used (then only the query is read). The
- * value is allocated from r->pool; NUL-terminated, but may hold NULs.
+ * bytes of r's scope) and handed on unchanged; when the body cannot be
+ * used (too big, unreadable), only the query is read. Returns NULL when
+ * absent (or empty array). The value is allocated from r->pool (the caller may change it);
+ * NUL-terminated, but may hold NULs.
  */
-const char *hl_request_param(request_rec *r, const char *name, int array_key,
-                             apr_size_t *len);
+char *hl_request_param(request_rec *r, const char *name, int array_key,
+                       apr_size_t *len);
 
 /* Registers the body filter and its insert_filter hook (register_hooks). */
 void hl_body_register(void);

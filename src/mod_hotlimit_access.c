@@ -305,7 +305,7 @@ static void request_route(request_rec *r, const hl_dir_conf_t *dc, char *buf)
 {
     if (dc->route_from == HL_ROUTE_FROM_PARAM) {
         apr_size_t n = 0;
-        char *v = (char *)hl_request_param(r, dc->route_arg, 1, &n);
+        char *v = hl_request_param(r, dc->route_arg, 1, &n);
         if (v && n > 0) {
             ap_str_tolower(v);
             hl_route_from_name(buf, HL_ROUTE_MAX, v, strlen(v));

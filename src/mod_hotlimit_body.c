@@ -181,8 +181,8 @@ static hl_body_t *get_body(request_rec *r)
 }
 
 /* Returns $_REQUEST[name] (see mod_hotlimit.h). */
-const char *hl_request_param(request_rec *r, const char *name, int array_key,
-                             apr_size_t *len)
+char *hl_request_param(request_rec *r, const char *name, int array_key,
+                       apr_size_t *len)
 {
     hl_body_t *b = get_body(r);
     const char *query = r->args;
