@@ -9,6 +9,7 @@
  * HotLimitSlots, HotLimitPersist, HotLimitStore and the quota table
  * directives are read from the main server only.
  */
+#include <errno.h>
 #include <string.h>
 #include <time.h>
 
@@ -43,6 +44,7 @@ static void *create_dir_conf(apr_pool_t *p, char *dir)
     c->dry_run = HL_UNSET;
     c->headers = HL_UNSET;
     c->route_from = HL_ROUTE_FROM_UNSET;
+    c->body_limit = HL_UNSET;
     return c;
 }
 
@@ -54,7 +56,7 @@ static int dir_conf_empty(const hl_dir_conf_t *c)
 {
     return c->engine == HL_UNSET && c->dry_run == HL_UNSET
            && c->headers == HL_UNSET && c->route_from == HL_ROUTE_FROM_UNSET
-           && !c->quota;
+           && c->body_limit == HL_UNSET && !c->quota;
 }
 
 static void *merge_dir_conf(apr_pool_t *p, void *basev, void *addv)
@@ -81,6 +83,7 @@ static void *merge_dir_conf(apr_pool_t *p, void *basev, void *addv)
         c->route_from = base->route_from;
         c->route_arg = base->route_arg;
     }
+    c->body_limit = MERGE_INT(body_limit);
     c->quota = add->quota ? add->quota : base->quota;
     return c;
 }
@@ -259,9 +262,29 @@ static const char *set_route_from(cmd_parms *cmd, void *dconf, const char *arg)
         d->route_from = HL_ROUTE_FROM_QUERY;
         d->route_arg = apr_pstrdup(cmd->pool, arg + 6);
     }
+    else if (!strncmp(arg, "param:", 6) && arg[6]) {
+        d->route_from = HL_ROUTE_FROM_PARAM;
+        d->route_arg = apr_pstrdup(cmd->pool, arg + 6);
+    }
     else
         return apr_psprintf(cmd->pool, "%s: bad value '%s' (use path, "
-                            "query:NAME or path-info)", cmd->cmd->name, arg);
+                            "query:NAME, param:NAME or path-info)",
+                            cmd->cmd->name, arg);
+    return NULL;
+}
+
+/* HotLimitBodyLimit BYTES: 0 (never read a body) up to 64 MiB. */
+static const char *set_body_limit(cmd_parms *cmd, void *dconf, const char *arg)
+{
+    char *end;
+    apr_int64_t v;
+
+    errno = 0;
+    v = apr_strtoi64(arg, &end, 10);
+    if (end == arg || *end || errno == ERANGE || v < 0 || v > 67108864)
+        return apr_psprintf(cmd->pool, "%s: bad value '%s' (a number of "
+                            "bytes from 0 to 67108864)", cmd->cmd->name, arg);
+    ((hl_dir_conf_t *)dconf)->body_limit = (long)v;
     return NULL;
 }
 
@@ -450,7 +473,11 @@ static const command_rec hotlimit_cmds[] = {
     AP_INIT_FLAG("HotLimitHeaders", set_headers, NULL, RSRC_CONF | ACCESS_CONF | OR_LIMIT,
                  "On|Off: send RateLimit-Policy and RateLimit headers"),
     AP_INIT_TAKE1("HotLimitRouteFrom", set_route_from, NULL, RSRC_CONF | ACCESS_CONF | OR_LIMIT,
-                  "path|query:NAME|path-info: where the route comes from"),
+                  "path|query:NAME|param:NAME|path-info: where the route "
+                  "comes from"),
+    AP_INIT_TAKE1("HotLimitBodyLimit", set_body_limit, NULL, RSRC_CONF | ACCESS_CONF | OR_LIMIT,
+                  "the most bytes of a request body read for param: (default "
+                  APR_STRINGIFY(HL_DEFAULT_BODY_LIMIT) ")"),
     AP_INIT_TAKE1("HotLimitSlots", set_server_int, &slots_directive, RSRC_CONF,
                   "capacity of the shared counter table (default "
                   APR_STRINGIFY(HL_DEFAULT_SLOTS) ")"),
@@ -653,6 +680,7 @@ static void register_hooks(apr_pool_t *p)
      * authentication has set REMOTE_USER). */
     ap_hook_fixups(hl_fixups, after_dir, NULL, APR_HOOK_LAST);
     ap_hook_log_transaction(hl_log_transaction, NULL, NULL, APR_HOOK_MIDDLE);
+    hl_body_register();
     ap_hook_handler(hl_status_handler, NULL, NULL, APR_HOOK_MIDDLE);
     /* The counters' start time, for uptime; a section in mod_status's
      * server-status when mod_status is loaded (optional hook). */

@@ -27,6 +27,30 @@
  *    element: there the first one wins. An array replaces a string of the
  *    same name.
  *  - Values are binary: a decoded NUL is kept.
+ *
+ * $_POST from an application/x-www-form-urlencoded body (php_std_post_handler)
+ * follows the $_GET rules but with its own counting: empty tokens ("a&&b")
+ * are not skipped but read as nameless variables, and every token counts
+ * after it is read, so the first max_input_vars + 1 tokens are registered.
+ * The body is read by length: a raw NUL ends a name, not the input.
+ *
+ * $_POST from a multipart/form-data body (main/rfc1867.c): the boundary is
+ * what follows "boundary=" in the Content-Type (quoted, or up to ',' or
+ * ';'). Lines end at '\n' (a '\r' before it dropped); a part starts at a
+ * line "--BOUNDARY" and its headers end at an empty line; header lines that
+ * start with white space continue the header before. The first
+ * Content-Disposition gives name= (quoted or not, '\' escaping the quote)
+ * and filename=; parts with a filename are files, not $_POST; a part with
+ * neither ends the reading ("garbled"). A value runs up to "\n--BOUNDARY"
+ * (a '\r' before it dropped), or to the end of the body; it is raw (not
+ * decoded) and its name is mangled like any other. The first
+ * max_input_vars text parts are registered, and at most max_input_vars + 20
+ * parts (max_multipart_body_parts) are read. Limits of this reader, not of
+ * PHP: a boundary longer than HL_PHP_BOUNDARY_MAX or a Content-Disposition
+ * longer than 2047 bytes make a part nameless.
+ *
+ * $_REQUEST with request_order "GP": $_GET, then $_POST over it; a string
+ * replaces, two arrays are merged with the $_GET keys first.
  */
 #ifndef HL_PHP_H
 #define HL_PHP_H
@@ -35,12 +59,22 @@
 
 #define HL_PHP_MAX_INPUT_VARS 1000   /* PHP's max_input_vars default */
 #define HL_PHP_MAX_NESTING    64     /* PHP's max_input_nesting_level */
+#define HL_PHP_KEY_MAX        256    /* the first array key kept, bytes */
+#define HL_PHP_BOUNDARY_MAX   256    /* longest multipart boundary read */
 
 /* Which superglobal's rules apply. */
 typedef enum {
     HL_PHP_GET,      /* $_GET from a query string (and parse_str) */
-    HL_PHP_COOKIE    /* $_COOKIE from a Cookie header */
+    HL_PHP_COOKIE,   /* $_COOKIE from a Cookie header */
+    HL_PHP_POST      /* $_POST from an urlencoded body */
 } hl_php_source_t;
+
+/* The request bodies PHP reads into $_POST. */
+typedef enum {
+    HL_PHP_FORM_NONE = 0,        /* any other: PHP leaves $_POST empty */
+    HL_PHP_FORM_URLENCODED,      /* application/x-www-form-urlencoded */
+    HL_PHP_FORM_MULTIPART        /* multipart/form-data; boundary=... */
+} hl_php_form_t;
 
 /*
  * Finds what PHP holds in $_GET[name] (or $_COOKIE[name]) for the raw
@@ -62,5 +96,32 @@ long hl_query_arg(char *out, size_t outlen, const char *query, const char *name)
  * $_COOKIE[name]. */
 long hl_cookie_value(char *out, size_t outlen, const char *cookie_header,
                      const char *name);
+
+/*
+ * Returns the kind of body a request with this Content-Type carries for
+ * PHP (the type before any ';', ',' or ' ', compared without case), and for
+ * multipart writes the boundary into boundary (boundary_size bytes). A
+ * multipart type without a usable boundary (none, empty, unterminated
+ * quote, longer than HL_PHP_BOUNDARY_MAX or the buffer) is
+ * HL_PHP_FORM_NONE. content_type may be NULL. Owns nothing.
+ */
+hl_php_form_t hl_php_form_type(const char *content_type, char *boundary,
+                               size_t boundary_size);
+
+/*
+ * Finds what PHP holds in $_REQUEST[name] for a request with this query
+ * string (NULL: none) and body (body_len bytes, NULL: none) of type form
+ * (boundary: from hl_php_form_type for multipart). When it is a string,
+ * writes it (as hl_php_var does); when it is an array and array_key is
+ * set, writes its first key instead ("do[login]=x" gives "login"), cut at
+ * HL_PHP_KEY_MAX bytes. Returns the bytes written, or -1 (with "" in out
+ * if outlen > 0) if absent, an array without array_key, or on a bad
+ * argument (out NULL, outlen < 2, name NULL or ""). Owns nothing; borrows
+ * query and body for the call.
+ */
+long hl_php_request_param(char *out, size_t outlen, const char *query,
+                          const char *body, size_t body_len,
+                          hl_php_form_t form, const char *boundary,
+                          const char *name, int array_key);
 
 #endif

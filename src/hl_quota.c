@@ -277,6 +277,7 @@ int hl_quota_set_by(hl_quota_t *q, const char *value, char *err, size_t errlen)
         { "header:", HL_BY_HEADER },
         { "cookie:", HL_BY_COOKIE },
         { "env:",    HL_BY_ENV },
+        { "param:",  HL_BY_PARAM },
     };
     const char *name = NULL;
     hl_by_t by = HL_BY_IP;
@@ -299,7 +300,7 @@ int hl_quota_set_by(hl_quota_t *q, const char *value, char *err, size_t errlen)
     }
     if (name == NULL)
         return set_err(err, errlen, "unknown by '%s' (use ip, global, user, "
-                       "header:NAME, cookie:NAME or env:NAME)", value);
+                       "header:NAME, cookie:NAME, env:NAME or param:NAME)", value);
     if (check_name("by", value, name, err, errlen) != 0)
         return -1;
     len = strlen(name);
@@ -585,7 +586,7 @@ int hl_quota_validate(const hl_quota_t *q, char *err, size_t errlen)
     if (q->burst != 0 && q->algo != HL_ALGO_GCRA)
         return set_err(err, errlen, "'burst=%u' needs algo=gcra (algo is %s)",
                        (unsigned)q->burst, hl_algo_name(q->algo));
-    if ((int)q->by < HL_BY_IP || (int)q->by > HL_BY_ENV)
+    if ((int)q->by < HL_BY_IP || (int)q->by > HL_BY_PARAM)
         return set_err(err, errlen, "bad by %d", (int)q->by);
     if (q->by >= HL_BY_HEADER
         && (q->by_name[0] == '\0'
@@ -747,6 +748,7 @@ const char *hl_by_name(hl_by_t by)
     case HL_BY_HEADER: return "header";
     case HL_BY_COOKIE: return "cookie";
     case HL_BY_ENV:    return "env";
+    case HL_BY_PARAM:  return "param";
     }
     return "?";
 }

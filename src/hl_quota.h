@@ -24,7 +24,8 @@ typedef enum {
     HL_BY_USER,     /* REMOTE_USER */
     HL_BY_HEADER,   /* header:NAME */
     HL_BY_COOKIE,   /* cookie:NAME */
-    HL_BY_ENV       /* env:NAME */
+    HL_BY_ENV,      /* env:NAME */
+    HL_BY_PARAM     /* param:NAME, $_REQUEST[NAME] as PHP reads it */
 } hl_by_t;
 
 typedef enum {
@@ -48,7 +49,7 @@ typedef struct {
     int         nwindows;                 /* 1..HL_MAX_WINDOWS */
     hl_window_t windows[HL_MAX_WINDOWS];
     hl_by_t     by;
-    char        by_name[HL_BY_NAME_MAX];  /* for header:/cookie:/env:, else "" */
+    char        by_name[HL_BY_NAME_MAX];  /* for header:/cookie:/env:/param:, else "" */
     hl_algo_t   algo;
     uint32_t    burst;                    /* gcra burst; 0 = use the window's count */
     hl_count_t  count;

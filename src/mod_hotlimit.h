@@ -7,7 +7,8 @@
  * mod_hotlimit_access.c (the access-checker decision), mod_hotlimit_respond.c
  * (429 responses and headers), mod_hotlimit_status.c (status handler),
  * mod_hotlimit_modstatus.c (a section in mod_status's server-status),
- * mod_hotlimit_table.c (quota table reload and publication).
+ * mod_hotlimit_table.c (quota table reload and publication),
+ * mod_hotlimit_body.c ($_REQUEST[NAME] and the request body it needs).
  * The pure core lives in src/hl_*.c.
  *
  * Log tags: HL00001-HL00099 mod_hotlimit.c, HL00100-HL00199 access
@@ -15,7 +16,8 @@
  * while banned),
  * HL00200-HL00299 store, HL00300-HL00399 status and mod_status section,
  * HL00400-HL00499 table,
- * HL00500-HL00599 fetch, HL00700-HL00799 the Redis store.
+ * HL00500-HL00599 fetch, HL00600-HL00699 request body (param:),
+ * HL00700-HL00799 the Redis store.
  */
 #ifndef MOD_HOTLIMIT_H
 #define MOD_HOTLIMIT_H
@@ -48,7 +50,8 @@ typedef enum {
     HL_ROUTE_FROM_UNSET = 0,
     HL_ROUTE_FROM_PATH,
     HL_ROUTE_FROM_QUERY,
-    HL_ROUTE_FROM_PATH_INFO
+    HL_ROUTE_FROM_PATH_INFO,
+    HL_ROUTE_FROM_PARAM          /* param:NAME, $_REQUEST[NAME] */
 } hl_route_from_t;
 
 /* A HotLimitQuota with the scope (section path) it was declared in. */
@@ -75,7 +78,8 @@ typedef struct {
     int                   dry_run;     /* HotLimitDryRun */
     int                   headers;     /* HotLimitHeaders */
     hl_route_from_t       route_from;  /* HotLimitRouteFrom */
-    const char           *route_arg;   /* query:NAME */
+    const char           *route_arg;   /* query:NAME, param:NAME */
+    long                  body_limit;  /* HotLimitBodyLimit, HL_UNSET */
     const hl_dir_quota_t *quota;       /* HotLimitQuota; a child's replaces */
 } hl_dir_conf_t;
 
@@ -260,6 +264,25 @@ int hl_ban_reset_client(apr_pool_t *p, const char *client);
 
 /* ---- mod_hotlimit_access.c: the decision ------------------------------- */
 int hl_access_checker(request_rec *r);
+
+/* ---- mod_hotlimit_body.c ---- */
+
+#define HL_DEFAULT_BODY_LIMIT 65536   /* HotLimitBodyLimit */
+
+/*
+ * Returns what PHP would hold in $_REQUEST[name] for r, when it is a string
+ * (or, with array_key, an array: then its first key), and sets *len; the
+ * body is read for it on first use (a POST form, at most HotLimitBodyLimit
+ * bytes of r's scope) and handed on unchanged; when the body cannot be
+ * used (too big, unreadable), only the query is read. Returns NULL when
+ * absent (or empty array). The value is allocated from r->pool (the caller may change it);
+ * NUL-terminated, but may hold NULs.
+ */
+char *hl_request_param(request_rec *r, const char *name, int array_key,
+                       apr_size_t *len);
+
+/* Registers the body filter and its insert_filter hook (register_hooks). */
+void hl_body_register(void);
 int hl_fixups(request_rec *r);
 int hl_log_transaction(request_rec *r);
 

@@ -270,6 +270,12 @@ static const char *client_part(request_rec *r, const hl_quota_t *q,
         v = apr_table_get(r->subprocess_env, q->by_name);
         v = v && *v ? apr_pstrcat(r->pool, "e:", v, NULL) : NULL;
         break;
+    case HL_BY_PARAM: {
+        apr_size_t plen = 0;
+        v = hl_request_param(r, q->by_name, 0, &plen);
+        v = v && plen ? hashed_value(r, 'p', v, plen) : NULL;
+        break;
+    }
     case HL_BY_IP:
     default:
         break;
@@ -292,11 +298,21 @@ static int decided_at(const hl_quota_t *q, hl_stage_t stage)
 }
 
 /* Writes the route of r used for table lookups into buf (HL_ROUTE_MAX
- * bytes): the normalised path, or a query argument or PATH_INFO when
- * HotLimitRouteFrom says so and it is present. */
+ * bytes): the normalised path, or a query argument, a request parameter
+ * (lowercased; an array's first key) or PATH_INFO when HotLimitRouteFrom
+ * says so and it is present. */
 static void request_route(request_rec *r, const hl_dir_conf_t *dc, char *buf)
 {
-    if (dc->route_from == HL_ROUTE_FROM_QUERY && r->args) {
+    if (dc->route_from == HL_ROUTE_FROM_PARAM) {
+        apr_size_t n = 0;
+        char *v = hl_request_param(r, dc->route_arg, 1, &n);
+        if (v && n > 0) {
+            ap_str_tolower(v);
+            hl_route_from_name(buf, HL_ROUTE_MAX, v, strlen(v));
+            return;
+        }
+    }
+    else if (dc->route_from == HL_ROUTE_FROM_QUERY && r->args) {
         char arg[HL_ROUTE_MAX];
         long n = hl_query_arg(arg, sizeof(arg), r->args, dc->route_arg);
         if (n > 0) {

@@ -285,6 +285,16 @@ static void test_args_accepted(void)
         is_str(q.by_name, "HL_KEY", "env name");
     }
     {
+        const char *argv[] = { "3/1m", "by=param:email", NULL };
+        is_int(parse(&q, argv), 0, "by=param:email");
+        is_int(q.by, HL_BY_PARAM, "by=param");
+        is_str(q.by_name, "email", "param name");
+    }
+    {
+        const char *argv[] = { "3/1m", "by=param:", NULL };
+        is_int(parse(&q, argv), -1, "by=param: needs a name");
+    }
+    {
         const char *argv[] = { "5/1m", "by=header:aZ09!#$%&'*+.^_`|~-", NULL };
         is_int(parse(&q, argv), 0, "every token character accepted in a name");
         is_str(q.by_name, "aZ09!#$%&'*+.^_`|~-", "name with token characters");
@@ -630,6 +640,7 @@ static void test_names(void)
     is_str(hl_by_name(HL_BY_HEADER), "header", "by name header");
     is_str(hl_by_name(HL_BY_COOKIE), "cookie", "by name cookie");
     is_str(hl_by_name(HL_BY_ENV), "env", "by name env");
+    is_str(hl_by_name(HL_BY_PARAM), "param", "by name param");
     is_str(hl_algo_name(HL_ALGO_FIXED), "fixed", "algo name fixed");
     is_str(hl_algo_name(HL_ALGO_SLIDING), "sliding", "algo name sliding");
     is_str(hl_algo_name(HL_ALGO_GCRA), "gcra", "algo name gcra");

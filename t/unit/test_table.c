@@ -630,6 +630,12 @@ static void test_good_entries(void)
     r = rule("/g");
     ok(r && r->quota.burst == 0, "good: gcra without burst");
 
+    is_int(parse("{\"routes\": {\"/login\": {\"limits\": [\"3/1m\"],"
+                 " \"by\": \"param:email\"}}}"), 0, "by param: parses");
+    r = rule("/login");
+    ok(r && r->quota.by == HL_BY_PARAM
+       && strcmp(r->quota.by_name, "email") == 0, "by param:email read");
+
     /* unknown keys: warnings, the entry still applies */
     is_int(parse("{\"version\": 3, \"routes\": {\"/a\": {\"limits\": [\"5/1m\"],"
                  " \"comment\": \"x\"}}}"), 0, "unknown keys: parse");

@@ -1,0 +1,407 @@
+/*
+ * test_form.c - hl_php_request_param and hl_php_form_type: $_REQUEST[NAME]
+ * from a query string and an urlencoded or multipart/form-data body.
+ *
+ * Every vector below was checked against php8.2 (8.2.36, request_order
+ * "GP"): the body POSTed with curl to `php -S`, a page printing
+ * $_REQUEST[NAME] (or the first key of the array it is). A vector is
+ * pre repeated rep times, then body.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "hl_php.h"
+#include "hl_tap.h"
+
+enum { ABS, STR, KEY };
+
+typedef struct {
+    const char *query;
+    const char *ctype;
+    const char *pre;
+    int         rep;
+    const char *body;
+    const char *name;
+    int         kind;       /* ABS: absent; STR: a string; KEY: an array */
+    const char *want;       /* the string, or the array's first key */
+    size_t      want_len;
+} form_vec_t;
+
+static const form_vec_t vectors[] = {
+    { NULL, "application/x-www-form-urlencoded",
+      "", 0,
+      "do=login",
+      "do", STR, "login", 5 },
+    { "do=show", "application/x-www-form-urlencoded",
+      "", 0,
+      "do=login",
+      "do", STR, "login", 5 },
+    { "do=show", "application/x-www-form-urlencoded",
+      "", 0,
+      "x=1",
+      "do", STR, "show", 4 },
+    { NULL, "application/x-www-form-urlencoded",
+      "", 0,
+      "do=Log+in%21",
+      "do", STR, "Log in!", 7 },
+    { NULL, "application/x-www-form-urlencoded",
+      "", 0,
+      "do[login]=x",
+      "do", KEY, "login", 5 },
+    { NULL, "application/x-www-form-urlencoded",
+      "", 0,
+      "do%5Blogin%5D=x",
+      "do", KEY, "login", 5 },
+    { NULL, "application/x-www-form-urlencoded",
+      "", 0,
+      "do[]=x",
+      "do", KEY, "0", 1 },
+    { NULL, "application/x-www-form-urlencoded",
+      "", 0,
+      "do[ a]=x",
+      "do", KEY, " a", 2 },
+    { NULL, "application/x-www-form-urlencoded",
+      "", 0,
+      "do[a]=1&do[b]=2",
+      "do", KEY, "a", 1 },
+    { "do[q]=1", "application/x-www-form-urlencoded",
+      "", 0,
+      "do[p]=2",
+      "do", KEY, "q", 1 },
+    { "do[q]=1", "application/x-www-form-urlencoded",
+      "", 0,
+      "do=str",
+      "do", STR, "str", 3 },
+    { "do=str", "application/x-www-form-urlencoded",
+      "", 0,
+      "do[p]=2",
+      "do", KEY, "p", 1 },
+    { NULL, "application/x-www-form-urlencoded",
+      "", 0,
+      "do=a&do=b",
+      "do", STR, "b", 1 },
+    { NULL, "application/x-www-form-urlencoded",
+      "", 0,
+      "d.o=x",
+      "d_o", STR, "x", 1 },
+    { NULL, "application/x-www-form-urlencoded",
+      "", 0,
+      "d o=x",
+      "d_o", STR, "x", 1 },
+    { NULL, "application/x-www-form-urlencoded",
+      "", 0,
+      "do=a%00b",
+      "do", STR, "a\000b", 3 },
+    { NULL, "application/x-www-form-urlencoded",
+      "", 0,
+      "&&do=x&&",
+      "do", STR, "x", 1 },
+    { NULL, "application/x-www-form-urlencoded",
+      "", 0,
+      "do",
+      "do", STR, "", 0 },
+    { NULL, "application/x-www-form-urlencoded",
+      "", 0,
+      "do=",
+      "do", STR, "", 0 },
+    { NULL, "application/x-www-form-urlencoded",
+      "", 0,
+      "=x&do=y",
+      "do", STR, "y", 1 },
+    { NULL, "application/x-www-form-urlencoded",
+      "", 0,
+      "do[a]=1&do=2",
+      "do", STR, "2", 1 },
+    { NULL, "text/plain",
+      "", 0,
+      "do=x",
+      "do", ABS, NULL, 0 },
+    { NULL, "APPLICATION/X-WWW-FORM-URLENCODED; charset=utf-8",
+      "", 0,
+      "do=x",
+      "do", STR, "x", 1 },
+    { NULL, "application/x-www-form-urlencoded",
+      "&", 999,
+      "do=x",
+      "do", STR, "x", 1 },
+    { NULL, "application/x-www-form-urlencoded",
+      "&", 1000,
+      "do=x",
+      "do", STR, "x", 1 },
+    { NULL, "application/x-www-form-urlencoded",
+      "&", 1001,
+      "do=x",
+      "do", ABS, NULL, 0 },
+    { NULL, "application/x-www-form-urlencoded",
+      "a=1&", 1000,
+      "do=x",
+      "do", STR, "x", 1 },
+    { NULL, "application/x-www-form-urlencoded",
+      "a=1&", 1001,
+      "do=x",
+      "do", ABS, NULL, 0 },
+    { NULL, "multipart/form-data; boundary=XyZb",
+      "", 0,
+      "--XyZb\r\nContent-Disposition: form-data; name=\"do\"\r\n\r\nlogin\r\n--XyZb--\r\n",
+      "do", STR, "login", 5 },
+    { "do=show", "multipart/form-data; boundary=XyZb",
+      "", 0,
+      "--XyZb\r\nContent-Disposition: form-data; name=\"x\"\r\n\r\n1\r\n--XyZb\r\nContent-Disposition: form-data; name=\"do\"\r\n\r\nLogin\r\n--XyZb--\r\n",
+      "do", STR, "Login", 5 },
+    { NULL, "multipart/form-data; boundary=XyZb",
+      "", 0,
+      "--XyZb\r\nContent-Disposition: form-data; name=\"do[admin]\"\r\n\r\nx\r\n--XyZb--\r\n",
+      "do", KEY, "admin", 5 },
+    { NULL, "multipart/form-data; boundary=XyZb",
+      "", 0,
+      "--XyZb\r\nContent-Disposition: form-data; name=\"do\"; filename=\"a.txt\"\r\n\r\nfile\r\n--XyZb--\r\n",
+      "do", ABS, NULL, 0 },
+    { NULL, "multipart/form-data; boundary=XyZb",
+      "", 0,
+      "--XyZb\r\nContent-Disposition: form-data; filename=\"a.txt\"; name=\"up\"\r\nContent-Type: text/plain\r\n\r\nhello\r\n--XyZb\r\nContent-Disposition: form-data; name=\"do\"\r\n\r\nafter\r\n--XyZb--\r\n",
+      "do", STR, "after", 5 },
+    { NULL, "multipart/form-data; boundary=XyZb",
+      "", 0,
+      "--XyZb\r\nContent-Disposition: form-data; name=\"do\"\r\n\r\na+b%21\r\n--XyZb--\r\n",
+      "do", STR, "a+b%21", 6 },
+    { NULL, "multipart/form-data; boundary=XyZb",
+      "", 0,
+      "--XyZb\r\nContent-Disposition: form-data; name=\"do\"\r\n\r\nline1\r\nline2\r\n--XyZb--\r\n",
+      "do", STR, "line1\r\nline2", 12 },
+    { NULL, "multipart/form-data; boundary=XyZb",
+      "", 0,
+      "--XyZb\r\nContent-Disposition: form-data; name=\"d.o\"\r\n\r\nx\r\n--XyZb--\r\n",
+      "d_o", STR, "x", 1 },
+    { NULL, "multipart/form-data; boundary=XyZb",
+      "", 0,
+      "--XyZb\r\nContent-Type: text/plain\r\n\r\nzz\r\n--XyZb\r\nContent-Disposition: form-data; name=\"do\"\r\n\r\nx\r\n--XyZb--\r\n",
+      "do", STR, "x", 1 },
+    { NULL, "multipart/form-data; boundary=XyZb",
+      "", 0,
+      "--XyZb\r\nContent-Disposition: form-data; name=\"do\"\r\n\r\nx\r\n",
+      "do", STR, "x", 1 },
+    { NULL, "multipart/form-data; boundary=XyZb",
+      "", 0,
+      "--XyZb\r\nContent-Disposition: form-data; name=\"do\"\r\n\r\nunterminated",
+      "do", STR, "unterminated", 12 },
+    { NULL, "multipart/form-data; boundary=XyZb",
+      "", 0,
+      "--XyZb\r\ncontent-disposition: form-data; NAME=do\r\n\r\nbare\r\n--XyZb--\r\n",
+      "do", STR, "bare", 4 },
+    { NULL, "multipart/form-data; boundary=XyZb",
+      "", 0,
+      "--XyZb\r\nContent-Disposition: form-data; name=\"d\\\"o\"\r\n\r\nq\r\n--XyZb--\r\n",
+      "d\"o", STR, "q", 1 },
+    { NULL, "multipart/form-data; boundary=XyZb",
+      "", 0,
+      "--XyZb\r\nContent-Disposition: form-data;\r\n name=\"do\"\r\n\r\ncont\r\n--XyZb--\r\n",
+      "do", STR, "cont", 4 },
+    { NULL, "multipart/form-data; boundary=XyZb",
+      "", 0,
+      "--XyZb\r\nContent-Disposition: form-data; name='do'\r\n\r\nsq\r\n--XyZb--\r\n",
+      "do", STR, "sq", 2 },
+    { NULL, "multipart/form-data; boundary=XyZb",
+      "", 0,
+      "--XyZb\r\nContent-Disposition: form-data; name=\"do\"\r\n\r\none\r\n--XyZb\r\nContent-Disposition: form-data; name=\"do\"\r\n\r\ntwo\r\n--XyZb--\r\n",
+      "do", STR, "two", 3 },
+    { NULL, "multipart/form-data; boundary=XyZb",
+      "", 0,
+      "preamble\r\n--XyZb\r\nContent-Disposition: form-data; name=\"do\"\r\n\r\npre\r\n--XyZb--\r\n",
+      "do", STR, "pre", 3 },
+    { NULL, "multipart/form-data; boundary=XyZb",
+      "", 0,
+      "--XyZb\nContent-Disposition: form-data; name=\"do\"\n\nlf\n--XyZb--\n",
+      "do", STR, "lf", 2 },
+    { NULL, "multipart/form-data; boundary=\"XyZb\"",
+      "", 0,
+      "--XyZb\r\nContent-Disposition: form-data; name=\"do\"\r\n\r\nquoted\r\n--XyZb--\r\n",
+      "do", STR, "quoted", 6 },
+    { NULL, "multipart/form-data; boundary=XyZb; charset=x",
+      "", 0,
+      "--XyZb\r\nContent-Disposition: form-data; name=\"do\"\r\n\r\nsemi\r\n--XyZb--\r\n",
+      "do", STR, "semi", 4 },
+    { NULL, "multipart/form-data",
+      "", 0,
+      "--XyZb\r\nContent-Disposition: form-data; name=\"do\"\r\n\r\nnob\r\n--XyZb--\r\n",
+      "do", ABS, NULL, 0 },
+    { NULL, "multipart/form-data; boundary=XyZb",
+      "--XyZb\r\nContent-Disposition: form-data; name=\"a\"\r\n\r\n1\r\n", 1000,
+      "--XyZb\r\nContent-Disposition: form-data; name=\"do\"\r\n\r\nx\r\n--XyZb--\r\n",
+      "do", ABS, NULL, 0 },
+    { NULL, "multipart/form-data; boundary=XyZb",
+      "--XyZb\r\nContent-Disposition: form-data; name=\"a\"\r\n\r\n1\r\n", 999,
+      "--XyZb\r\nContent-Disposition: form-data; name=\"do\"\r\n\r\nx\r\n--XyZb--\r\n",
+      "do", STR, "x", 1 },
+    { NULL, "application/x-www-form-urlencoded",
+      "", 0,
+      "email=A%40b.c",
+      "email", STR, "A@b.c", 5 },
+    { NULL, "multipart/form-data; boundary=XyZb",
+      "", 0,
+      "--XyZb\r\nContent-Disposition: form-data\r\n\r\nnoname\r\n--XyZb\r\nContent-Disposition: form-data; name=\"do\"\r\n\r\nx\r\n--XyZb--\r\n",
+      "do", ABS, NULL, 0 },
+    { NULL, "multipart/form-data; boundary=XyZb",
+      "", 0,
+      "--XyZb\r\nContent-Disposition: form-data; name=\"do\"\r\n\r\nv\r\n--Xy",
+      "do", STR, "v", 1 },
+    { NULL, "multipart/form-data; boundary=XyZb",
+      "", 0,
+      "--XyZb\r\nContent-Disposition: form-data; name=\"do\"\r\n\r\nv\r\n--Xa",
+      "do", STR, "v\r\n--Xa", 7 },
+    { NULL, "multipart/form-data; boundary=XyZb",
+      "", 0,
+      "--XyZb\r\nContent-Disposition: form-data; name=\"do\"\r\n\r\na\r\n--XyZbc\r\n--XyZb--\r\n",
+      "do", STR, "a", 1 },
+    { NULL, "multipart/form-data; boundary=XyZb",
+      "", 0,
+      "--XyZb\r\nContent-Disposition: form-data; name=\"do[x]\"\r\n\r\n1\r\n--XyZb\r\nContent-Disposition: form-data; name=\"do\"\r\n\r\ns\r\n--XyZb--\r\n",
+      "do", STR, "s", 1 },
+    { NULL, "application/x-www-form-urlencoded",
+      "", 0,
+      "do[x]=1&do[]=2&do[__Host-a]=3",
+      "do", KEY, "x", 1 },
+    { NULL, "application/x-www-form-urlencoded",
+      "", 0,
+      "do[]=1&do[]=2",
+      "do", KEY, "0", 1 },
+    { NULL, "application/x-www-form-urlencoded",
+      "", 0,
+      "do[5]=1&do[]=2",
+      "do", KEY, "5", 1 },
+    { NULL, "application/x-www-form-urlencoded",
+      "", 0,
+      "do[%41]=1",
+      "do", KEY, "A", 1 },
+    { NULL, "application/x-www-form-urlencoded",
+      "", 0,
+      "do[a+b]=1",
+      "do", KEY, "a b", 3 },
+    { NULL, "application/x-www-form-urlencoded",
+      "", 0,
+      "do[a][b]=1",
+      "do", KEY, "a", 1 },
+    { NULL, "application/x-www-form-urlencoded",
+      "", 0,
+      "do=first&do[a=2",
+      "do", STR, "first", 5 },
+    { NULL, "application/x-www-form-urlencoded",
+      "", 0,
+      "do[__Host-a]=3&do[b]=1",
+      "do", KEY, "b", 1 },
+};
+
+/* Returns the body of v in a malloc'd buffer (caller frees), *len set. */
+static char *vec_body(const form_vec_t *v, size_t *len)
+{
+    size_t pl = strlen(v->pre), bl = strlen(v->body), i;
+    char *b = tap_calloc(pl * (size_t)v->rep + bl + 1);
+
+    for (i = 0; i < (size_t)v->rep; ++i)
+        memcpy(b + i * pl, v->pre, pl);
+    memcpy(b + pl * (size_t)v->rep, v->body, bl);
+    *len = pl * (size_t)v->rep + bl;
+    return b;
+}
+
+static void test_vectors(void)
+{
+    char out[512], boundary[HL_PHP_BOUNDARY_MAX + 1];
+    size_t i;
+
+    for (i = 0; i < sizeof(vectors) / sizeof(vectors[0]); ++i) {
+        const form_vec_t *v = &vectors[i];
+        size_t len;
+        char *body = vec_body(v, &len);
+        hl_php_form_t form = hl_php_form_type(v->ctype, boundary,
+                                              sizeof(boundary));
+        long n = hl_php_request_param(out, sizeof(out), v->query, body, len,
+                                      form, boundary, v->name, 1);
+        long m = hl_php_request_param(out + 256, 256, v->query, body, len,
+                                      form, boundary, v->name, 0);
+
+        if (v->kind == ABS) {
+            okf(n == -1 && m == -1, "vector %zu: absent", i);
+        } else {
+            okf(n == (long)v->want_len && memcmp(out, v->want, v->want_len) == 0,
+                "vector %zu: %s %zu bytes", i,
+                v->kind == KEY ? "first key" : "string", v->want_len);
+            if (v->kind == KEY)
+                okf(m == -1, "vector %zu: an array is no string", i);
+            else
+                okf(m == n, "vector %zu: the string without array_key", i);
+        }
+        free(body);
+    }
+}
+
+static void test_form_type(void)
+{
+    char b[16];
+
+    is_int(hl_php_form_type(NULL, b, sizeof(b)), HL_PHP_FORM_NONE, "no type");
+    is_int(hl_php_form_type("application/x-www-form-urlencoded", b, sizeof(b)),
+           HL_PHP_FORM_URLENCODED, "urlencoded");
+    is_int(hl_php_form_type("Application/X-WWW-Form-Urlencoded;charset=UTF-8",
+                            b, sizeof(b)), HL_PHP_FORM_URLENCODED,
+           "urlencoded, any case, with a parameter");
+    is_int(hl_php_form_type("application/x-www-form-urlencodedx", b, sizeof(b)),
+           HL_PHP_FORM_NONE, "a longer type is another");
+    is_int(hl_php_form_type("text/plain", b, sizeof(b)), HL_PHP_FORM_NONE,
+           "text/plain");
+    is_int(hl_php_form_type("multipart/form-data; boundary=abc", b, sizeof(b)),
+           HL_PHP_FORM_MULTIPART, "multipart");
+    is_str(b, "abc", "its boundary");
+    is_int(hl_php_form_type("multipart/form-data; boundary=\"a;b\"; x=y", b,
+                            sizeof(b)), HL_PHP_FORM_MULTIPART, "quoted boundary");
+    is_str(b, "a;b", "quoted boundary read");
+    is_int(hl_php_form_type("multipart/form-data; boundary=ab,c", b, sizeof(b)),
+           HL_PHP_FORM_MULTIPART, "boundary ends at ,");
+    is_str(b, "ab", "boundary before ,");
+    is_int(hl_php_form_type("multipart/form-data; boundary=\"abc", b, sizeof(b)),
+           HL_PHP_FORM_NONE, "unterminated quote");
+    is_int(hl_php_form_type("multipart/form-data; boundary=", b, sizeof(b)),
+           HL_PHP_FORM_NONE, "empty boundary");
+    is_int(hl_php_form_type("multipart/form-data", b, sizeof(b)),
+           HL_PHP_FORM_NONE, "no boundary");
+    is_int(hl_php_form_type("multipart/form-data; boundary=0123456789abcdef",
+                            b, sizeof(b)), HL_PHP_FORM_NONE,
+           "boundary longer than the buffer");
+    is_str(b, "", "and none written");
+}
+
+static void test_args(void)
+{
+    char out[8];
+
+    is_int(hl_php_request_param(NULL, 8, "a=1", NULL, 0, HL_PHP_FORM_NONE,
+                                NULL, "a", 0), -1, "out NULL");
+    is_int(hl_php_request_param(out, 1, "a=1", NULL, 0, HL_PHP_FORM_NONE,
+                                NULL, "a", 0), -1, "outlen 1");
+    is_int(hl_php_request_param(out, 8, "a=1", NULL, 0, HL_PHP_FORM_NONE,
+                                NULL, "", 0), -1, "empty name");
+    is_int(hl_php_request_param(out, 8, NULL, NULL, 0, HL_PHP_FORM_NONE,
+                                NULL, "a", 0), -1, "nothing to read");
+    is_int(hl_php_request_param(out, 8, "a=1", "a=2", 3, HL_PHP_FORM_NONE,
+                                NULL, "a", 0), 1, "a body PHP does not read");
+    is_str(out, "1", "is ignored");
+    is_int(hl_php_request_param(out, 4, NULL, "a=123456", 8,
+                                HL_PHP_FORM_URLENCODED, NULL, "a", 0), 3,
+           "value cut at outlen-1");
+    is_str(out, "123", "cut value");
+    is_int(hl_php_request_param(out, 8, NULL, "a=1&b=2", 3,
+                                HL_PHP_FORM_URLENCODED, NULL, "b", 0), -1,
+           "the body is read by length");
+    is_int(hl_php_request_param(out, 8, NULL, "--b\r\n", 5,
+                                HL_PHP_FORM_MULTIPART, NULL, "a", 0), -1,
+           "multipart without a boundary");
+    is_int(hl_php_var(out, sizeof(out), "x&&a=2", HL_PHP_POST, "a", NULL), 1,
+           "hl_php_var reads $_POST too");
+}
+
+int main(void)
+{
+    test_vectors();
+    test_form_type();
+    test_args();
+    return done_testing();
+}
