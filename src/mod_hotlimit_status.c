@@ -777,8 +777,30 @@ static void write_html(request_rec *r, const hl_snapshot_t *snap)
         ap_rputs("</table>", r);
     }
 
-    ap_rputs("<h2>Bans</h2><p id=\"bans\">Bans: none (HotLimitBan not "
-             "configured).</p>", r);
+    {
+        /* Bans in force (HotLimitBan), each with a button that lifts it. */
+        apr_array_header_t *bans = hl_ban_list(p, hl_mono_ms());
+        ap_rputs("<h2>Bans</h2>", r);
+        if (!bans->nelts)
+            ap_rputs("<p id=\"bans\">No client is banned now.</p>", r);
+        else {
+            ap_rputs("<table id=\"bans\"><tr><th>ban</th><th>lifted in</th>"
+                     "<th></th></tr>", r);
+            for (i = 0; i < bans->nelts; ++i) {
+                const hl_ban_entry_t *b = &APR_ARRAY_IDX(bans, i, hl_ban_entry_t);
+                const char *key = hl_html_escape(p, b->key);
+                ap_rprintf(r, "<tr class=\"ban\"><td class=\"key\">%s</td>"
+                           "<td class=\"left\">%s</td><td><form class=\"reset\" "
+                           "method=\"post\" action=\"%s\"><input type=\"hidden\" "
+                           "name=\"reset\" value=\"%s\"><input type=\"hidden\" "
+                           "name=\"back\" value=\"1\"><button type=\"submit\">"
+                           "lift</button></form></td></tr>", key,
+                           hl_status_duration(p, (b->left_ms + 999) / 1000),
+                           self, key);
+            }
+            ap_rputs("</table>", r);
+        }
+    }
 
     ap_rprintf(r, "<h2>Quota table</h2><table id=\"table\">"
                "<tr><th>source</th><td>%s</td></tr>"

@@ -81,7 +81,7 @@ ok t_cmp("@codes", '200 200 429 429', '/stat: 2 admitted, 2 rejected');
              'HTML page: uptime, and which window a busy key is counted in');
     ok t_cmp($res->content, qr{<tr class="limited"><td class="key">/stat\|127\.0\.0\.1</td>.*?<form class="reset" method="post" action="/hotlimit-status"><input type="hidden" name="reset" value="/stat\|127\.0\.0\.1">}s,
              'HTML page: /stat|127.0.0.1 at its limit, with a reset button');
-    ok t_cmp($res->content, qr{<p id="bans">Bans: none \(HotLimitBan not configured\)\.</p>.*<p id="store">Shared memory, \d+ stripes}s,
+    ok t_cmp($res->content, qr{<p id="bans">No client is banned now\.</p>.*<p id="store">Shared memory, \d+ stripes}s,
              'HTML page: bans and store health');
     my $j = hl_json(GET '/hotlimit-status?json') || {};
     my ($lk) = grep { $_->{key} eq '/stat|127.0.0.1' } @{ $j->{limited_keys} || [] };

@@ -82,7 +82,7 @@ ok t_cmp($row // '', qr{<svg class="chart"[^>]*>.*<rect [^>]*fill="#d22"}s,
 my ($limited) = $dom =~ m{(<tr class="limited"><td class="key">\Q$key\E</td>.*?</tr>)}s;
 ok t_cmp($limited // '', qr{<td>directive</td><td>1</td><td class="num">1</td><td class="left">(?:9|10) min(?: \d+ s)?</td>.*<form class="reset"[^>]*>.*<button type="submit">reset</button>}s,
          "$key at its limit in window 1, about 10 min left, with a reset button");
-ok t_cmp($dom, qr{<p id="bans">Bans: none}, 'bans shown');
+ok t_cmp($dom, qr{<p id="bans">No client is banned now.</p>}, 'bans shown: none now');
 
 # --- the reset button, pressed in the browser ---------------------------------
 my $off = hl_offset(hl_error_log());

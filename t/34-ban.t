@@ -13,7 +13,7 @@ use Apache::TestRequest qw(GET POST);
 use Time::HiRes qw(sleep time);
 use HLTest;
 
-plan tests => 25;
+plan tests => 26;
 
 # The status page, from the main server (the vhost's own would be banned).
 sub status_json {
@@ -59,6 +59,9 @@ ok t_cmp(@b && $b[0]{left_s} >= 1 && $b[0]{left_s} <= 5 ? 1 : 0, 1,
 Apache::TestRequest::module('default');
 ok t_cmp(GET('/hotlimit-status?metrics')->content,
          qr/^hotlimit_bans_active 1$/m, '?metrics: hotlimit_bans_active 1');
+ok t_cmp(GET('/hotlimit-status')->content,
+         qr{<tr class="ban"><td class="key">[^<]*ban\|127\.0\.0\.1</td>.*?<button type="submit">lift</button>}s,
+         'HTML page: the ban, with a button that lifts it');
 Apache::TestRequest::module('hl_ban');
 ok t_cmp(GET('/ban-free/')->code, 429, 'more requests while banned: refused');
 ok t_cmp(GET('/ban-dry/')->code, 200, 'HotLimitDryRun On scope: never refused');

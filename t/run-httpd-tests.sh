@@ -25,6 +25,28 @@ cp -a "$top/conf-examples" "$work/conf-examples"
 cp "$so" "$work/mod_hotlimit.so"
 if [ -x "$top/hotlimit-check" ]; then cp "$top/hotlimit-check" "$work/hotlimit-check"; fi
 
+# A private copy of Debian's DokuWiki (package dokuwiki) for t/38-dokuwiki.t:
+# its code, configuration and data in one directory the test user owns, with
+# an admin account (password "correct-horse") and plain authentication.
+if [ -f /usr/share/dokuwiki/doku.php ] && [ -d /var/lib/dokuwiki/data ]; then
+    dw="$work/dokuwiki"
+    mkdir -p "$dw"
+    cp -aL /usr/share/dokuwiki "$dw/www"
+    cp -aL /etc/dokuwiki "$dw/conf"
+    cp -a /var/lib/dokuwiki/data "$dw/data"
+    sed -i "1s|^<?php|<?php if(!defined('DOKU_CONF')) define('DOKU_CONF', '$dw/conf/'); if(!defined('DOKU_MAIN_CONF')) define('DOKU_MAIN_CONF', '$dw/conf/');|" \
+        "$dw/www/inc/preload.php"
+    {
+        echo "\$conf['savedir'] = '$dw/data';"
+        echo "\$conf['authtype'] = 'authplain';"
+        echo "\$conf['useacl'] = 1;"
+        echo "\$conf['superuser'] = '@admin';"
+    } >> "$dw/conf/local.php"
+    printf 'admin:%s:Admin:admin@example.org:admin,user\n' \
+        "$(printf %s correct-horse | md5sum | cut -d' ' -f1)" > "$dw/conf/users.auth.php"
+    printf '*               @ALL        1\n*               @user       8\n' > "$dw/conf/acl.auth.php"
+fi
+
 run_as=()
 if [ "$(id -u)" = 0 ]; then
     id hltest >/dev/null 2>&1 || useradd --system --no-create-home --shell /usr/sbin/nologin hltest
