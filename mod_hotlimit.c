@@ -30,6 +30,13 @@
 #include "mod_status.h"
 
 #include "src/mod_hotlimit.h"
+#include "src/mod_hotlimit_access.h"
+#include "src/mod_hotlimit_body.h"
+#include "src/mod_hotlimit_modstatus.h"
+#include "src/mod_hotlimit_redis.h"
+#include "src/mod_hotlimit_status.h"
+#include "src/mod_hotlimit_store.h"
+#include "src/mod_hotlimit_table.h"
 #include "src/hl_render.h"
 #include "src/hl_table.h"
 

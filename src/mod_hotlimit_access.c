@@ -43,6 +43,11 @@
 #include "apr_strings.h"
 
 #include "mod_hotlimit.h"
+#include "mod_hotlimit_access.h"
+#include "mod_hotlimit_body.h"
+#include "mod_hotlimit_respond.h"
+#include "mod_hotlimit_store.h"
+#include "mod_hotlimit_table.h"
 #include "hl_php.h"
 #include "hl_route.h"
 #include "hl_table.h"

@@ -14,6 +14,8 @@
 #include "apr_strings.h"
 
 #include "mod_hotlimit.h"
+#include "mod_hotlimit_ban.h"
+#include "mod_hotlimit_store.h"
 #include "hl_render.h"
 
 /* What the scan collects (from the request's pool). */

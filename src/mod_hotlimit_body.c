@@ -27,6 +27,7 @@
 #include "apr_strings.h"
 
 #include "mod_hotlimit.h"
+#include "mod_hotlimit_body.h"
 #include "hl_php.h"
 
 APLOG_USE_MODULE(hotlimit);

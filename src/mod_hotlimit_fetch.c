@@ -20,6 +20,7 @@
 #include "apr_lib.h"
 
 #include "mod_hotlimit.h"
+#include "mod_hotlimit_fetch.h"
 #include "hl_buf.h"
 
 APLOG_USE_MODULE(hotlimit);

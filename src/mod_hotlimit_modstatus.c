@@ -15,6 +15,8 @@
 #include "mod_status.h"
 
 #include "mod_hotlimit.h"
+#include "mod_hotlimit_modstatus.h"
+#include "mod_hotlimit_status.h"
 #include "hl_render.h"
 
 /* Writes the ?auto lines: one "Key: value" each, no spaces in keys,

@@ -38,6 +38,8 @@
 #include "apr_lib.h"
 
 #include "mod_hotlimit.h"
+#include "mod_hotlimit_redis.h"
+#include "mod_hotlimit_store.h"
 #include "hl_redis_script.h"
 #include "hl_fmt.h"
 

@@ -15,6 +15,7 @@
 #include "apr_strings.h"
 
 #include "mod_hotlimit.h"
+#include "mod_hotlimit_respond.h"
 #include "hl_negotiate.h"
 #include "hl_render.h"
 #include "hl_fmt.h"

@@ -33,6 +33,11 @@
 #include "apr_strings.h"
 
 #include "mod_hotlimit.h"
+#include "mod_hotlimit_ban.h"
+#include "mod_hotlimit_redis.h"
+#include "mod_hotlimit_status.h"
+#include "mod_hotlimit_store.h"
+#include "mod_hotlimit_table.h"
 #include "hl_render.h"
 
 APLOG_USE_MODULE(hotlimit);

@@ -51,6 +51,8 @@
 #include "apr_thread_proc.h"
 
 #include "mod_hotlimit.h"
+#include "mod_hotlimit_redis.h"
+#include "mod_hotlimit_store.h"
 #include "hl_align.h"
 
 APLOG_USE_MODULE(hotlimit);

@@ -39,6 +39,9 @@
 #include "apr_file_io.h"
 
 #include "mod_hotlimit.h"
+#include "mod_hotlimit_fetch.h"
+#include "mod_hotlimit_store.h"
+#include "mod_hotlimit_table.h"
 #include "hl_table.h"
 
 APLOG_USE_MODULE(hotlimit);

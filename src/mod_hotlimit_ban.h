@@ -1,0 +1,32 @@
+/*
+ * mod_hotlimit_ban.h - what mod_hotlimit_ban.c offers the other glue
+ * files: the bans in force (HotLimitBan).
+ */
+#ifndef MOD_HOTLIMIT_BAN_H
+#define MOD_HOTLIMIT_BAN_H
+
+#include "mod_hotlimit.h"
+
+/* One ban in force. */
+typedef struct {
+    const char *key;       /* "ban|CLIENT", after "host:port" in a vhost:
+                              POST reset=KEY lifts it */
+    int64_t     left_ms;   /* > 0 */
+} hl_ban_entry_t;
+
+/* Returns the bans in force at now_ms (hl_mono_ms), of hl_ban_entry_t,
+ * allocated from p (empty without HotLimitBan). Never NULL. */
+apr_array_header_t *hl_ban_list(apr_pool_t *p, int64_t now_ms);
+
+/* Writes the ?json field "bans":[{"key":...,"left_s":N},...] to r. */
+void hl_ban_write_json(request_rec *r);
+
+/* Writes the ?metrics gauge hotlimit_bans_active (bans in force) to r. */
+void hl_ban_write_metrics(request_rec *r);
+
+/* Lifts every ban in force of client address key `client` ("203.0.113.7",
+ * in any virtual host). Returns the counters removed (0: not banned), or
+ * -1 when the store cannot answer. Scratch memory from p. */
+int hl_ban_reset_client(apr_pool_t *p, const char *client);
+
+#endif

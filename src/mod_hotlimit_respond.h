@@ -1,0 +1,44 @@
+/*
+ * mod_hotlimit_respond.h - what mod_hotlimit_respond.c offers the other glue
+ * files: what a limited route's responses carry: environment, RateLimit headers, the 429.
+ */
+#ifndef MOD_HOTLIMIT_RESPOND_H
+#define MOD_HOTLIMIT_RESPOND_H
+
+#include "mod_hotlimit.h"
+#include "hl_decide.h"
+#include "hl_quota.h"
+
+/* One quota that applies to a request, and what the limiter said. */
+typedef struct {
+    hl_decide_item_t item;       /* the core's view: quota, key, decision */
+    hl_quota_t    quota_copy;    /* a table rule's quota (item.quota points
+                                    here): the table may change meanwhile */
+    const char   *route;         /* what clients are told: the <Location> or
+                                    matched table route, else the URL path */
+    const char   *scope;         /* what is counted: the section path or
+                                    table route, after "host:port" in a vhost */
+    const hl_dir_quota_t *dq;    /* a directive quota's precomputed texts,
+                                    NULL for table rules */
+} hl_match_t;
+
+/*
+ * Sets HOTLIMIT_ROUTE, HOTLIMIT_LIMIT and HOTLIMIT_REMAINING in
+ * r->subprocess_env and, when headers is nonzero, RateLimit-Policy and
+ * RateLimit in r->err_headers_out (so they survive error responses).
+ * first: nonzero when r carries none of them yet (they are then added
+ * without searching the tables).
+ */
+void hl_respond_annotate(request_rec *r, const hl_match_t *m, int headers,
+                         int first);
+
+/*
+ * Sends the 429 for match m (its decision rejected): Retry-After,
+ * Cache-Control, Vary, then a problem+json, json or HTML body as Accept
+ * asks; HTML comes from ErrorDocument 429 when configured, else the
+ * HotLimitErrorTemplate, else the built-in page. Returns the value the
+ * hook must return (DONE, or HTTP_TOO_MANY_REQUESTS for ErrorDocument).
+ */
+int hl_respond_reject(request_rec *r, const hl_match_t *m);
+
+#endif

@@ -1,0 +1,87 @@
+/*
+ * mod_hotlimit_store.h - what mod_hotlimit_store.c offers the other glue
+ * files: the counters' store in shared memory (stripes, locks, persistence) and the store interface.
+ */
+#ifndef MOD_HOTLIMIT_STORE_H
+#define MOD_HOTLIMIT_STORE_H
+
+#include "mod_hotlimit.h"
+#include "hl_slots.h"
+#include "hl_stats.h"
+#include "hl_store.h"
+
+#define HL_SHARED_MAGIC   0x484c5348u  /* "HLSH" */
+#define HL_SHARED_VERSION 3u   /* 2: table_skipped, 3: per-route history */
+#define HL_TEXT_MAX       256
+
+/* Results of a quota table reload, indexes of hl_shared_t.reloads. */
+typedef enum {
+    HL_RELOAD_OK = 0,        /* a new table was published */
+    HL_RELOAD_UNCHANGED,     /* source not modified (mtime, 304) */
+    HL_RELOAD_FAILED,        /* unreadable, HTTP error, bad JSON */
+    HL_RELOAD_RESULTS
+} hl_reload_result_t;
+
+/* The shared segment's header; the slot table follows it. Written under
+ * the global mutex only. */
+typedef struct {
+    uint32_t   magic;
+    uint32_t   version;
+    uint32_t   capacity;
+    uint32_t   table_enabled;        /* 0: kill switch thrown */
+    uint64_t   table_generation;     /* bumped at each publication */
+    int64_t    table_loaded_ms;      /* last publication, 0 = never */
+    int64_t    table_checked_ms;     /* last reload attempt, 0 = never */
+    uint64_t   reloads[HL_RELOAD_RESULTS];
+    int32_t    table_last_result;    /* hl_reload_result_t, -1 = none yet */
+    uint32_t   table_routes;         /* rules in the published table */
+    uint32_t   table_skipped;        /* entries skipped as invalid in the
+                                        published table (kept ones too) */
+    char       table_source[HL_TEXT_MAX];
+    char       table_message[HL_TEXT_MAX]; /* last result, human readable */
+    hl_stats_t stats;
+} hl_shared_t;
+
+/* Returns OK, or HTTP_INTERNAL_SERVER_ERROR after logging (post_config). */
+int hl_store_pre_config(apr_pool_t *pconf);
+int hl_store_post_config(apr_pool_t *pconf, server_rec *s);
+void hl_store_child_init(apr_pool_t *pchild, server_rec *s);
+
+/*
+ * Locks the store's header (table status; hl_shared_t) and returns it in
+ * *shared, valid until hl_store_unlock. The counters themselves are in
+ * stripes with locks of their own (hl_store_get, hl_store_scan). Returns
+ * APR_SUCCESS, or an error after logging (the caller then admits the
+ * request: a broken lock must not take the site down).
+ */
+apr_status_t hl_store_lock(server_rec *s, hl_shared_t **shared);
+void hl_store_unlock(server_rec *s);
+
+/* Totals over every stripe of the counter table. */
+typedef struct {
+    uint32_t used, capacity, classes, stripes;
+    uint64_t evictions, reclaims;
+} hl_store_totals_t;
+
+/* Fills *t, taking each stripe's lock in turn. Never fails (a stripe that
+ * cannot be locked is left out, logged). */
+void hl_store_totals(hl_store_totals_t *t);
+
+/* Calls fn for every used slot, stripe by stripe, holding a stripe's lock
+ * for at most 4,096 slots at a time (a slot may be seen twice or not at
+ * all when keys move meanwhile). fn must not call the store. */
+void hl_store_scan(int (*fn)(const hl_slot_t *s, void *baton), void *baton);
+
+/* Returns the counter store requests are decided against (Redis when
+ * HotLimitStore says so, else the shared memory): never NULL after
+ * post_config. decide() returns -2 when the request must be refused with
+ * 503 (HotLimitStoreFailure closed). */
+const hl_store_t *hl_store_get(void);
+
+/* Returns the shared-memory store (the local fallback of a remote one). */
+const hl_store_t *hl_store_shm(void);
+
+/* Returns the per-route statistics in shared memory (lock-free). */
+hl_stats_t *hl_store_stats(void);
+
+#endif

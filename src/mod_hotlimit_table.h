@@ -1,0 +1,73 @@
+/*
+ * mod_hotlimit_table.h - what mod_hotlimit_table.c offers the other glue
+ * files: the quota table: load, lock-free lookup, publication, reloads.
+ */
+#ifndef MOD_HOTLIMIT_TABLE_H
+#define MOD_HOTLIMIT_TABLE_H
+
+#include "mod_hotlimit.h"
+#include "hl_quota.h"
+#include "hl_cidr.h"
+#include "hl_table.h"
+
+/* What the table says about one request (copied out of shared memory). */
+typedef struct {
+    int         enabled;     /* 0: kill switch: admit everything */
+    int         exempt;      /* client in the table's exempt list */
+    int         has_rule;
+    hl_quota_t  rule;        /* the first candidate route's quota */
+    uint64_t    route_hash;  /* its hl_table_route_hash */
+    char        route[HL_TABLE_ROUTE_MAX];  /* its route */
+    int         has_global;  /* the compact e/m/t global bucket */
+    hl_quota_t  global;
+    int         has_ban;     /* the table's "ban" (overrides HotLimitBan) */
+    hl_ban_t    ban;
+} hl_table_hit_t;
+
+/* Returns 1 if HotLimitQuotaTable is configured (after post_config). */
+int hl_table_configured(void);
+
+/*
+ * Creates the shared table, loads a local file at once and registers the
+ * reloader with mod_watchdog. Returns OK, or an HTTP error after logging.
+ */
+int hl_table_post_config(apr_pool_t *pconf, apr_pool_t *ptemp, server_rec *s);
+
+/*
+ * Checks that the table source path (as given to HotLimitQuotaTable;
+ * relative to ServerRoot) could be read now: it exists, is a regular file
+ * (not a FIFO, device or directory) and opens for reading without
+ * blocking; an http:// or https:// URL always passes (it is fetched in
+ * the background). Returns APR_SUCCESS, or the error with a one-line
+ * reason naming the file in *why (from p). Opens and closes the file; reads
+ * nothing. For check_config (apachectl configtest).
+ */
+apr_status_t hl_table_check_source(apr_pool_t *p, const char *path,
+                                   const char **why);
+
+/*
+ * Looks route (normalised) and client address ip (may be NULL) up in the
+ * published table, without a lock: the lookup is retried when the reloader
+ * switched or rewrote a bank meanwhile (a sequence counter), and done under
+ * the store lock after a few tries. Returns 1 and fills *hit, or 0 when
+ * there is no table (then *hit says enabled, no match).
+ */
+int hl_table_find(request_rec *r, const char *route, const hl_cidr_t *ip,
+                  hl_table_hit_t *hit);
+
+/* A route of the published table with its quota, as the status page lists it. */
+typedef struct {
+    char       route[HL_TABLE_ROUTE_MAX];
+    hl_quota_t quota;
+} hl_table_route_t;
+
+/*
+ * Copies the first max routes of the published table (in the order they
+ * were first added) with their quotas into an array allocated from
+ * r->pool, under the store lock (the active bank cannot switch under it).
+ * Returns the number copied and sets *out; 0 when there is no table or the
+ * lock fails (logged by hl_store_lock).
+ */
+int hl_table_routes(request_rec *r, int max, hl_table_route_t **out);
+
+#endif
