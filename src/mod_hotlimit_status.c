@@ -84,6 +84,7 @@ typedef struct {
 /* A copy of everything the page shows. */
 typedef struct {
     hl_shared_t  shared;          /* header and per-route stats */
+    hl_table_status_t table;      /* what the table's reloads did */
     uint32_t     used, capacity, classes, stripes;
     uint64_t     evictions, reclaims;
     hl_status_summary_t sum;      /* totals, computed after unlocking */
@@ -269,8 +270,8 @@ static void collect_routes(request_rec *r, hl_snapshot_t *snap)
     n = hl_table_routes(r, HL_TABLE_ROUTES_LISTED, &rules);
     for (i = 0; i < n; ++i)
         add_conf_route(r->pool, snap, rules[i].route, &rules[i].quota, "table");
-    snap->routes_cut = snap->shared.table_routes > (uint32_t)n
-                       ? (int)(snap->shared.table_routes - (uint32_t)n) : 0;
+    snap->routes_cut = snap->table.table_routes > (uint32_t)n
+                       ? (int)(snap->table.table_routes - (uint32_t)n) : 0;
 }
 
 /* Returns 1 if stats entry e is one of snap->routes. */
@@ -296,21 +297,21 @@ static const char *const decision_names[3] = {
 static void summarize(hl_snapshot_t *snap)
 {
     hl_status_summary_t *sum = &snap->sum;
-    int v = snap->shared.table_last_result;
+    int v = snap->table.table_last_result;
     int i, k;
 
     sum->slots_used = snap->used;
     sum->slots_capacity = snap->capacity;
     sum->evictions = snap->evictions;
-    sum->table_generation = snap->shared.table_generation;
-    sum->table_loaded_ms = snap->shared.table_loaded_ms;
-    snap->shared.table_source[HL_TEXT_MAX - 1] = '\0';
-    snap->shared.table_message[HL_TEXT_MAX - 1] = '\0';
-    sum->table_source = snap->shared.table_source;
-    sum->table_message = snap->shared.table_message;
+    sum->table_generation = snap->table.table_generation;
+    sum->table_loaded_ms = snap->table.table_loaded_ms;
+    snap->table.table_source[HL_TEXT_MAX - 1] = '\0';
+    snap->table.table_message[HL_TEXT_MAX - 1] = '\0';
+    sum->table_source = snap->table.table_source;
+    sum->table_message = snap->table.table_message;
     sum->table_result = v >= 0 && v < HL_RELOAD_RESULTS ? result_names[v]
                                                         : "none";
-    sum->reloads_failed = snap->shared.reloads[HL_RELOAD_FAILED];
+    sum->reloads_failed = snap->table.reloads[HL_RELOAD_FAILED];
     for (i = 0; i < HL_STATS_ROUTES; ++i)
         if (snap->shared.stats.routes[i].hash)
             for (k = 0; k < 3; ++k)
@@ -335,6 +336,7 @@ static hl_snapshot_t *copy_header(request_rec *r)
         return NULL;
     memcpy(&snap->shared, shared, sizeof(*shared));
     hl_store_unlock(r->server);
+    hl_table_status(r->server, &snap->table);
     hl_store_totals(&totals);
     snap->used = totals.used;
     snap->capacity = totals.capacity;
@@ -455,7 +457,7 @@ static void write_metrics(request_rec *r, const hl_snapshot_t *snap)
     for (k = 0; k < HL_RELOAD_RESULTS; ++k)
         ap_rprintf(r, "hotlimit_table_reloads_total{result=\"%s\"} %"
                    APR_UINT64_T_FMT "\n", result_names[k],
-                   (apr_uint64_t)snap->shared.reloads[k]);
+                   (apr_uint64_t)snap->table.reloads[k]);
     ap_rprintf(r, "# HELP hotlimit_table_generation Generation of the quota table in force.\n"
                "# TYPE hotlimit_table_generation gauge\n"
                "hotlimit_table_generation %" APR_UINT64_T_FMT "\n"
@@ -486,10 +488,10 @@ static void write_metrics(request_rec *r, const hl_snapshot_t *snap)
                "# HELP hotlimit_start_time_seconds When the counters started: the start of the httpd parent, kept across restarts (Unix time).\n"
                "# TYPE hotlimit_start_time_seconds gauge\n"
                "hotlimit_start_time_seconds %s\n",
-               (apr_uint64_t)snap->shared.table_generation,
-               snap->shared.table_skipped,
-               prom_seconds(r->pool, snap->shared.table_loaded_ms),
-               snap->shared.table_last_result != HL_RELOAD_FAILED, snap->used,
+               (apr_uint64_t)snap->table.table_generation,
+               snap->table.table_skipped,
+               prom_seconds(r->pool, snap->table.table_loaded_ms),
+               snap->table.table_last_result != HL_RELOAD_FAILED, snap->used,
                snap->capacity, (apr_uint64_t)snap->evictions,
                (apr_uint64_t)snap->reclaims, snap->classes,
                prom_seconds(r->pool, snap->sum.started_ms));
@@ -534,16 +536,16 @@ static void write_json(request_rec *r, const hl_snapshot_t *snap)
                ",\"checked_ms\":%" APR_INT64_T_FMT ",\"last_result\":\"%s\","
                "\"message\":\"%s\",\"reloads\":{\"ok\":%" APR_UINT64_T_FMT
                ",\"unchanged\":%" APR_UINT64_T_FMT ",\"failed\":%" APR_UINT64_T_FMT "}},",
-               hl_json_escape(p, snap->shared.table_source),
-               (apr_uint64_t)snap->shared.table_generation,
-               snap->shared.table_enabled ? "true" : "false",
-               snap->shared.table_routes, snap->shared.table_skipped,
-               (apr_int64_t)snap->shared.table_loaded_ms,
-               (apr_int64_t)snap->shared.table_checked_ms, snap->sum.table_result,
-               hl_json_escape(p, snap->shared.table_message),
-               (apr_uint64_t)snap->shared.reloads[HL_RELOAD_OK],
-               (apr_uint64_t)snap->shared.reloads[HL_RELOAD_UNCHANGED],
-               (apr_uint64_t)snap->shared.reloads[HL_RELOAD_FAILED]);
+               hl_json_escape(p, snap->table.table_source),
+               (apr_uint64_t)snap->table.table_generation,
+               snap->table.table_enabled ? "true" : "false",
+               snap->table.table_routes, snap->table.table_skipped,
+               (apr_int64_t)snap->table.table_loaded_ms,
+               (apr_int64_t)snap->table.table_checked_ms, snap->sum.table_result,
+               hl_json_escape(p, snap->table.table_message),
+               (apr_uint64_t)snap->table.reloads[HL_RELOAD_OK],
+               (apr_uint64_t)snap->table.reloads[HL_RELOAD_UNCHANGED],
+               (apr_uint64_t)snap->table.reloads[HL_RELOAD_FAILED]);
     ap_rprintf(r, "\"slots\":{\"used\":%u,\"capacity\":%u,\"evictions\":%"
                APR_UINT64_T_FMT ",\"reclaims\":%" APR_UINT64_T_FMT
                ",\"classes\":%u},\"started_ms\":%" APR_INT64_T_FMT
@@ -705,8 +707,8 @@ static void write_html(request_rec *r, const hl_snapshot_t *snap)
     const char *self = hl_html_escape(p, r->uri);
     int i;
 
-    if (snap->shared.table_loaded_ms)
-        apr_rfc822_date(when, (apr_time_t)snap->shared.table_loaded_ms * 1000);
+    if (snap->table.table_loaded_ms)
+        apr_rfc822_date(when, (apr_time_t)snap->table.table_loaded_ms * 1000);
     if (snap->sum.started_ms)
         apr_rfc822_date(since, (apr_time_t)snap->sum.started_ms * 1000);
     ap_set_content_type(r, "text/html; charset=utf-8");
@@ -817,16 +819,16 @@ static void write_html(request_rec *r, const hl_snapshot_t *snap)
                "<tr><th>last result</th><td>%s: %s</td></tr>"
                "<tr><th>reloads ok / unchanged / failed</th><td>%" APR_UINT64_T_FMT
                " / %" APR_UINT64_T_FMT " / %" APR_UINT64_T_FMT "</td></tr></table>",
-               snap->shared.table_source[0]
-                   ? hl_html_escape(p, snap->shared.table_source) : "(none)",
-               snap->shared.table_enabled ? "yes" : "no (kill switch)",
-               (apr_uint64_t)snap->shared.table_generation,
-               snap->shared.table_routes, snap->shared.table_skipped, when,
+               snap->table.table_source[0]
+                   ? hl_html_escape(p, snap->table.table_source) : "(none)",
+               snap->table.table_enabled ? "yes" : "no (kill switch)",
+               (apr_uint64_t)snap->table.table_generation,
+               snap->table.table_routes, snap->table.table_skipped, when,
                snap->sum.table_result,
-               hl_html_escape(p, snap->shared.table_message),
-               (apr_uint64_t)snap->shared.reloads[HL_RELOAD_OK],
-               (apr_uint64_t)snap->shared.reloads[HL_RELOAD_UNCHANGED],
-               (apr_uint64_t)snap->shared.reloads[HL_RELOAD_FAILED]);
+               hl_html_escape(p, snap->table.table_message),
+               (apr_uint64_t)snap->table.reloads[HL_RELOAD_OK],
+               (apr_uint64_t)snap->table.reloads[HL_RELOAD_UNCHANGED],
+               (apr_uint64_t)snap->table.reloads[HL_RELOAD_FAILED]);
     {
         hl_redis_figures_t f;
         hl_redis_figures(&f);

@@ -202,8 +202,6 @@ static int attach_shared(void *base, uint32_t capacity)
         sh->magic = HL_SHARED_MAGIC;
         sh->version = HL_SHARED_VERSION;
         sh->capacity = capacity;
-        sh->table_enabled = 1;
-        sh->table_last_result = -1;
         fresh = 1;
     }
     if (map_stripes(base, nstripes, capacity / nstripes, 1, random_seed()))

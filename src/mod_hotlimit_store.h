@@ -11,34 +11,16 @@
 #include "hl_store.h"
 
 #define HL_SHARED_MAGIC   0x484c5348u  /* "HLSH" */
-#define HL_SHARED_VERSION 3u   /* 2: table_skipped, 3: per-route history */
-#define HL_TEXT_MAX       256
+#define HL_SHARED_VERSION 4u   /* 3: per-route history, 4: table status moved out */
 
-/* Results of a quota table reload, indexes of hl_shared_t.reloads. */
-typedef enum {
-    HL_RELOAD_OK = 0,        /* a new table was published */
-    HL_RELOAD_UNCHANGED,     /* source not modified (mtime, 304) */
-    HL_RELOAD_FAILED,        /* unreadable, HTTP error, bad JSON */
-    HL_RELOAD_RESULTS
-} hl_reload_result_t;
-
-/* The shared segment's header; the slot table follows it. Written under
- * the global mutex only. */
+/* The shared segment's header; the slot tables follow it. The quota
+ * table's status is the table's own (mod_hotlimit_table.h), so that it
+ * does not change this layout. */
 typedef struct {
     uint32_t   magic;
     uint32_t   version;
     uint32_t   capacity;
-    uint32_t   table_enabled;        /* 0: kill switch thrown */
-    uint64_t   table_generation;     /* bumped at each publication */
-    int64_t    table_loaded_ms;      /* last publication, 0 = never */
-    int64_t    table_checked_ms;     /* last reload attempt, 0 = never */
-    uint64_t   reloads[HL_RELOAD_RESULTS];
-    int32_t    table_last_result;    /* hl_reload_result_t, -1 = none yet */
-    uint32_t   table_routes;         /* rules in the published table */
-    uint32_t   table_skipped;        /* entries skipped as invalid in the
-                                        published table (kept ones too) */
-    char       table_source[HL_TEXT_MAX];
-    char       table_message[HL_TEXT_MAX]; /* last result, human readable */
+    uint32_t   pad;
     hl_stats_t stats;
 } hl_shared_t;
 

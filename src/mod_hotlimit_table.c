@@ -63,6 +63,7 @@ typedef struct {
                                  the active bank changes: a reader that saw
                                  it move reads again (hl_table_find) */
     uint32_t pad;
+    hl_table_status_t status; /* what the reloads did (hl_table_status) */
 } hl_region_t;
 
 #define HL_FIND_TRIES 4       /* lock-free reads before taking the lock */
@@ -102,6 +103,21 @@ static hl_table_t *bank(uint32_t i)
 {
     return (hl_table_t *)(void *)((char *)region + APR_ALIGN_DEFAULT(sizeof(*region))
                                   + (apr_size_t)i * region->bank_size);
+}
+
+void hl_table_status(server_rec *s, hl_table_status_t *out)
+{
+    hl_shared_t *shared;
+
+    memset(out, 0, sizeof(*out));
+    out->table_enabled = 1;
+    out->table_last_result = -1;
+    if (!region || hl_store_lock(s, &shared) != APR_SUCCESS)
+        return;
+    *out = region->status;
+    hl_store_unlock(s);
+    out->table_source[sizeof(out->table_source) - 1] = '\0';
+    out->table_message[sizeof(out->table_message) - 1] = '\0';
 }
 
 int hl_table_configured(void)
@@ -328,19 +344,19 @@ static void record(hl_reloader_t *rl, hl_reload_result_t result,
         seq_bump();
         __atomic_store_n(&region->active, region->active ^ 1, __ATOMIC_SEQ_CST);
         seq_bump();
-        sh->table_generation++;
-        sh->table_loaded_ms = now;
-        sh->table_skipped = skipped > 0 ? (uint32_t)skipped : 0;
+        region->status.table_generation++;
+        region->status.table_loaded_ms = now;
+        region->status.table_skipped = skipped > 0 ? (uint32_t)skipped : 0;
     }
-    sh->table_enabled = bank(region->active)->enabled;
-    sh->table_routes = bank(region->active)->nrules;
-    sh->table_checked_ms = now;
-    sh->reloads[result]++;
+    region->status.table_enabled = bank(region->active)->enabled;
+    region->status.table_routes = bank(region->active)->nrules;
+    region->status.table_checked_ms = now;
+    region->status.reloads[result]++;
     if (message) {
-        sh->table_last_result = (int32_t)result;
-        apr_cpystrn(sh->table_message, message, sizeof(sh->table_message));
+        region->status.table_last_result = (int32_t)result;
+        apr_cpystrn(region->status.table_message, message, sizeof(region->status.table_message));
     }
-    apr_cpystrn(sh->table_source, rl->source, sizeof(sh->table_source));
+    apr_cpystrn(region->status.table_source, rl->source, sizeof(region->status.table_source));
     hl_store_unlock(rl->s);
 }
 
@@ -535,6 +551,8 @@ static int create_region(apr_pool_t *pconf, server_rec *s, const char *source)
         region->max_rules = HL_TABLE_MAX_ROUTES;
         region->bank_size = bank_size;
         apr_cpystrn(region->source, source, sizeof(region->source));
+        region->status.table_enabled = 1;
+        region->status.table_last_result = -1;
         hl_table_init(bank(0), bank_size, HL_TABLE_MAX_ROUTES);
         hl_table_init(bank(1), bank_size, HL_TABLE_MAX_ROUTES);
     }

@@ -10,6 +10,38 @@
 #include "hl_cidr.h"
 #include "hl_table.h"
 
+#define HL_TEXT_MAX 256
+
+/* Results of a quota table reload, indexes of hl_shared_t.reloads. */
+typedef enum {
+    HL_RELOAD_OK = 0,        /* a new table was published */
+    HL_RELOAD_UNCHANGED,     /* source not modified (mtime, 304) */
+    HL_RELOAD_FAILED,        /* unreadable, HTTP error, bad JSON */
+    HL_RELOAD_RESULTS
+} hl_reload_result_t;
+
+/* The quota table's status: what the last reloads did. Kept with the
+ * published table (its shared region), written by the reloader under the
+ * store's header lock (hl_store_lock). */
+typedef struct {
+    uint32_t table_enabled;        /* 0: kill switch thrown */
+    uint32_t table_routes;         /* rules in the published table */
+    uint64_t table_generation;     /* bumped at each publication */
+    int64_t  table_loaded_ms;      /* last publication, 0 = never */
+    int64_t  table_checked_ms;     /* last reload attempt, 0 = never */
+    uint64_t reloads[HL_RELOAD_RESULTS];
+    int32_t  table_last_result;    /* hl_reload_result_t, -1 = none yet */
+    uint32_t table_skipped;        /* entries skipped as invalid in the
+                                      published table (kept ones too) */
+    char     table_source[HL_TEXT_MAX];
+    char     table_message[HL_TEXT_MAX]; /* last result, human readable */
+} hl_table_status_t;
+
+/* Copies the table's status into *out (under the store's header lock);
+ * without a table: enabled, generation 0, no result (-1). Never fails. */
+void hl_table_status(server_rec *s, hl_table_status_t *out);
+
+
 /* What the table says about one request (copied out of shared memory). */
 typedef struct {
     int         enabled;     /* 0: kill switch: admit everything */
