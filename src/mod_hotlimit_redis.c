@@ -243,12 +243,28 @@ static int is_error(const redisReply *reply, const char *prefix)
            && !strncmp(reply->str, prefix, strlen(prefix));
 }
 
+/* Returns 1 if reply (of a command setting the connection up, freed here)
+ * is not an error; else drops the connection, sets *why to failure and
+ * returns 0. */
+static int setup_ok(void *reply, const char *failure, const char **why)
+{
+    redisReply *rp = reply;
+    int ok = rp && rp->type != REDIS_REPLY_ERROR;
+
+    if (rp)
+        freeReplyObject(rp);
+    if (!ok) {
+        *why = failure;
+        drop();
+    }
+    return ok;
+}
+
 /* Returns this thread's connection, made (with AUTH and SELECT) if needed,
  * or NULL with *why set. */
 static redisContext *connection(const char **why)
 {
     struct timeval tv;
-    redisReply *reply;
 
     if (conn)
         return conn;
@@ -257,35 +273,20 @@ static redisContext *connection(const char **why)
     conn = rconf->socket ? redisConnectUnixWithTimeout(rconf->socket, tv)
                          : redisConnectWithTimeout(rconf->host, rconf->port, tv);
     if (!conn || conn->err) {
-        *why = conn && conn->errstr[0] ? "cannot connect" : "cannot connect";
+        *why = "cannot connect";
         drop();
         return NULL;
     }
     redisSetTimeout(conn, tv);
-    if (rconf->password) {
-        reply = rconf->user
-            ? redisCommand(conn, "AUTH %s %s", rconf->user, rconf->password)
-            : redisCommand(conn, "AUTH %s", rconf->password);
-        if (!reply || reply->type == REDIS_REPLY_ERROR) {
-            *why = "AUTH refused";
-            if (reply)
-                freeReplyObject(reply);
-            drop();
-            return NULL;
-        }
-        freeReplyObject(reply);
-    }
-    if (rconf->db) {
-        reply = redisCommand(conn, "SELECT %d", rconf->db);
-        if (!reply || reply->type == REDIS_REPLY_ERROR) {
-            *why = "SELECT refused";
-            if (reply)
-                freeReplyObject(reply);
-            drop();
-            return NULL;
-        }
-        freeReplyObject(reply);
-    }
+    if (rconf->password
+        && !setup_ok(rconf->user
+                     ? redisCommand(conn, "AUTH %s %s", rconf->user, rconf->password)
+                     : redisCommand(conn, "AUTH %s", rconf->password),
+                     "AUTH refused", why))
+        return NULL;
+    if (rconf->db
+        && !setup_ok(redisCommand(conn, "SELECT %d", rconf->db), "SELECT refused", why))
+        return NULL;
     return conn;
 }
 
