@@ -16,7 +16,7 @@ use Apache::TestUtil;
 use HotLimitTable;
 
 my $dw = ($ENV{HOTLIMIT_TEST_WORK} // '') . '/dokuwiki';
-plan tests => 10, need {
+plan tests => 11, need {
     'mod_php and the prefork MPM' => hl_have_php(),
     "Debian's dokuwiki package (apt-get install dokuwiki)" => -f "$dw/www/doku.php" };
 
@@ -71,6 +71,11 @@ ok t_cmp("@codes $dokuwiki_answers", '403 403 403 429 3',
 my $res = login('wrong-guess', $tok);
 ok t_cmp($res->header('Retry-After') // 0, qr/^[1-5]$/, 'the refusal says when to retry');
 ok t_cmp($res->content !~ /dw__login/ ? 1 : 0, 1, '... and PHP did not run for it');
+
+# An attacker pads the login POST past the body limit, do=login at the end.
+$res = $ua->post("$base?id=start", [ pad => ('x' x (1024 * 1024 + 100)), do => 'login',
+                                    u => 'admin', p => 'guess', sectok => $tok ]);
+ok t_cmp($res->code, 413, 'a login padded past the body limit is refused whole (413), not let through');
 
 my $page = $ua->get("$base?id=start");
 ok t_cmp($page->code, 200, 'pages are still served meanwhile');
