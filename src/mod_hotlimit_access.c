@@ -41,6 +41,7 @@
 #include "http_request.h"
 #include "httpd.h"
 #include "apr_strings.h"
+#include "apr_lib.h"
 
 #include "mod_hotlimit.h"
 #include "mod_hotlimit_access.h"
@@ -240,6 +241,21 @@ static const char *hashed_value(request_rec *r, char prefix, const char *value,
     return out;
 }
 
+/* Lowercases the n bytes of v (ASCII) and drops white space around them,
+ * in place. Returns the new length. */
+static apr_size_t account_form(char *v, apr_size_t n)
+{
+    apr_size_t start = 0, i;
+
+    while (start < n && apr_isspace(v[start]))
+        start++;
+    while (n > start && apr_isspace(v[n - 1]))
+        n--;
+    for (i = start; i < n; ++i)
+        v[i - start] = (char)apr_tolower(v[i]);
+    return n - start;
+}
+
 /* Returns the client part of the key for quota q and sets *len, falling
  * back to the client address when the named header, cookie, user or
  * variable is absent. Allocated from r->pool or the connection's cache;
@@ -277,8 +293,13 @@ static const char *client_part(request_rec *r, const hl_quota_t *q,
         break;
     case HL_BY_PARAM: {
         apr_size_t plen = 0;
-        v = hl_request_param(r, q->by_name, 0, &plen);
-        v = v && plen ? hashed_value(r, 'p', v, plen) : NULL;
+        char *pv = hl_request_param(r, q->by_name, 0, &plen);
+        /* One account, however it is spelled: "Admin", " admin " and
+         * "ADMIN" are one key (a stricter limit when the application tells
+         * them apart, never a way around it when it does not). */
+        if (pv)
+            plen = account_form(pv, plen);
+        v = pv && plen ? hashed_value(r, 'p', pv, plen) : NULL;
         break;
     }
     case HL_BY_IP:

@@ -18,7 +18,7 @@ use Time::HiRes qw(time sleep);
 use HotLimitTable;
 
 my $php = hl_have_php();
-plan tests => 38 + ($php ? 12 : 0);
+plan tests => 39 + ($php ? 12 : 0);
 
 my $mpm = hl_mpm();
 my $mods = Apache::Test::vars('libexecdir') || '/usr/lib/apache2/modules';
@@ -243,6 +243,8 @@ ok t_cmp(post('/signup.cgi', 'email=b%40example.org', 'X-Forwarded-For' => '192.
          "[$mpm] another email is admitted");
 ok t_cmp(post('/signup.cgi?email=a%40example.org', '')->code, 429,
          "[$mpm] the same email in the query is the same key");
+ok t_cmp(post('/signup.cgi', 'email=+A%40Example.ORG+', 'X-Forwarded-For' => '192.0.2.77')->code, 429,
+         "[$mpm] ... and so is its other spelling (case, spaces around)");
 @codes = map { post('/signup.cgi', 'x=1', 'X-Forwarded-For' => '192.0.2.9')->code } 1 .. 4;
 ok t_cmp("@codes", '200 200 200 429', "[$mpm] no email: the client address is the key");
 
