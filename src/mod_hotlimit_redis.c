@@ -55,6 +55,7 @@ typedef struct {
     int64_t  open_until_ms;   /* hl_mono_ms; 0: closed */
     uint32_t failures;        /* in a row */
     uint32_t probing;         /* 1: a request is probing the server */
+    int64_t  probe_ms;        /* when that probe began (hl_mono_ms) */
     uint32_t down;            /* 1: an outage was logged */
     uint32_t pad;
     uint64_t decisions;       /* answered by Redis */
@@ -169,18 +170,25 @@ static const char *where(apr_pool_t *p)
 
 /* Returns 1 if this request may use Redis now: the breaker is closed, or
  * its backoff is over and no other request is probing (this one then
- * probes). */
+ * probes). A probe older than its timeouts allow belongs to a process
+ * that died in it (killed, crashed): it is taken over, so the breaker can
+ * never stay open for good. */
 static int may_try(int64_t now)
 {
     int64_t until = __atomic_load_n(&rshared->open_until_ms, __ATOMIC_ACQUIRE);
+    int64_t stale = 2 * (int64_t)rconf->timeout_ms + 1000;
     uint32_t idle = 0;
 
     if (until == 0)
         return 1;
     if (now < until)
         return 0;
-    return __atomic_compare_exchange_n(&rshared->probing, &idle, 1, 0,
-                                       __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE);
+    if (!__atomic_compare_exchange_n(&rshared->probing, &idle, 1, 0,
+                                     __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)
+        && now - __atomic_load_n(&rshared->probe_ms, __ATOMIC_ACQUIRE) < stale)
+        return 0;
+    __atomic_store_n(&rshared->probe_ms, now, __ATOMIC_RELEASE);
+    return 1;
 }
 
 /* Records a failed round trip (why: for the log) and opens the breaker

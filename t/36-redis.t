@@ -19,7 +19,7 @@ use HLTest ();
 
 my $redis_server = -x '/usr/bin/redis-server' ? '/usr/bin/redis-server' : '';
 my $redis_cli = -x '/usr/bin/redis-cli' ? '/usr/bin/redis-cli' : '';
-plan tests => 28, need { 'redis-server (apt-get install redis-server)' => $redis_server && $redis_cli };
+plan tests => 31, need { 'redis-server (apt-get install redis-server)' => $redis_server && $redis_cli };
 
 my $rport = free_port();
 my $rdir = Apache::Test::vars('t_logs') . "/redis-" . hl_mpm() . "-$$";
@@ -209,10 +209,29 @@ my $back = wait_until(sub {
     $a->get('/again');
     sleep 0.2;
     cli('--scan', '--pattern', "'hl:{hl}:*again*'") =~ /again/;
-}, 15);
-ok t_cmp($back ? 1 : 0, 1, 'Redis back: counting there again within 15 s');
+}, 20);
+t_debug(join "\n", 'redis-a store lines:', grep { /HL007/ } $a->log_lines(0)) unless $back;
+t_debug($a->metrics) unless $back;
+ok t_cmp($back ? 1 : 0, 1, 'Redis back: counting there again within 20 s');
 ok t_cmp(scalar(grep { /HL00702/ } $a->log_lines(0)) >= 1 ? 1 : 0, 1, 'the recovery is logged (HL00702)');
 ok t_cmp($a->metrics, qr/^hotlimit_store_up 1$/m, 'metrics: hotlimit_store_up 1 again');
+
+# --- a ban started on one server keeps the client out of the other ----------------
+{
+    my $ban_conf = <<"BAN";
+HotLimitStore redis://127.0.0.1:$rport
+HotLimitBan 3/1m 5s
+<Location /banq>
+    HotLimitQuota 1/1m
+</Location>
+BAN
+    my $d = start_httpd(name => 'redis-ban-d', conf => $ban_conf);
+    my $e = start_httpd(name => 'redis-ban-e', conf => $ban_conf, mpm => hl_other_mpm());
+    ok t_cmp($d->codes('/banq', 4), '200 429 429 429', 'ban: 1 admitted and 3 refused on one server');
+    my $res = $e->get('/unlimited-page');
+    ok t_cmp($res->code, 429, 'ban: the other server refuses the client on any route (the ban is in Redis)');
+    ok t_cmp($res->header('Retry-After') // 0, qr/^[1-5]$/, '... with the time left');
+}
 
 # --- HotLimitStoreFailure closed: 503 while Redis is down -----------------------------
 my $c = start_httpd(name => 'redis-closed', conf => $conf . "HotLimitStoreFailure closed\n");
