@@ -149,16 +149,21 @@ static void fixed_commit(hl_bucket_t *b, const hl_policy_t *p, int64_t now,
  */
 static void sliding_roll(hl_bucket_t *b, int64_t window, int64_t now)
 {
-    int64_t cur = now - now % window;
+    int64_t cur = now - now % window, r;
 
     b->t = clamp_t(b->t);
+    /* A start moved off the grid (clock rebase, another window length)
+       moves to the next boundary: 1 ms before one is that window, not the
+       end of the previous one. Later, never earlier, so the old count can
+       only weigh longer than it did, never let a client in sooner. */
+    r = b->t % window;
+    if (r != 0)
+        b->t += window - r;
     if (b->t > cur)
         b->t = cur;   /* a time from the future (clock step): no later than now */
     if (cur <= b->t)
         return;
-    /* "< 2 windows" is "exactly one" for an aligned t; for a t left by
-       another window length it keeps the old count, the stricter choice. */
-    if (cur - b->t < 2 * window)
+    if (cur - b->t == window)
         b->prev_count = b->count;
     else
         b->prev_count = 0;

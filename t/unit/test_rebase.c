@@ -74,7 +74,7 @@ static void test_algo(hl_algo_t algo)
     okf(d.retry_after_s >= 1 && d.retry_after_s <= max_retry,
         "%s: retry %ld s <= %ld s", hl_algo_name(algo), d.retry_after_s,
         max_retry);
-    d = hit(&t, &q, "/a|k", resumed_new + 12000);
+    d = hit(&t, &q, "/a|k", resumed_new + max_retry * 1000);
     okf(d.admit, "%s: admitted again once the window passed",
         hl_algo_name(algo));
     free(mem);
@@ -97,8 +97,42 @@ static void test_algo(hl_algo_t algo)
     free(mem);
 }
 
+/*
+ * A sliding window saved aligned and moved by a delta that is not a
+ * multiple of the window (the clocks differ by 1 ms here) still counts the
+ * same window: 2 of 3 spent, 0.75 window later exactly one more is admitted.
+ * Seen as "1 ms before the next window" it would roll, halve and admit two.
+ */
+static void test_sliding_unaligned_delta(void)
+{
+    hl_quota_t q = quota(HL_ALGO_SLIDING);
+    void *mem;
+    hl_slots_t t = make_table(&mem);
+    hl_decision_t d;
+
+    hit(&t, &q, "/a|k", OLD_BASE + 1000);
+    hit(&t, &q, "/a|k", OLD_BASE + 1000);
+    hl_limiter_rebase(&t, NEW_BASE - OLD_BASE - 1, NEW_BASE);
+    d = hit(&t, &q, "/a|k", NEW_BASE + 7500);
+    ok(d.admit, "sliding, delta 1 ms off: the third request is admitted");
+    d = hit(&t, &q, "/a|k", NEW_BASE + 7500);
+    ok(!d.admit, "sliding, delta 1 ms off: the fourth is refused");
+    free(mem);
+
+    t = make_table(&mem);
+    hit(&t, &q, "/a|k", OLD_BASE + 1000);
+    hit(&t, &q, "/a|k", OLD_BASE + 1000);
+    hl_limiter_rebase(&t, NEW_BASE - OLD_BASE + 1, NEW_BASE);
+    d = hit(&t, &q, "/a|k", NEW_BASE + 7500);
+    ok(d.admit, "sliding, delta 1 ms over: the third request is admitted");
+    d = hit(&t, &q, "/a|k", NEW_BASE + 7500);
+    ok(!d.admit, "sliding, delta 1 ms over: the fourth is refused");
+    free(mem);
+}
+
 int main(void)
 {
+    test_sliding_unaligned_delta();
     test_algo(HL_ALGO_FIXED);
     test_algo(HL_ALGO_SLIDING);
     test_algo(HL_ALGO_GCRA);
