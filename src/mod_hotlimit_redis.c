@@ -42,22 +42,16 @@
 #include "mod_hotlimit_store.h"
 #include "hl_redis_script.h"
 #include "hl_fmt.h"
+#include "hl_breaker.h"
 
 APLOG_USE_MODULE(hotlimit);
 
 #define HL_REDIS_LIFE_KEY   "hotlimit-redis"
-#define HL_BACKOFF_MIN_MS   250
-#define HL_BACKOFF_MAX_MS   5000
 #define HL_REFUSED_CACHE    64
 
 /* The breaker and the figures, in shared memory (one per httpd parent). */
 typedef struct {
-    int64_t  open_until_ms;   /* hl_mono_ms; 0: closed */
-    uint32_t failures;        /* in a row */
-    uint32_t probing;         /* 1: a request is probing the server */
-    int64_t  probe_ms;        /* when that probe began (hl_mono_ms) */
-    uint32_t down;            /* 1: an outage was logged */
-    uint32_t pad;
+    hl_breaker_t breaker;     /* times are hl_mono_ms */
     uint64_t decisions;       /* answered by Redis */
     uint64_t fallbacks;       /* decided by HotLimitStoreFailure */
     uint64_t errors;          /* failed round trips */
@@ -166,47 +160,22 @@ static const char *where(apr_pool_t *p)
                          : apr_psprintf(p, "%s:%d", rconf->host, rconf->port);
 }
 
-/* ---- the breaker ---------------------------------------------------------- */
+/* ---- the breaker (hl_breaker.c) ------------------------------------------ */
 
-/* Returns 1 if this request may use Redis now: the breaker is closed, or
- * its backoff is over and no other request is probing (this one then
- * probes). A probe older than its timeouts allow belongs to a process
- * that died in it (killed, crashed): it is taken over, so the breaker can
- * never stay open for good. */
+/* Returns 1 if this request may use Redis now (see hl_breaker_may_try). A
+ * probe older than two timeouts and a second is one whose process died. */
 static int may_try(int64_t now)
 {
-    int64_t until = __atomic_load_n(&rshared->open_until_ms, __ATOMIC_ACQUIRE);
-    int64_t stale = 2 * (int64_t)rconf->timeout_ms + 1000;
-    uint32_t idle = 0;
-
-    if (until == 0)
-        return 1;
-    if (now < until)
-        return 0;
-    if (!__atomic_compare_exchange_n(&rshared->probing, &idle, 1, 0,
-                                     __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)
-        && now - __atomic_load_n(&rshared->probe_ms, __ATOMIC_ACQUIRE) < stale)
-        return 0;
-    __atomic_store_n(&rshared->probe_ms, now, __ATOMIC_RELEASE);
-    return 1;
+    return hl_breaker_may_try(&rshared->breaker, now,
+                              2 * (int64_t)rconf->timeout_ms + 1000);
 }
 
 /* Records a failed round trip (why: for the log) and opens the breaker
- * with a jittered, growing backoff. */
+ * with a jittered (+-20 %), growing backoff. */
 static void failed(const char *why, int64_t now)
 {
-    uint32_t n = __atomic_add_fetch(&rshared->failures, 1, __ATOMIC_ACQ_REL);
-    int64_t backoff = HL_BACKOFF_MIN_MS << (n < 6 ? n - 1 : 5);
-    uint32_t was_down = 0;
-
-    if (backoff > HL_BACKOFF_MAX_MS)
-        backoff = HL_BACKOFF_MAX_MS;
-    backoff = backoff * (80 + (int64_t)(rand() % 41)) / 100;   /* +-20 % */
     __atomic_add_fetch(&rshared->errors, 1, __ATOMIC_RELAXED);
-    __atomic_store_n(&rshared->open_until_ms, now + backoff, __ATOMIC_RELEASE);
-    __atomic_store_n(&rshared->probing, 0, __ATOMIC_RELEASE);
-    if (__atomic_compare_exchange_n(&rshared->down, &was_down, 1, 0,
-                                    __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+    if (hl_breaker_failed(&rshared->breaker, now, 80 + rand() % 41))
         ap_log_error(APLOG_MARK, APLOG_WARNING, 0, rserver,
                      "HL00701: Redis store %s unavailable (%s): deciding by "
                      "HotLimitStoreFailure %s until it answers again",
@@ -217,17 +186,8 @@ static void failed(const char *why, int64_t now)
 /* Records a round trip that worked: closes the breaker. */
 static void succeeded(void)
 {
-    uint32_t was_down = 1;
-
     __atomic_add_fetch(&rshared->decisions, 1, __ATOMIC_RELAXED);
-    if (__atomic_load_n(&rshared->open_until_ms, __ATOMIC_ACQUIRE) == 0
-        && __atomic_load_n(&rshared->failures, __ATOMIC_ACQUIRE) == 0)
-        return;
-    __atomic_store_n(&rshared->failures, 0, __ATOMIC_RELEASE);
-    __atomic_store_n(&rshared->open_until_ms, 0, __ATOMIC_RELEASE);
-    __atomic_store_n(&rshared->probing, 0, __ATOMIC_RELEASE);
-    if (__atomic_compare_exchange_n(&rshared->down, &was_down, 0, 0,
-                                    __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+    if (hl_breaker_succeeded(&rshared->breaker))
         ap_log_error(APLOG_MARK, APLOG_NOTICE, 0, rserver,
                      "HL00702: Redis store %s answers again: counting there",
                      rwhere);
@@ -732,7 +692,7 @@ void hl_redis_figures(hl_redis_figures_t *f)
     if (!rshared)
         return;
     f->configured = 1;
-    f->up = __atomic_load_n(&rshared->open_until_ms, __ATOMIC_ACQUIRE) == 0;
+    f->up = hl_breaker_is_closed(&rshared->breaker);
     f->decisions = __atomic_load_n(&rshared->decisions, __ATOMIC_RELAXED);
     f->fallbacks = __atomic_load_n(&rshared->fallbacks, __ATOMIC_RELAXED);
     f->errors = __atomic_load_n(&rshared->errors, __ATOMIC_RELAXED);
