@@ -152,6 +152,8 @@ static void sliding_roll(hl_bucket_t *b, int64_t window, int64_t now)
     int64_t cur = now - now % window, r;
 
     b->t = clamp_t(b->t);
+    if (b->t == cur)
+        return;       /* the usual case: still this window */
     /* A start moved off the grid (clock rebase, another window length)
        moves to the next boundary: 1 ms before one is that window, not the
        end of the previous one. Later, never earlier, so the old count can
