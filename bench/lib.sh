@@ -110,13 +110,16 @@ scenario_path() {
 }
 
 # Starts one redis-server on a free loopback port for the redis scenarios
-# (once; stopped with everything else at exit). Sets REDIS_PORT.
+# (once; stopped with everything else at exit), listening on a port and
+# on a unix socket. Sets REDIS_PORT and REDIS_SOCKET.
 REDIS_PORT=""
 start_redis() {
     [ -z "$REDIS_PORT" ] || return 0
     command -v redis-server >/dev/null || die "redis-server not found (apt-get install redis-server)"
     REDIS_PORT=$(free_port 16379)
+    REDIS_SOCKET="$SCRATCH/redis.sock"
     redis-server --port "$REDIS_PORT" --bind 127.0.0.1 --save '' --appendonly no \
+        --unixsocket "$REDIS_SOCKET" --unixsocketperm 777 \
         --dir "$SCRATCH" --logfile "$SCRATCH/redis.log" >/dev/null 2>&1 &
     STARTED_PIDS+=("$!")
     for _ in $(seq 50); do
@@ -229,6 +232,10 @@ EOF
                 onekey-noheaders)
                     printf '<Location />\n    DirectoryIndex index.html\n    HotLimitQuota %s\n    HotLimitHeaders Off\n</Location>\n' "$QUOTA" ;;
                 onekey|randomip*)
+                    printf '<Location />\n    DirectoryIndex index.html\n    HotLimitQuota %s\n</Location>\n' "$QUOTA" ;;
+                redis-unix*)
+                    start_redis
+                    printf 'HotLimitStore unix:%s\n' "$REDIS_SOCKET"
                     printf '<Location />\n    DirectoryIndex index.html\n    HotLimitQuota %s\n</Location>\n' "$QUOTA" ;;
                 redis*)
                     start_redis

@@ -9,10 +9,11 @@
  * counts only if all admit. All keys carry the hash tag {hl}, so a Redis
  * Cluster serves a decision from one slot.
  *
- * Connections: one per thread that needs one, made in the child on first
- * use (never before fork), bounded by HotLimitStoreTimeout for connect and
+ * Connections: one per child, shared by its threads, made on first use
+ * (never before fork), bounded by HotLimitStoreTimeout for connect and
  * every command, and dropped after any error (a hiredis context is not
- * reusable then). A breaker in shared memory (one per httpd) opens on a
+ * reusable then); decisions that meet in time travel in one write
+ * (mod_hotlimit_redis_conn.c). A breaker in shared memory (one per httpd) opens on a
  * failure, so that one child's timeout spares every other: while it is
  * open, decisions follow HotLimitStoreFailure (local: the shm counters;
  * open: admit; closed: 503); after a jittered backoff one request at a time
@@ -43,6 +44,7 @@
 #include "hl_redis_script.h"
 #include "hl_fmt.h"
 #include "hl_breaker.h"
+#include "mod_hotlimit_redis_conn.h"
 
 APLOG_USE_MODULE(hotlimit);
 
@@ -63,14 +65,13 @@ static server_rec *rserver;
 static char script_sha[41];
 static const char *rwhere = "";          /* "host:port" or the socket */
 
-/* Per thread: the connection, and the refused-until notes. */
+/* Per thread: the refused-until notes. */
 typedef struct {
     uint64_t      key;        /* hash of the decision's keys and limits */
     int64_t       until_ms;   /* hl_mono_ms */
     hl_decision_t decision;
 } hl_refused_t;
 
-static __thread redisContext *conn;
 static __thread hl_refused_t refused[HL_REFUSED_CACHE];
 
 /* ---- configuration ------------------------------------------------------ */
@@ -193,16 +194,7 @@ static void succeeded(void)
                      rwhere);
 }
 
-/* ---- the connection ------------------------------------------------------- */
-
-/* Drops this thread's connection (after an error it cannot be reused). */
-static void drop(void)
-{
-    if (conn) {
-        redisFree(conn);
-        conn = NULL;
-    }
-}
+/* ---- the connection (mod_hotlimit_redis_conn.c) ------------------------- */
 
 /* Returns 1 if reply is an error starting with prefix. */
 static int is_error(const redisReply *reply, const char *prefix)
@@ -211,51 +203,24 @@ static int is_error(const redisReply *reply, const char *prefix)
            && !strncmp(reply->str, prefix, strlen(prefix));
 }
 
-/* Returns 1 if reply (of a command setting the connection up, freed here)
- * is not an error; else drops the connection, sets *why to failure and
- * returns 0. */
-static int setup_ok(void *reply, const char *failure, const char **why)
+/* Sends one command (RESP) and reads its reply over the child's shared
+ * connection. Returns the reply (the caller frees it), or NULL with *why
+ * set; a failed round trip is recorded on the breaker once, by the call
+ * the connection names (hl_redis_exchange). */
+static redisReply *exchange(const char *cmd, size_t len, int64_t now,
+                            const char **why)
 {
-    redisReply *rp = reply;
-    int ok = rp && rp->type != REDIS_REPLY_ERROR;
+    redisReply *reply;
 
-    if (rp)
-        freeReplyObject(rp);
-    if (!ok) {
-        *why = failure;
-        drop();
-    }
-    return ok;
-}
-
-/* Returns this thread's connection, made (with AUTH and SELECT) if needed,
- * or NULL with *why set. */
-static redisContext *connection(const char **why)
-{
-    struct timeval tv;
-
-    if (conn)
-        return conn;
-    tv.tv_sec = rconf->timeout_ms / 1000;
-    tv.tv_usec = (rconf->timeout_ms % 1000) * 1000;
-    conn = rconf->socket ? redisConnectUnixWithTimeout(rconf->socket, tv)
-                         : redisConnectWithTimeout(rconf->host, rconf->port, tv);
-    if (!conn || conn->err) {
-        *why = "cannot connect";
-        drop();
+    switch (hl_redis_exchange(cmd, len, &reply, why)) {
+    case HL_EXCHANGE_OK:
+        return reply;
+    case HL_EXCHANGE_FAILED:
+        failed(*why, now);
+        return NULL;
+    default:
         return NULL;
     }
-    redisSetTimeout(conn, tv);
-    if (rconf->password
-        && !setup_ok(rconf->user
-                     ? redisCommand(conn, "AUTH %s %s", rconf->user, rconf->password)
-                     : redisCommand(conn, "AUTH %s", rconf->password),
-                     "AUTH refused", why))
-        return NULL;
-    if (rconf->db
-        && !setup_ok(redisCommand(conn, "SELECT %d", rconf->db), "SELECT refused", why))
-        return NULL;
-    return conn;
 }
 
 /* ---- the decision ---------------------------------------------------------- */
@@ -357,30 +322,26 @@ static const char *build_call(hl_call_t *c, hl_decide_item_t *const *items,
 }
 
 /* Sends one call and reads its reply. Returns the reply (the caller frees
- * it), or NULL (connection dropped, *why set). */
-static redisReply *round_trip(redisContext *cx, hl_call_t *c,
-                              hl_decide_item_t *const *items, int n,
-                              const char *mode, uint32_t cost, int eval,
-                              const char **why)
+ * it), or NULL with *why set. */
+static redisReply *round_trip(hl_call_t *c, hl_decide_item_t *const *items,
+                              int n, const char *mode, uint32_t cost, int eval,
+                              int64_t now, const char **why)
 {
     const char *cmd = build_call(c, items, n, mode, cost, eval);
-    void *reply = NULL;
 
     if (!cmd) {
         *why = "out of memory";
         return NULL;
     }
-    if (redisAppendFormattedCommand(cx, cmd, (size_t)(c->buf + c->len - cmd)) != REDIS_OK
-        || redisGetReply(cx, &reply) != REDIS_OK)
-        reply = NULL;
-    return reply;
+    return exchange(cmd, (size_t)(c->buf + c->len - cmd), now, why);
 }
 
 /* Sends a call, loading the script when the server has lost it. Returns
- * the reply (the caller frees it), or NULL after dropping the connection
- * with *why set. */
-static redisReply *send_call(redisContext *cx, hl_decide_item_t *const *items,
-                             int n, const char *mode, uint32_t cost,
+ * the reply (the caller frees it), or NULL with *why set (a failed round
+ * trip is already recorded; a reply that is not an array is recorded
+ * here and the connection discarded). */
+static redisReply *send_call(hl_decide_item_t *const *items, int n,
+                             const char *mode, uint32_t cost, int64_t now,
                              const char **why)
 {
     hl_call_t c;
@@ -390,18 +351,14 @@ static redisReply *send_call(redisContext *cx, hl_decide_item_t *const *items,
     c.len = 0;
     c.cap = 2048;
     c.buf = malloc(c.cap);
-    reply = c.buf ? round_trip(cx, &c, items, n, mode, cost, 0, why) : NULL;
+    reply = c.buf ? round_trip(&c, items, n, mode, cost, 0, now, why) : NULL;
     if (is_error(reply, "NOSCRIPT")) {
         freeReplyObject(reply);
-        reply = round_trip(cx, &c, items, n, mode, cost, 1, why);
+        reply = round_trip(&c, items, n, mode, cost, 1, now, why);
     }
     free(c.buf);
-    if (!reply) {
-        if (!*why || !strcmp(*why, "unknown"))
-            *why = cx->err == REDIS_ERR_IO ? "timeout or connection lost" : "no reply";
-        drop();
+    if (!reply)
         return NULL;
-    }
     if (reply->type != REDIS_REPLY_ARRAY) {
         /* READONLY: a failed-over replica; anything else is as bad. */
         *why = is_error(reply, "READONLY") ? "READONLY (a replica)"
@@ -410,7 +367,8 @@ static redisReply *send_call(redisContext *cx, hl_decide_item_t *const *items,
             ap_log_error(APLOG_MARK, APLOG_DEBUG, 0, rserver,
                          "HL00703: Redis answered: %s", reply->str);
         freeReplyObject(reply);
-        drop();
+        hl_redis_conn_discard();
+        failed(*why, now);
         return NULL;
     }
     return reply;
@@ -528,7 +486,6 @@ static int redis_decide(void *ctx, hl_decide_item_t *const *items, int n,
 {
     uint64_t key = refused_key(items, n);
     const char *why = "unknown";
-    redisContext *cx;
     redisReply *reply;
     int admit, i;
     (void)ctx;
@@ -537,12 +494,9 @@ static int redis_decide(void *ctx, hl_decide_item_t *const *items, int n,
         return 0;
     if (!may_try(now))
         return fallback(items, n, now);
-    cx = connection(&why);
-    reply = cx ? send_call(cx, items, n, "d", 1, &why) : NULL;
-    if (!reply) {
-        failed(why, now);
+    reply = send_call(items, n, "d", 1, now, &why);
+    if (!reply)
         return fallback(items, n, now);
-    }
     admit = read_decisions(reply, items, n);
     freeReplyObject(reply);
     if (admit < 0) {
@@ -576,7 +530,6 @@ static int redis_count(void *ctx, const hl_decide_item_t *it, uint32_t cost,
 {
     hl_decide_item_t *items[1];
     const char *why = "unknown";
-    redisContext *cx;
     redisReply *reply;
     (void)ctx;
 
@@ -586,12 +539,9 @@ static int redis_count(void *ctx, const hl_decide_item_t *it, uint32_t cost,
         return rconf->failure == HL_STORE_FAIL_LOCAL
                ? local->ops->count(local->ctx, it, cost, now) : 0;
     }
-    cx = connection(&why);
-    reply = cx ? send_call(cx, items, 1, "c", cost, &why) : NULL;
-    if (!reply) {
-        failed(why, now);
+    reply = send_call(items, 1, "c", cost, now, &why);
+    if (!reply)
         return -1;
-    }
     freeReplyObject(reply);
     succeeded();
     return 0;
@@ -600,36 +550,39 @@ static int redis_count(void *ctx, const hl_decide_item_t *it, uint32_t cost,
 static int redis_reset(void *ctx, const char *key, size_t len)
 {
     static const hl_origin_t origins[] = { HL_ORIGIN_DIRECTIVE, HL_ORIGIN_TABLE };
+    enum { NKEYS = 2 * HL_MAX_WINDOWS };
     const hl_store_t *local = hl_store_shm();
-    const char *why = "unknown";
-    redisContext *cx;
+    const char *why = "unknown", *argv[1 + NKEYS];
+    char full[NKEYS][HL_KEY_MAX + 64 + 8], *cmd = NULL;
+    size_t argl[1 + NKEYS], plen = strlen(rconf->prefix);
     redisReply *reply;
     int removed = local->ops->reset(local->ctx, key, len);
-    size_t o, plen = strlen(rconf->prefix);
-    int w;
+    int o, w, k = 1, cmdlen;
     (void)ctx;
 
-    cx = connection(&why);
-    if (!cx)
+    if (plen > 64)
         return removed;
+    argv[0] = "DEL";
+    argl[0] = 3;
     for (o = 0; o < 2; ++o)
-        for (w = 0; w < HL_MAX_WINDOWS; ++w) {
-            char skey[HL_KEY_MAX], full[HL_KEY_MAX + 64];
+        for (w = 0; w < HL_MAX_WINDOWS; ++w, ++k) {
+            char skey[HL_KEY_MAX];
             size_t slen = hl_limiter_slot_key(skey, origins[o], w, key, len);
-            const char *argv[2] = { "DEL", full };
-            size_t argl[2] = { 3, plen + 5 + slen };
-            memcpy(full, rconf->prefix, plen);
-            memcpy(full + plen, "{hl}:", 5);
-            memcpy(full + plen + 5, skey, slen);
-            reply = redisCommandArgv(cx, 2, argv, argl);
-            if (!reply) {
-                drop();
-                return removed;
-            }
-            if (reply->type == REDIS_REPLY_INTEGER)
-                removed += (int)reply->integer;
-            freeReplyObject(reply);
+            memcpy(full[k - 1], rconf->prefix, plen);
+            memcpy(full[k - 1] + plen, "{hl}:", 5);
+            memcpy(full[k - 1] + plen + 5, skey, slen);
+            argv[k] = full[k - 1];
+            argl[k] = plen + 5 + slen;
         }
+    cmdlen = redisFormatCommandArgv(&cmd, k, argv, argl);
+    if (cmdlen < 0)
+        return removed;
+    reply = exchange(cmd, (size_t)cmdlen, hl_mono_ms(), &why);
+    redisFreeCommand(cmd);
+    if (reply && reply->type == REDIS_REPLY_INTEGER)
+        removed += (int)reply->integer;
+    if (reply)
+        freeReplyObject(reply);
     memset(refused, 0, sizeof(refused));
     return removed;
 }
@@ -656,6 +609,7 @@ int hl_redis_post_config(apr_pool_t *pconf, server_rec *s)
         return OK;
     rserver = s;
     rwhere = where(pconf);
+    hl_redis_conn_setup(rconf);
     apr_pool_userdata_get(&found, HL_REDIS_LIFE_KEY, pp);
     if (!found) {
         if (apr_shm_create(&shm, sizeof(hl_redis_shared_t), NULL, pp) != APR_SUCCESS) {

@@ -19,7 +19,7 @@ use HLTest ();
 
 my $redis_server = -x '/usr/bin/redis-server' ? '/usr/bin/redis-server' : '';
 my $redis_cli = -x '/usr/bin/redis-cli' ? '/usr/bin/redis-cli' : '';
-plan tests => 31, need { 'redis-server (apt-get install redis-server)' => $redis_server && $redis_cli };
+plan tests => 32, need { 'redis-server (apt-get install redis-server)' => $redis_server && $redis_cli };
 
 my $rport = free_port();
 my $rdir = Apache::Test::vars('t_logs') . "/redis-" . hl_mpm() . "-$$";
@@ -99,6 +99,18 @@ ok t_cmp($seen{429} // 0, 20, '... and 20 refused');
     }
     ok t_cmp($burst{200} // 0, 30, '100 requests from 50 concurrent clients on two servers: exactly 30 admitted');
     ok t_cmp(($burst{0} // 0) + scalar(grep { $_ >= 500 } keys %burst), 0, '... no failed connection, no 5xx');
+
+    # The threads of a child share one connection (commands that meet in
+    # time leave in one write): Redis sees at most one client per httpd
+    # child, not one per thread that decided.
+    my $children = 0;
+    for my $srv ($a, $b) {
+        my @kids = grep { /^\d+$/ } split /\s+/, `pgrep -P ${\ $srv->pid}`;
+        $children += @kids;
+    }
+    my ($clients) = cli('INFO', 'clients') =~ /connected_clients:(\d+)/;
+    ok t_cmp($clients - 1 <= $children ? 1 : 0, 1,
+             "one Redis connection per httpd child: " . ($clients - 1) . " connections, $children children");
 }
 
 # --- a graceful restart of one server under load: exact, no errors ------------------
