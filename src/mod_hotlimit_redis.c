@@ -226,49 +226,96 @@ static redisReply *exchange(const char *cmd, size_t len, int64_t now,
 /* ---- the decision ---------------------------------------------------------- */
 
 /* One script call, written straight in the protocol's form (RESP): no
- * format strings, no per-argument allocation. */
+ * format strings, no per-argument allocation. Each thread keeps its
+ * buffer for its life (it grows, rarely: EVAL carries the script). */
 typedef struct {
     char  *buf;        /* the command being written */
     size_t len, cap;
     int    argc;       /* arguments written */
 } hl_call_t;
 
-/* Appends n bytes to the call, growing it (malloc) when needed. Returns 0,
- * or -1 when out of memory. */
-static int put(hl_call_t *c, const char *s, size_t n)
+static __thread hl_call_t thread_call;
+
+/* Returns this thread's call buffer. Not inlined on purpose: in a module
+ * (-fPIC) the compiler would otherwise recompute a __thread address, a
+ * call into the dynamic loader, at every use. */
+static __attribute__((noinline)) hl_call_t *this_thread_call(void)
 {
-    if (c->len + n > c->cap) {
-        size_t cap = (c->len + n) * 2;
-        char *b = realloc(c->buf, cap);
-        if (!b)
-            return -1;
-        c->buf = b;
-        c->cap = cap;
-    }
-    memcpy(c->buf + c->len, s, n);
-    c->len += n;
+    return &thread_call;
+}
+
+/* Makes room for n more bytes (realloc). Returns 0, or -1 when out of
+ * memory (the buffer is kept). */
+static int reserve(hl_call_t *c, size_t n)
+{
+    size_t cap;
+    char *b;
+
+    if (c->len + n <= c->cap)
+        return 0;
+    cap = (c->len + n) * 2;
+    if (cap < 2048)
+        cap = 2048;
+    b = realloc(c->buf, cap);
+    if (!b)
+        return -1;
+    c->buf = b;
+    c->cap = cap;
     return 0;
 }
 
-/* Appends one bulk-string argument ($LEN CRLF DATA CRLF). */
+/* Appends one bulk-string argument ($LEN CRLF DATA CRLF). Returns 0, or
+ * -1 when out of memory. */
 static int add_arg(hl_call_t *c, const char *s, size_t n)
 {
-    char head[HL_FMT_U64_MAX + 4];
-    size_t h;
+    char *p;
 
-    head[0] = '$';
-    h = 1 + hl_fmt_u64(head + 1, n);
-    head[h++] = '\r';
-    head[h++] = '\n';
+    if (reserve(c, n + HL_FMT_U64_MAX + 5) != 0)
+        return -1;
+    p = c->buf + c->len;
+    *p++ = '$';
+    p += hl_fmt_u64(p, n);
+    *p++ = '\r';
+    *p++ = '\n';
+    memcpy(p, s, n);
+    p += n;
+    *p++ = '\r';
+    *p++ = '\n';
+    c->len = (size_t)(p - c->buf);
     c->argc++;
-    return put(c, head, h) | put(c, s, n) | put(c, "\r\n", 2);
+    return 0;
 }
 
-/* Appends one number argument. */
+/* Appends one number argument. Returns 0, or -1 when out of memory. */
 static int add_num(hl_call_t *c, uint64_t v)
 {
-    char num[HL_FMT_U64_MAX];
-    return add_arg(c, num, hl_fmt_u64(num, v));
+    char num[HL_FMT_U64_MAX], *p;
+    size_t n;
+
+    if (reserve(c, HL_FMT_U64_MAX + 8) != 0)
+        return -1;
+    p = c->buf + c->len;
+    if (v < 10) {                /* most of them: flags, counts of windows */
+        memcpy(p, "$1\r\n0\r\n", 7);
+        p[4] = (char)('0' + v);
+        p += 7;
+    }
+    else {
+        n = hl_fmt_u64(num, v);  /* at most 20 digits */
+        *p++ = '$';
+        if (n >= 10)
+            *p++ = (char)('0' + n / 10);
+        *p++ = (char)('0' + n % 10);
+        *p++ = '\r';
+        *p++ = '\n';
+        memcpy(p, num, n);
+        p += n;
+        *p++ = '\r';
+        *p++ = '\n';
+    }
+    c->len = (size_t)(p - c->buf);
+    c->argc++;
+    return 0;
 }
 
 /* Writes a script call over items (mode "d" or "c") into c->buf after a
@@ -344,19 +391,14 @@ static redisReply *send_call(hl_decide_item_t *const *items, int n,
                              const char *mode, uint32_t cost, int64_t now,
                              const char **why)
 {
-    hl_call_t c;
+    hl_call_t *c = this_thread_call();
     redisReply *reply;
 
-    /* Room for the usual EVALSHA; EVAL (the script itself, rare) grows it. */
-    c.len = 0;
-    c.cap = 2048;
-    c.buf = malloc(c.cap);
-    reply = c.buf ? round_trip(&c, items, n, mode, cost, 0, now, why) : NULL;
+    reply = round_trip(c, items, n, mode, cost, 0, now, why);
     if (is_error(reply, "NOSCRIPT")) {
         freeReplyObject(reply);
-        reply = round_trip(&c, items, n, mode, cost, 1, now, why);
+        reply = round_trip(c, items, n, mode, cost, 1, now, why);
     }
-    free(c.buf);
     if (!reply)
         return NULL;
     if (reply->type != REDIS_REPLY_ARRAY) {

@@ -45,6 +45,7 @@ typedef struct hl_waiter {
     hl_exchange_t     result;
     int               taken;    /* in the round trip under way */
     int               done;     /* reply, result and why are final */
+    int               ready;    /* wake is made (once per thread) */
     sem_t             wake;     /* posted when done, or when it may lead */
 } hl_waiter_t;
 
@@ -57,7 +58,14 @@ static int conn_bad;                           /* under lane_lock */
 static redisContext *conn;                     /* the leader's only */
 
 static __thread hl_waiter_t me;
-static __thread int me_ready;
+
+/* Returns this thread's waiter. Not inlined on purpose: in a module
+ * (-fPIC) the compiler would otherwise recompute a __thread address, a
+ * call into the dynamic loader, at every use. */
+static __attribute__((noinline)) hl_waiter_t *this_thread_waiter(void)
+{
+    return &me;
+}
 
 void hl_redis_conn_setup(const hl_redis_conf_t *conf)
 {
@@ -153,12 +161,12 @@ static void round_trip(hl_waiter_t *batch)
 
 /* ---- the queue (under lane_lock) ------------------------------------------ */
 
-/* Leads one round trip: takes the whole queue (which holds the caller's
- * own waiter), runs it without the lock, marks every waiter done, then
+/* Leads one round trip: takes the whole queue (which holds self, the
+ * caller's own waiter), runs it without the lock, marks every waiter done, then
  * lets go of the lock and wakes each waiter, and the first one queued
  * meanwhile so that it leads next. Called with lane_lock held and no
  * round trip under way; returns without it. */
-static void lead(void)
+static void lead(hl_waiter_t *self)
 {
     hl_waiter_t *batch = queue_head, *w, *next, *successor;
     int discard = conn_bad;
@@ -182,7 +190,7 @@ static void lead(void)
     pthread_mutex_unlock(&lane_lock);
     for (w = batch; w; w = next) {
         next = w->next;          /* read before the waiter may reuse it */
-        if (w != &me)
+        if (w != self)
             sem_post(&w->wake);
     }
     if (successor)
@@ -206,14 +214,14 @@ static void unqueue(hl_waiter_t *w)
 /* Prepares this thread's waiter once, and drops wake-ups left over from
  * an earlier exchange. Returns 0, or -1 when the semaphore cannot be
  * made. */
-static int ready_me(void)
+static int ready_me(hl_waiter_t *w)
 {
-    if (!me_ready) {
-        if (sem_init(&me.wake, 0, 0) != 0)
+    if (!w->ready) {
+        if (sem_init(&w->wake, 0, 0) != 0)
             return -1;
-        me_ready = 1;
+        w->ready = 1;
     }
-    while (sem_trywait(&me.wake) == 0)
+    while (sem_trywait(&w->wake) == 0)
         ;
     return 0;
 }
@@ -231,7 +239,7 @@ static void wait_done(hl_waiter_t *w, const struct timespec *deadline)
             return;
         }
         if (!in_flight) {
-            lead();              /* w is queued, so this round trip takes it */
+            lead(w);             /* w is queued, so this round trip takes it */
             return;
         }
         if (!w->taken) {
@@ -262,11 +270,11 @@ static void wait_done(hl_waiter_t *w, const struct timespec *deadline)
 hl_exchange_t hl_redis_exchange(const char *cmd, size_t len,
                                 redisReply **reply, const char **why)
 {
-    hl_waiter_t *w = &me;
+    hl_waiter_t *w = this_thread_waiter();
     struct timespec deadline;
 
     *reply = NULL;
-    if (ready_me() != 0) {
+    if (ready_me(w) != 0) {
         *why = "cannot make a semaphore";
         return HL_EXCHANGE_BUSY;
     }
