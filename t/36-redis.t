@@ -11,36 +11,19 @@ use FindBin;
 use lib "$FindBin::Bin/lib";
 use Time::HiRes qw(time sleep);
 use POSIX ();
-use File::Path ();
 use Apache::Test;
 use Apache::TestUtil;
 use HotLimitTable;
 use HLTest ();
+use HLRedis;
 
-my $redis_server = -x '/usr/bin/redis-server' ? '/usr/bin/redis-server' : '';
-my $redis_cli = -x '/usr/bin/redis-cli' ? '/usr/bin/redis-cli' : '';
-plan tests => 32, need { 'redis-server (apt-get install redis-server)' => $redis_server && $redis_cli };
+plan tests => 32, need { 'redis-server (apt-get install redis-server)' => HLRedis::available() };
 
-my $rport = free_port();
-my $rdir = Apache::Test::vars('t_logs') . "/redis-" . hl_mpm() . "-$$";
-File::Path::mkpath($rdir);
-
-sub redis_start {
-    system($redis_server, '--port', $rport, '--bind', '127.0.0.1', '--save', '',
-           '--appendonly', 'no', '--daemonize', 'yes', '--dir', $rdir,
-           '--pidfile', "$rdir/redis.pid", '--logfile', "$rdir/redis.log") == 0
-        or die "cannot start redis-server\n";
-    wait_until(sub { `$redis_cli -p $rport ping 2>/dev/null` =~ /PONG/ }, 10)
-        or die "redis-server does not answer\n";
-}
-sub redis_stop {
-    my $pid = HotLimitTable::_slurp("$rdir/redis.pid") // return;
-    chomp $pid;
-    kill 'TERM', $pid;
-    wait_until(sub { !kill 0, $pid }, 10);
-}
-sub cli { my $out = `$redis_cli -p $rport @_ 2>&1`; chomp $out; $out }
-END { redis_stop() }
+my $redis = HLRedis->new('redis');
+my $rport = $redis->port;
+sub redis_start { $redis->start }
+sub redis_stop { $redis->stop }
+sub cli { $redis->cli(@_) }
 
 redis_start();
 my $conf = <<"CONF";
@@ -165,7 +148,7 @@ ok t_cmp(cli('--scan', '--pattern', "'hl:{hl}:d0/flush*'") =~ /flush/ ? 1 : 0, 1
 # --- Redis paused (DEBUG SLEEP): requests wait no longer than the timeout ------------
 {
     my $pid = fork // die "fork: $!";
-    if (!$pid) { exec($redis_cli, '-p', $rport, 'DEBUG', 'SLEEP', '1.5') or POSIX::_exit(1) }
+    if (!$pid) { exec(HLRedis::client(), '-p', $rport, 'DEBUG', 'SLEEP', '1.5') or POSIX::_exit(1) }
     sleep 0.2;
     my ($slow, %codes) = (0);
     for my $i (1 .. 10) {

@@ -1,0 +1,79 @@
+package HLRedis;
+# A private redis-server on loopback for the Redis store tests (t/36-redis.t,
+# t/39-redis-status.t): no persistence, its files under t/logs, stopped when
+# the test ends (also on die).
+#
+#   plan tests => N, need { 'redis-server (apt-get install redis-server)' => HLRedis::available() };
+#   my $redis = HLRedis->new('redis');    # a free port, not started
+#   $redis->start;                        # dies when it does not answer
+#   my $v = $redis->cli('GET', "'hl:{hl}:d0/q|127.0.0.1'");
+#   $redis->stop;
+use strict;
+use warnings FATAL => 'all';
+
+use File::Path ();
+use Apache::Test ();
+use HotLimitTable ();
+
+my $server = '/usr/bin/redis-server';
+my $client = '/usr/bin/redis-cli';
+my @started;
+
+# Returns 1 if redis-server and redis-cli are installed.
+sub available { -x $server && -x $client ? 1 : 0 }
+
+# Returns the path of redis-cli.
+sub client { $client }
+
+# Returns a handle for a server on a free port, its directory named after
+# $name under t/logs; extra redis-server arguments in @args.
+sub new {
+    my ($class, $name, @args) = @_;
+    my $self = bless {
+        port => HotLimitTable::free_port(),
+        dir  => Apache::Test::vars('t_logs') . "/$name-" . HotLimitTable::hl_mpm() . "-$$",
+        args => \@args,
+    }, $class;
+    File::Path::mkpath($self->{dir});
+    push @started, $self;
+    return $self;
+}
+
+sub port { $_[0]{port} }
+sub dir  { $_[0]{dir} }
+
+# Starts the server and waits until it answers PING (dies after 10 s).
+sub start {
+    my $self = shift;
+    my $dir = $self->{dir};
+    system($server, '--port', $self->{port}, '--bind', '127.0.0.1', '--save', '',
+           '--appendonly', 'no', '--daemonize', 'yes', '--dir', $dir,
+           '--pidfile', "$dir/redis.pid", '--logfile', "$dir/redis.log",
+           @{ $self->{args} }) == 0
+        or die "cannot start redis-server\n";
+    HotLimitTable::wait_until(sub { $self->cli('ping') =~ /PONG/ }, 10)
+        or die "redis-server does not answer\n";
+    return $self;
+}
+
+# Stops the server (SIGTERM) and waits up to 10 s until it is gone.
+sub stop {
+    my $self = shift;
+    my $pid = HotLimitTable::_slurp("$self->{dir}/redis.pid") // return;
+    chomp $pid;
+    kill 'TERM', $pid;
+    HotLimitTable::wait_until(sub { !kill 0, $pid }, 10);
+}
+
+# Runs redis-cli against the server with @args (shell words: quote keys
+# with braces or '|'); returns its output without the last newline.
+sub cli {
+    my ($self, @args) = @_;
+    my $out = `$client -p $self->{port} @args 2>&1`;
+    chomp $out;
+    return $out;
+}
+
+END { $_->stop for @started }
+
+1;
