@@ -21,7 +21,9 @@
  * recovery.
  *
  * A refused client carries a "refused until T" note in a per-thread cache,
- * so a flood of refused requests does not each cost a round trip.
+ * so a flood of refused requests does not each cost a round trip; a note
+ * is trusted for a second at most, so that a reset (on any server sharing
+ * the Redis) reaches every thread within a second.
  */
 #include <string.h>
 #include <stdlib.h>
@@ -50,6 +52,7 @@ APLOG_USE_MODULE(hotlimit);
 
 #define HL_REDIS_LIFE_KEY   "hotlimit-redis"
 #define HL_REFUSED_CACHE    64
+#define HL_REFUSED_RECHECK_MS 1000   /* a note is trusted this long at most */
 
 /* The breaker and the figures, in shared memory (one per httpd parent). */
 typedef struct {
@@ -69,6 +72,7 @@ static const char *rwhere = "";          /* "host:port" or the socket */
 typedef struct {
     uint64_t      key;        /* hash of the decision's keys and limits */
     int64_t       until_ms;   /* hl_mono_ms */
+    int64_t       recheck_ms; /* hl_mono_ms: ask Redis again from then on */
     hl_decision_t decision;
 } hl_refused_t;
 
@@ -486,7 +490,7 @@ static int still_refused(uint64_t key, hl_decide_item_t *const *items, int n,
     hl_refused_t *e = &refused[key % HL_REFUSED_CACHE];
     int i;
 
-    if (e->key != key || now >= e->until_ms || n != 1)
+    if (e->key != key || now >= e->until_ms || now >= e->recheck_ms || n != 1)
         return 0;
     for (i = 0; i < n; ++i) {
         items[i]->decision = e->decision;
@@ -562,6 +566,7 @@ static int redis_decide(void *ctx, hl_decide_item_t *const *items, int n,
                 retry = items[0]->decision.windows[i].retry_ms;
         e->key = key;
         e->until_ms = now + retry;
+        e->recheck_ms = now + HL_REFUSED_RECHECK_MS;
         e->decision = items[0]->decision;
     }
     return admit;
