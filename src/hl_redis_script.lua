@@ -14,6 +14,9 @@
 --       per window: limit, window ms, burst.
 -- Returns: admitted (1/0), then per window: admit, remaining, reset ms,
 --          retry ms.
+-- A window at its limit after the decision (refused, or counted up to its
+-- limit) is also put in the sorted set PREFIX{hl}:limited (see list_add).
+-- Mode "l" lists that set for the status page instead (see list).
 -- Each key holds "t c p": t the window start in ms (gcra: the TAT in
 -- microseconds), c the count, p the previous window's count (sliding),
 -- set with its expiry in one command.
@@ -87,20 +90,82 @@ local function gcra(key, limit, w, burst)
 end
 
 -- Counts n requests (at most the window's limit: a cost charge never
--- outlasts its window) in a window whose state was rolled to now.
+-- outlasts its window) in a window whose state was rolled to now. Returns
+-- the state's new t.
 local function commit(algo, key, limit, w, burst, t, c, p, n)
   if n > limit then n = limit end
   if algo == 2 then
     local now_us = now * 1000
     local tat = math.max(t, now_us) + n * ceil_div(w * 1000, limit)
     store(key, tat, 0, 0, ceil_div(tat - now_us, 1000) + 1)
+    return tat
   elseif algo == 1 then
     store(key, t, c + n, p, 2 * w + 1)
   else
     if c == 0 then t = now end
     store(key, t, c + n, 0, t + w - now)
   end
+  return t
 end
+
+-- The keys at their limit, for the status page of every server sharing
+-- this Redis: a sorted set PREFIX{hl}:limited (the hash tag of the counter
+-- keys: one cluster slot) of counter keys, each scored with the time (ms,
+-- this server's clock) its counter clears. Touched only for a window at
+-- its limit, never on an ordinary admission; bounded: cleared members are
+-- dropped at each add, at most LIMITED_MAX are kept (those that clear
+-- soonest go first), and the set expires with its last member. Through
+-- pcall: a user whose ACL lacks these commands still gets its decisions.
+local LIMITED_MAX = 10000
+
+local function limited_set(key)
+  return (string.match(key, '^(.-{hl}:)') or '') .. 'limited'
+end
+
+-- Returns when a counter whose state has t clears: hl_bucket_expires_ms.
+local function expires(algo, t, w)
+  if algo == 2 then return ceil_div(t, 1000) end
+  if algo == 1 then return t + 2 * w end
+  return t + w
+end
+
+local function list_add(key, at)
+  if at <= now then return end
+  local z = limited_set(key)
+  redis.pcall('ZREMRANGEBYSCORE', z, '-inf', now)
+  redis.pcall('ZADD', z, at, key)
+  local n = redis.pcall('ZCARD', z)
+  if type(n) == 'number' and n > LIMITED_MAX then
+    redis.pcall('ZREMRANGEBYRANK', z, 0, n - LIMITED_MAX - 1)
+  end
+  local ttl = redis.pcall('PTTL', z)
+  if type(ttl) == 'number' and ttl < at - now then redis.pcall('PEXPIRE', z, at - now) end
+end
+
+-- Mode "l": lists set z (KEYS[1]) for the status page. Drops the members
+-- that cleared or whose counter is gone, and returns now, the number of
+-- members left, then for the (at most) max that clear last: the key, when
+-- it clears (ms) and its count (0 for gcra).
+local function list(z, max)
+  redis.call('ZREMRANGEBYSCORE', z, '-inf', now)
+  local total = redis.call('ZCARD', z)
+  local got = redis.call('ZREVRANGEBYSCORE', z, '+inf', '(' .. now, 'WITHSCORES', 'LIMIT', 0, max)
+  local out = { now, 0 }
+  for i = 1, #got, 2 do
+    local v = redis.call('GET', got[i])
+    if v then
+      local c = string.match(v, '^%-?%d+ (%d+)')
+      out[#out + 1] = got[i]; out[#out + 1] = tonumber(got[i + 1]); out[#out + 1] = tonumber(c) or 0
+    else
+      redis.call('ZREM', z, got[i])
+      total = total - 1
+    end
+  end
+  out[2] = total
+  return out
+end
+
+if ARGV[1] == 'l' then return list(KEYS[1], tonumber(ARGV[2])) end
 
 local mode, nitems, cost = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3])
 local a, k, all = 4, 1, 1
@@ -131,7 +196,12 @@ for i = 1, nitems do
   for j = 1, it.nw do
     local x = it.w[j]
     local r = x.r
-    if count then commit(it.algo, x.key, x.limit, x.win, x.burst, r[5], r[6], r[7], cost) end
+    local t = r[5]
+    if count then t = commit(it.algo, x.key, x.limit, x.win, x.burst, r[5], r[6], r[7], cost) end
+    -- At its limit now: refused, or counted up to its limit.
+    if r[1] == 0 or (count and r[2] < math.min(cost, x.limit)) then
+      list_add(x.key, expires(it.algo, t, x.win))
+    end
     out[#out + 1] = r[1]; out[#out + 1] = r[2]; out[#out + 1] = r[3]; out[#out + 1] = r[4]
   end
 end

@@ -24,6 +24,11 @@
  * so a flood of refused requests does not each cost a round trip; a note
  * is trusted for a second at most, so that a reset (on any server sharing
  * the Redis) reaches every thread within a second.
+ *
+ * The keys at their limit: the script also keeps a sorted set,
+ * PREFIX{hl}:limited, of the counters at their limit (scored with when
+ * each clears), which the status page of every server lists in one round
+ * trip (hl_redis_limited) and a reset cleans (unlist).
  */
 #include <string.h>
 #include <stdlib.h>
@@ -594,6 +599,169 @@ static int redis_count(void *ctx, const hl_decide_item_t *it, uint32_t cost,
     return 0;
 }
 
+/* ---- the keys at their limit (the status page) --------------------------- */
+
+/* The longest prefix a Redis key may have (build_call's bound too). */
+#define HL_REDIS_PREFIX_MAX 64
+/* Room for PREFIX{hl}: and a slot key. */
+#define HL_REDIS_KEY_MAX (HL_REDIS_PREFIX_MAX + 5 + HL_KEY_MAX)
+
+/* Writes PREFIX{hl}: then n bytes of tail into out (HL_REDIS_KEY_MAX
+ * bytes). Returns the length, or 0 when the prefix is too long. */
+static size_t redis_key(char *out, const char *tail, size_t n)
+{
+    size_t plen = strlen(rconf->prefix);
+
+    if (plen > HL_REDIS_PREFIX_MAX || n > HL_KEY_MAX)
+        return 0;
+    memcpy(out, rconf->prefix, plen);
+    memcpy(out + plen, "{hl}:", 5);
+    memcpy(out + plen + 5, tail, n);
+    return plen + 5 + n;
+}
+
+/* Sends the command argv[0 .. argc) (lengths argl) over the shared
+ * connection. Returns the reply (the caller frees it; it may be an error
+ * reply), or NULL with *why set (a failed round trip is recorded on the
+ * breaker by exchange). */
+static redisReply *command(int argc, const char **argv, const size_t *argl,
+                           const char **why)
+{
+    redisReply *reply;
+    char *cmd = NULL;
+    int len = redisFormatCommandArgv(&cmd, argc, argv, argl);
+
+    if (len < 0) {
+        *why = "out of memory";
+        return NULL;
+    }
+    reply = exchange(cmd, (size_t)len, hl_mono_ms(), why);
+    redisFreeCommand(cmd);
+    return reply;
+}
+
+/* Takes the n counter keys (Redis keys, lengths keyl) out of
+ * PREFIX{hl}:limited (ZREM), after a reset deleted them. Never fails: the
+ * list drops a member whose counter is gone anyway. */
+static void unlist(const char *const *keys, const size_t *keyl, int n)
+{
+    enum { MAXN = 2 * HL_MAX_WINDOWS };
+    const char *argv[2 + MAXN], *why = "unknown";
+    size_t argl[2 + MAXN];
+    char zkey[HL_REDIS_KEY_MAX];
+    redisReply *reply;
+    int i;
+
+    argv[0] = "ZREM";
+    argl[0] = 4;
+    argv[1] = zkey;
+    argl[1] = redis_key(zkey, "limited", 7);
+    for (i = 0; i < n && i < MAXN; ++i) {
+        argv[2 + i] = keys[i];
+        argl[2 + i] = keyl[i];
+    }
+    reply = command(2 + i, argv, argl, &why);
+    if (reply)
+        freeReplyObject(reply);
+}
+
+/* Runs the script's listing (mode "l") of PREFIX{hl}:limited for at most
+ * max keys, loading the script when the server lost it. Returns the reply
+ * (the caller frees it; it may be an error reply), or NULL with *why set. */
+static redisReply *list_call(int max, const char **why)
+{
+    char zkey[HL_REDIS_KEY_MAX], num[HL_FMT_U64_MAX];
+    const char *argv[6];
+    size_t argl[6];
+    redisReply *reply;
+
+    argv[0] = "EVALSHA";
+    argv[1] = script_sha;
+    argv[2] = "1";
+    argv[3] = zkey;
+    argv[4] = "l";
+    argv[5] = num;
+    argl[0] = 7;
+    argl[1] = 40;
+    argl[2] = 1;
+    argl[3] = redis_key(zkey, "limited", 7);
+    argl[4] = 1;
+    argl[5] = hl_fmt_u64(num, (uint64_t)max);
+    reply = command(6, argv, argl, why);
+    if (is_error(reply, "NOSCRIPT")) {
+        freeReplyObject(reply);
+        argv[0] = "EVAL";
+        argl[0] = 4;
+        argv[1] = hl_redis_script;
+        argl[1] = strlen(hl_redis_script);
+        reply = command(6, argv, argl, why);
+    }
+    return reply;
+}
+
+/* Fills out[0 .. max) from a listing reply. Returns how many, with *total
+ * set, or -1 when the reply is not a listing. */
+static int read_listing(const redisReply *reply, hl_redis_limited_t *out,
+                        int max, uint32_t *total)
+{
+    char head[HL_REDIS_KEY_MAX];
+    size_t hlen = redis_key(head, "", 0), i;
+    int64_t now;
+    int n = 0;
+
+    if (reply->type != REDIS_REPLY_ARRAY || reply->elements < 2
+        || (reply->elements - 2) % 3 || reply->element[0]->type != REDIS_REPLY_INTEGER
+        || reply->element[1]->type != REDIS_REPLY_INTEGER)
+        return -1;
+    now = reply->element[0]->integer;
+    *total = reply->element[1]->integer > 0 ? (uint32_t)reply->element[1]->integer : 0;
+    for (i = 2; i + 2 < reply->elements && n < max; i += 3) {
+        const redisReply *key = reply->element[i];
+        size_t len;
+
+        if (key->type != REDIS_REPLY_STRING || key->len <= hlen
+            || memcmp(key->str, head, hlen) || key->len - hlen > HL_KEY_MAX
+            || reply->element[i + 1]->type != REDIS_REPLY_INTEGER
+            || reply->element[i + 2]->type != REDIS_REPLY_INTEGER)
+            continue;
+        len = key->len - hlen;
+        memcpy(out[n].key, key->str + hlen, len);
+        out[n].len = len;
+        out[n].left_ms = reply->element[i + 1]->integer - now;
+        out[n].count = reply->element[i + 2]->integer > 0
+                       ? (uint32_t)reply->element[i + 2]->integer : 0;
+        n++;
+    }
+    return n;
+}
+
+int hl_redis_limited(hl_redis_limited_t *out, int max, uint32_t *total)
+{
+    const char *why = "unknown";
+    redisReply *reply;
+    int n;
+
+    /* While the breaker is open the page does not wait for Redis. */
+    if (!rconf || !rshared || !hl_breaker_is_closed(&rshared->breaker))
+        return -1;
+    reply = list_call(max, &why);
+    if (!reply) {
+        ap_log_error(APLOG_MARK, APLOG_DEBUG, 0, rserver,
+                     "HL00711: Redis store %s: cannot list the keys at their "
+                     "limit (%s)", rwhere, why);
+        return -1;
+    }
+    n = read_listing(reply, out, max, total);
+    if (n < 0)
+        ap_log_error(APLOG_MARK, APLOG_WARNING, 0, rserver,
+                     "HL00710: Redis store %s: cannot list the keys at their "
+                     "limit (%s): the status page lists this server's own",
+                     rwhere, reply->type == REDIS_REPLY_ERROR && reply->str
+                     ? reply->str : "not a listing");
+    freeReplyObject(reply);
+    return n;
+}
+
 static int redis_reset(void *ctx, const char *key, size_t len)
 {
     static const hl_origin_t origins[] = { HL_ORIGIN_DIRECTIVE, HL_ORIGIN_TABLE };
@@ -628,8 +796,10 @@ static int redis_reset(void *ctx, const char *key, size_t len)
     redisFreeCommand(cmd);
     if (reply && reply->type == REDIS_REPLY_INTEGER)
         removed += (int)reply->integer;
-    if (reply)
+    if (reply) {
         freeReplyObject(reply);
+        unlist(argv + 1, argl + 1, NKEYS);
+    }
     memset(refused, 0, sizeof(refused));
     return removed;
 }

@@ -73,6 +73,14 @@ typedef struct {
     int64_t  left_ms;    /* until the counter expires */
 } hl_limited_key_t;
 
+/* Where the keys at their limit were listed from. */
+enum {
+    HL_LIMITED_FROM_SHM,          /* the shm store: this server's counters */
+    HL_LIMITED_FROM_REDIS,        /* the Redis store: every server's */
+    HL_LIMITED_FROM_FALLBACK      /* Redis could not answer: this server's
+                                     local (fallback) counters */
+};
+
 /* A configured route: a HotLimitQuota line or a table rule. */
 typedef struct {
     const char *name;    /* as the statistics count it */
@@ -94,6 +102,7 @@ typedef struct {
     int          nlimited;        /* keys at limit listed */
     uint32_t     limited_total;   /* windows at their limit seen */
     hl_limited_key_t limited[HL_LIMITED_KEYS];
+    int          limited_from;    /* HL_LIMITED_FROM_* */
     apr_array_header_t *routes;   /* of hl_conf_route_t */
     int          routes_cut;      /* table rules not listed */
 } hl_snapshot_t;
@@ -175,14 +184,30 @@ static int collect_top(const hl_slot_t *s, void *baton)
     return 0;
 }
 
+/* Fills k from a slot key (skey, len bytes: the origin, the window digit,
+ * then "scope|client"; HL_SLOT_KEY_PREFIX < len <= HL_KEY_MAX), control
+ * characters shown as '?'. Never fails. */
+static void limited_set(hl_limited_key_t *k, const char *skey, size_t len,
+                        uint32_t count, int64_t left_ms)
+{
+    size_t klen = len - HL_SLOT_KEY_PREFIX, i;
+
+    memcpy(k->key, skey + HL_SLOT_KEY_PREFIX, klen);
+    k->key[klen] = '\0';
+    for (i = 0; i < klen; ++i)
+        if ((unsigned char)k->key[i] < 0x20)
+            k->key[i] = '?';
+    k->count = count;
+    k->origin = skey[0];
+    k->window = skey[1] >= '0' && skey[1] <= '9' ? skey[1] - '0' : -1;
+    k->left_ms = left_ms;
+}
+
 /* Keeps the first HL_LIMITED_KEYS windows at their limit that have not
  * expired, and counts them all. */
 static int collect_limited(const hl_slot_t *s, void *baton)
 {
     hl_snapshot_t *snap = baton;
-    hl_limited_key_t *k;
-    size_t klen;
-    int i;
 
     if (!(s->flags & HL_SLOT_AT_LIMIT) || s->key_len <= HL_SLOT_KEY_PREFIX
         || s->key_len > HL_KEY_MAX || s->expires_ms <= snap->mono_ms)
@@ -190,18 +215,35 @@ static int collect_limited(const hl_slot_t *s, void *baton)
     snap->limited_total++;
     if (snap->nlimited == HL_LIMITED_KEYS)
         return 0;
-    k = &snap->limited[snap->nlimited++];
-    klen = s->key_len - HL_SLOT_KEY_PREFIX;
-    memcpy(k->key, s->key + HL_SLOT_KEY_PREFIX, klen);
-    k->key[klen] = '\0';
-    for (i = 0; k->key[i]; ++i)
-        if ((unsigned char)k->key[i] < 0x20)
-            k->key[i] = '?';
-    k->count = s->bucket.count;
-    k->origin = s->key[0];
-    k->window = s->key[1] >= '0' && s->key[1] <= '9' ? s->key[1] - '0' : -1;
-    k->left_ms = s->expires_ms - snap->mono_ms;
+    limited_set(&snap->limited[snap->nlimited++], s->key, s->key_len,
+                s->bucket.count, s->expires_ms - snap->mono_ms);
     return 0;
+}
+
+/* With the Redis store, replaces the keys at their limit that the scan
+ * found in this server's (fallback) counters by Redis' list, that of every
+ * server sharing it; keeps them when Redis cannot answer (bounded by
+ * HotLimitStoreTimeout). Sets snap->limited_from. Never fails. */
+static void limited_from_redis(hl_snapshot_t *snap)
+{
+    hl_redis_limited_t got[HL_LIMITED_KEYS];
+    uint32_t total = 0;
+    int i, n;
+
+    snap->limited_from = HL_LIMITED_FROM_SHM;
+    if (!hl_redis_store())
+        return;
+    snap->limited_from = HL_LIMITED_FROM_FALLBACK;
+    n = hl_redis_limited(got, HL_LIMITED_KEYS, &total);
+    if (n < 0)
+        return;
+    snap->limited_from = HL_LIMITED_FROM_REDIS;
+    snap->limited_total = total;
+    snap->nlimited = 0;
+    for (i = 0; i < n; ++i)
+        if (got[i].len > HL_SLOT_KEY_PREFIX)
+            limited_set(&snap->limited[snap->nlimited++], got[i].key,
+                        got[i].len, got[i].count, got[i].left_ms);
 }
 
 /* hl_store_scan callback: the busiest keys and the keys at their limit. */
@@ -355,9 +397,11 @@ hl_status_summary_t *hl_status_summary(request_rec *r)
     return snap ? &snap->sum : NULL;
 }
 
-/* Returns a snapshot allocated from r->pool, or NULL if the store can't be
- * locked (logged). */
-static hl_snapshot_t *take_snapshot(request_rec *r)
+/* Returns a snapshot allocated from r->pool, with the keys at their limit
+ * from the Redis store when it is configured and limited is nonzero
+ * (?metrics shows none: no round trip for a scrape), or NULL if the store
+ * can't be locked (logged). */
+static hl_snapshot_t *take_snapshot(request_rec *r, int limited)
 {
     hl_snapshot_t *snap = copy_header(r);
 
@@ -367,6 +411,8 @@ static hl_snapshot_t *take_snapshot(request_rec *r)
      * chunk at most, never for the whole table (HotLimitSlots may be 16
      * million). */
     hl_store_scan(collect, snap);
+    if (limited)
+        limited_from_redis(snap);
     collect_routes(r, snap);
     return snap;
 }
@@ -576,11 +622,13 @@ static void write_json(request_rec *r, const hl_snapshot_t *snap)
         hl_redis_figures(&f);
         ap_rprintf(r, "],\"routes_not_listed\":%d,\"store\":{\"kind\":\"%s\","
                    "\"stripes\":%u,\"up\":%s,\"fallbacks\":%" APR_UINT64_T_FMT
-                   "},\"limited_keys_total\":%u,"
+                   "},\"limited_keys_from\":\"%s\",\"limited_keys_total\":%u,"
                    "\"limited_keys\":[", snap->routes_cut,
                    f.configured ? "redis" : "shared memory", snap->stripes,
                    !f.configured || f.up ? "true" : "false",
-                   (apr_uint64_t)f.fallbacks, snap->limited_total);
+                   (apr_uint64_t)f.fallbacks,
+                   snap->limited_from == HL_LIMITED_FROM_REDIS ? "redis" : "local",
+                   snap->limited_total);
     }
     for (i = 0; i < snap->nlimited; ++i)
         ap_rprintf(r, "%s{\"key\":\"%s\",\"count\":%u,\"quota\":\"%s\","
@@ -699,6 +747,19 @@ static void html_route(request_rec *r, const hl_snapshot_t *snap,
     ap_rputs("</td></tr>", r);
 }
 
+/* Writes where the keys at their limit were listed from, with the Redis
+ * store (nothing with the shm store). */
+static void html_limited_from(request_rec *r, int from)
+{
+    if (from == HL_LIMITED_FROM_REDIS)
+        ap_rputs("<p id=\"limited-from\">Listed from the Redis store: the "
+                 "keys at their limit on every server that shares it.</p>", r);
+    else if (from == HL_LIMITED_FROM_FALLBACK)
+        ap_rputs("<p id=\"limited-from\" class=\"warn\">The Redis store is "
+                 "not answering: listed from this server's own counters (its "
+                 "fallback while Redis is down).</p>", r);
+}
+
 static void write_html(request_rec *r, const hl_snapshot_t *snap)
 {
     apr_pool_t *p = r->pool;
@@ -718,7 +779,7 @@ static void write_html(request_rec *r, const hl_snapshot_t *snap)
              "margin:2em}table{border-collapse:collapse}td,th{border:1px solid #ccc;"
              "padding:.2em .6em;text-align:left;vertical-align:middle}"
              "td.num{text-align:right}form{margin:0}svg.chart{display:block}"
-             ".key{font-family:monospace}.legend span{padding:0 .5em}"
+             ".key{font-family:monospace}.legend span{padding:0 .5em}.warn{color:#b00}"
              "</style></head><body>"
              "<h1>mod_hotlimit status</h1>", r);
     ap_rprintf(r, "<p id=\"uptime\">Up for %s, counting since %s (the start "
@@ -757,6 +818,7 @@ static void write_html(request_rec *r, const hl_snapshot_t *snap)
                  "table routes.</p>", r);
 
     ap_rputs("<h2>Keys at their limit now</h2>", r);
+    html_limited_from(r, snap->limited_from);
     if (!snap->limited_total)
         ap_rputs("<p id=\"limited-none\">None.</p>", r);
     else {
@@ -971,7 +1033,7 @@ int hl_status_handler(request_rec *r)
     r->allowed = (AP_METHOD_BIT << M_GET) | (AP_METHOD_BIT << M_POST);
     if (r->method_number != M_GET)
         return HTTP_METHOD_NOT_ALLOWED;
-    snap = take_snapshot(r);
+    snap = take_snapshot(r, !query_is(r->args, "metrics"));
     if (!snap)
         return HTTP_SERVICE_UNAVAILABLE;
     apr_table_setn(r->headers_out, "Cache-Control", "no-store");
