@@ -2,7 +2,9 @@
  * mod_hotlimit_ban.c - the bans in force (HotLimitBan), for the status
  * page: listed from the counters themselves (hl_ban.h), so every child and
  * every generation sees the same list, and a reset of "ban|CLIENT" (with
- * the vhost's "host:port" before it) lifts a ban.
+ * the vhost's "host:port" before it) lifts a ban. With the Redis store the
+ * list comes from Redis (hl_redis_limited), so every server sharing it
+ * shows and lifts the same bans.
  *
  * The decision side (is a client banned, does a refusal start a ban) is in
  * mod_hotlimit_access.c.
@@ -16,7 +18,13 @@
 #include "mod_hotlimit.h"
 #include "mod_hotlimit_ban.h"
 #include "mod_hotlimit_store.h"
+#include "mod_hotlimit_redis.h"
 #include "hl_render.h"
+
+/* With the Redis store, the bans are looked for among this many counters
+ * at their limit, those with the most time left (bans are usually the
+ * longest). */
+#define HL_BAN_REDIS_LISTED 200
 
 /* What the scan collects (from the request's pool). */
 typedef struct {
@@ -25,26 +33,55 @@ typedef struct {
     apr_array_header_t  *bans;    /* of hl_ban_entry_t */
 } hl_ban_scan_t;
 
+/* Keeps the counter whose slot key is key (len bytes) when it is a ban in
+ * force: count > 0 and left_ms > 0. */
+static void keep_ban(hl_ban_scan_t *c, const char *key, size_t len,
+                     uint32_t count, int64_t left_ms)
+{
+    const char *client;
+    size_t client_len;
+    hl_ban_entry_t *e;
+
+    if (len <= HL_SLOT_KEY_PREFIX || key[0] != HL_ORIGIN_DIRECTIVE
+        || key[1] != '0' || count == 0 || left_ms <= 0
+        || !hl_ban_key_client(key + HL_SLOT_KEY_PREFIX,
+                              len - HL_SLOT_KEY_PREFIX, &client, &client_len))
+        return;
+    e = apr_array_push(c->bans);
+    e->key = apr_pstrmemdup(c->pool, key + HL_SLOT_KEY_PREFIX,
+                            len - HL_SLOT_KEY_PREFIX);
+    e->left_ms = left_ms;
+}
+
 /* hl_store_scan callback: keeps s when it is a ban in force. Returns 0
  * (go on). */
 static int collect_ban(const hl_slot_t *s, void *baton)
 {
     hl_ban_scan_t *c = baton;
-    const char *client;
-    size_t client_len;
-    hl_ban_entry_t *e;
 
-    if (s->key_len <= HL_SLOT_KEY_PREFIX || s->key[0] != HL_ORIGIN_DIRECTIVE
-        || s->key[1] != '0' || s->bucket.count == 0 || s->expires_ms <= c->now_ms
-        || !hl_ban_key_client(s->key + HL_SLOT_KEY_PREFIX,
-                              s->key_len - HL_SLOT_KEY_PREFIX, &client,
-                              &client_len))
-        return 0;
-    e = apr_array_push(c->bans);
-    e->key = apr_pstrmemdup(c->pool, s->key + HL_SLOT_KEY_PREFIX,
-                            s->key_len - HL_SLOT_KEY_PREFIX);
-    e->left_ms = s->expires_ms - c->now_ms;
+    keep_ban(c, s->key, s->key_len, s->bucket.count, s->expires_ms - c->now_ms);
     return 0;
+}
+
+/* With the Redis store, fills c->bans from Redis' list of the counters at
+ * their limit (every server sharing it; a ban counter is one while the
+ * ban lasts). Returns 1, or 0 when Redis is not the store or cannot
+ * answer (the caller then scans this server's counters). */
+static int bans_from_redis(hl_ban_scan_t *c)
+{
+    hl_redis_limited_t *got;
+    uint32_t total = 0;
+    int i, n;
+
+    if (!hl_redis_store())
+        return 0;
+    got = apr_palloc(c->pool, sizeof(*got) * HL_BAN_REDIS_LISTED);
+    n = hl_redis_limited(got, HL_BAN_REDIS_LISTED, &total);
+    if (n < 0)
+        return 0;
+    for (i = 0; i < n; ++i)
+        keep_ban(c, got[i].key, got[i].len, got[i].count, got[i].left_ms);
+    return 1;
 }
 
 apr_array_header_t *hl_ban_list(apr_pool_t *p, int64_t now_ms)
@@ -54,7 +91,8 @@ apr_array_header_t *hl_ban_list(apr_pool_t *p, int64_t now_ms)
     c.pool = p;
     c.now_ms = now_ms;
     c.bans = apr_array_make(p, 4, sizeof(hl_ban_entry_t));
-    hl_store_scan(collect_ban, &c);
+    if (!bans_from_redis(&c))
+        hl_store_scan(collect_ban, &c);
     return c.bans;
 }
 

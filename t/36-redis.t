@@ -17,7 +17,7 @@ use HotLimitTable;
 use HLTest ();
 use HLRedis;
 
-plan tests => 32, need { 'redis-server (apt-get install redis-server)' => HLRedis::available() };
+plan tests => 36, need { 'redis-server (apt-get install redis-server)' => HLRedis::available() };
 
 my $redis = HLRedis->new('redis');
 my $rport = $redis->port;
@@ -226,6 +226,15 @@ BAN
     my $res = $e->get('/unlimited-page');
     ok t_cmp($res->code, 429, 'ban: the other server refuses the client on any route (the ban is in Redis)');
     ok t_cmp($res->header('Retry-After') // 0, qr/^[1-5]$/, '... with the time left');
+
+    # Both servers list the ban from Redis, and either lifts it for both.
+    my @listed = grep { $_->{key} =~ /ban\|127\.0\.0\.1$/ } @{ ($e->status || {})->{bans} || [] };
+    ok t_cmp(scalar(@listed), 1, 'ban: listed in ?json by the server that did not start it');
+    ok t_cmp($e->metrics, qr/^hotlimit_bans_active 1$/m, '... and counted in its ?metrics');
+    my $lift = $e->{ua}->post($e->url('/hotlimit-status'), [ reset => '127.0.0.1' ],
+                              Origin => 'http://127.0.0.1:' . $e->port, 'Sec-Fetch-Site' => 'same-origin');
+    ok t_cmp($lift->content, qr/"removed":[1-9]/, 'ban: lifted on that server by the client address');
+    ok t_cmp($d->get('/never-asked-here')->code != 429 ? 1 : 0, 1, '... and the server that started it admits the client again');
 }
 
 # --- HotLimitStoreFailure closed: 503 while Redis is down -----------------------------
