@@ -107,6 +107,7 @@ static void *create_server_conf(apr_pool_t *p, server_rec *s)
     c->fetch_timeout = HL_UNSET;
     c->table_failure = HL_FAIL_UNSET;
     c->store_timeout = HL_UNSET;
+    c->store_lease = HL_UNSET;
     c->quotas = apr_array_make(p, 4, sizeof(const hl_dir_quota_t *));
     return c;
 }
@@ -122,6 +123,7 @@ static void *merge_server_conf(apr_pool_t *p, void *basev, void *addv)
     c->store = base->store;
     c->redis = base->redis;
     c->store_timeout = base->store_timeout;
+    c->store_lease = base->store_lease;
     c->store_failure = base->store_failure;
     c->table_source = base->table_source;
     c->reload_interval = base->reload_interval;
@@ -310,6 +312,8 @@ static hl_int_directive_t fetch_timeout_directive = {
     APR_OFFSETOF(hl_server_conf_t, fetch_timeout), 1, 300, 1 };
 static hl_int_directive_t store_timeout_directive = {
     APR_OFFSETOF(hl_server_conf_t, store_timeout), 1, 60000, 1 };
+static hl_int_directive_t store_lease_directive = {
+    APR_OFFSETOF(hl_server_conf_t, store_lease), 0, 10000, 1 };
 static hl_int_directive_t ipv6_prefix_directive = {
     APR_OFFSETOF(hl_server_conf_t, ipv6_prefix), 1, 128, 0 };
 
@@ -503,6 +507,9 @@ static const command_rec hotlimit_cmds[] = {
     AP_INIT_TAKE1("HotLimitStoreTimeout", set_server_int, &store_timeout_directive,
                   RSRC_CONF, "the longest a request waits for a remote store, ms "
                   "(default " APR_STRINGIFY(HL_DEFAULT_STORE_TIMEOUT) ")"),
+    AP_INIT_TAKE1("HotLimitStoreLease", set_server_int, &store_lease_directive,
+                  RSRC_CONF, "the most requests of one hot key a child may admit "
+                  "per Redis round trip (0, the default: every decision asks Redis)"),
     AP_INIT_TAKE1("HotLimitStoreFailure", set_store_failure, NULL, RSRC_CONF,
                   "local|open|closed: what decides while a remote store cannot"),
     AP_INIT_TAKE1("HotLimitQuotaTable", set_quota_table, NULL, RSRC_CONF,
@@ -576,9 +583,12 @@ static void resolve_servers(apr_pool_t *pconf, server_rec *main_server)
             sc->store_timeout = HL_DEFAULT_STORE_TIMEOUT;
         if (sc->store_failure == HL_STORE_FAIL_UNSET)
             sc->store_failure = HL_STORE_FAIL_LOCAL;
+        if (sc->store_lease == HL_UNSET)
+            sc->store_lease = 0;
         if (sc->redis) {
             sc->redis->timeout_ms = sc->store_timeout;
             sc->redis->failure = sc->store_failure;
+            sc->redis->lease_max = sc->store_lease;
         }
         if (s->is_virtual) {
             sc->tag = apr_psprintf(pconf, "%s:%u",

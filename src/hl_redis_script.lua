@@ -8,12 +8,18 @@
 -- KEYS: the counter keys, window by window, quota by quota.
 -- ARGV: mode ("d": decide, "c": count one quota after the response),
 --       the number of quotas, the cost counted (1 when deciding; a cost=
---       charge when counting), then per quota: algo (0 fixed, 1 sliding,
+--       charge when counting), the lease wanted (0: none; see below),
+--       then per quota: algo (0 fixed, 1 sliding,
 --       2 gcra), windows, commit (1: counts an admitted request now; 0 for
 --       count=failures|status, cost= and ban checks), dry run (1/0), then
 --       per window: limit, window ms, burst.
--- Returns: admitted (1/0), then per window: admit, remaining, reset ms,
---          retry ms.
+-- Returns: admitted (1/0), the lease granted and for how long (ms), then
+--          per window: admit, remaining, reset ms, retry ms.
+-- A lease (HotLimitStoreLease, src/hl_lease.h): an admitted decision of one
+-- quota that counts now may ask for extra units, counted with it, which
+-- the asking httpd child admits without asking again. At most an eighth
+-- of what is left in each window is granted, and the lease lasts until the
+-- end of the window the units were counted in (gcra: one window).
 -- A window at its limit after the decision (refused, or counted up to its
 -- limit) is also put in the sorted set PREFIX{hl}:limited (see list_add).
 -- Mode "l" lists that set for the status page instead (see list).
@@ -168,7 +174,8 @@ end
 if ARGV[1] == 'l' then return list(KEYS[1], tonumber(ARGV[2])) end
 
 local mode, nitems, cost = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3])
-local a, k, all = 4, 1, 1
+local want = tonumber(ARGV[4])
+local a, k, all = 5, 1, 1
 local items = {}
 for i = 1, nitems do
   local it = { algo = tonumber(ARGV[a]), nw = tonumber(ARGV[a + 1]),
@@ -189,20 +196,39 @@ for i = 1, nitems do
   if it.admit == 0 and it.dry == 0 then all = 0 end
   items[i] = it
 end
-local out = { all }
+-- The lease: an eighth of the least left over the windows, at most want.
+local grant = 0
+if mode == 'd' and want > 0 and all == 1 and nitems == 1 and items[1].commit == 1
+   and items[1].dry == 0 and items[1].admit == 1 then
+  grant = want
+  for j = 1, items[1].nw do
+    local share = math.floor(items[1].w[j].r[2] / 8)
+    if share < grant then grant = share end
+  end
+  if grant < 0 then grant = 0 end
+end
+local lease_ms = 0
+local out = { all, grant, 0 }
 for i = 1, nitems do
   local it = items[i]
   local count = (mode == 'c') or (all == 1 and it.commit == 1 and it.admit == 1)
+  local n = cost + grant
   for j = 1, it.nw do
     local x = it.w[j]
     local r = x.r
     local t = r[5]
-    if count then t = commit(it.algo, x.key, x.limit, x.win, x.burst, r[5], r[6], r[7], cost) end
+    if count then t = commit(it.algo, x.key, x.limit, x.win, x.burst, r[5], r[6], r[7], n) end
     -- At its limit now: refused, or counted up to its limit.
-    if r[1] == 0 or (count and r[2] < math.min(cost, x.limit)) then
+    if r[1] == 0 or (count and r[2] < math.min(n, x.limit)) then
       list_add(x.key, expires(it.algo, t, x.win))
+    end
+    if grant > 0 then
+      -- The units count in this window: usable until it ends.
+      local ends = (it.algo == 2) and x.win or (t + x.win - now)
+      if j == 1 or ends < lease_ms then lease_ms = ends end
     end
     out[#out + 1] = r[1]; out[#out + 1] = r[2]; out[#out + 1] = r[3]; out[#out + 1] = r[4]
   end
 end
+out[3] = lease_ms
 return out

@@ -110,6 +110,7 @@ typedef struct {
     const char        *prefix;     /* of every key, "hl:" */
     int                timeout_ms; /* HotLimitStoreTimeout */
     hl_store_failure_t failure;    /* HotLimitStoreFailure */
+    int                lease_max;  /* HotLimitStoreLease, 0: off */
 } hl_redis_conf_t;
 
 /* Per-server configuration. Server-wide settings are read from the main
@@ -123,6 +124,7 @@ typedef struct {
     const char         *store;            /* HotLimitStore */
     hl_redis_conf_t    *redis;            /* HotLimitStore redis://, or NULL */
     int                 store_timeout;    /* HotLimitStoreTimeout, ms */
+    int                 store_lease;      /* HotLimitStoreLease, units */
     hl_store_failure_t  store_failure;    /* HotLimitStoreFailure */
     const char         *table_source;     /* HotLimitQuotaTable */
     int                 reload_interval;  /* seconds */

@@ -34,6 +34,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 #include <sys/time.h>
+#include <pthread.h>
 
 #include <hiredis/hiredis.h>
 
@@ -52,6 +53,7 @@
 #include "hl_fmt.h"
 #include "hl_breaker.h"
 #include "mod_hotlimit_redis_conn.h"
+#include "hl_lease.h"
 
 APLOG_USE_MODULE(hotlimit);
 
@@ -65,6 +67,7 @@ typedef struct {
     uint64_t decisions;       /* answered by Redis */
     uint64_t fallbacks;       /* decided by HotLimitStoreFailure */
     uint64_t errors;          /* failed round trips */
+    uint64_t leased;          /* admitted by a lease, without a round trip */
 } hl_redis_shared_t;
 
 static const hl_redis_conf_t *rconf;     /* this generation's settings */
@@ -82,6 +85,10 @@ typedef struct {
 } hl_refused_t;
 
 static __thread hl_refused_t refused[HL_REFUSED_CACHE];
+
+/* Per child: the leases (HotLimitStoreLease, hl_lease.h), under lease_lock. */
+static hl_leases_t leases;
+static pthread_mutex_t lease_lock = PTHREAD_MUTEX_INITIALIZER;
 
 /* ---- configuration ------------------------------------------------------ */
 
@@ -331,7 +338,8 @@ static int add_num(hl_call_t *c, uint64_t v)
  * reserved head, then the head ("*ARGC CRLF") just before the arguments.
  * Returns the start of the command in c->buf, or NULL when out of memory. */
 static const char *build_call(hl_call_t *c, hl_decide_item_t *const *items,
-                              int n, const char *mode, uint32_t cost, int eval)
+                              int n, const char *mode, uint32_t cost,
+                              uint32_t lease, int eval)
 {
     size_t plen = strlen(rconf->prefix);
     char head[HL_FMT_U64_MAX + 4];
@@ -356,7 +364,8 @@ static const char *build_call(hl_call_t *c, hl_decide_item_t *const *items,
             memcpy(key + plen + 5, items[i]->refs[j].key, items[i]->refs[j].len);
             rc |= add_arg(c, key, klen);
         }
-    rc |= add_arg(c, mode, 1) | add_num(c, (uint64_t)n) | add_num(c, cost);
+    rc |= add_arg(c, mode, 1) | add_num(c, (uint64_t)n) | add_num(c, cost)
+          | add_num(c, lease);
     for (i = 0; i < n; ++i) {
         const hl_quota_t *q = items[i]->quota;
         rc |= add_num(c, (uint64_t)q->algo) | add_num(c, (uint64_t)q->nwindows)
@@ -380,10 +389,11 @@ static const char *build_call(hl_call_t *c, hl_decide_item_t *const *items,
 /* Sends one call and reads its reply. Returns the reply (the caller frees
  * it), or NULL with *why set. */
 static redisReply *round_trip(hl_call_t *c, hl_decide_item_t *const *items,
-                              int n, const char *mode, uint32_t cost, int eval,
-                              int64_t now, const char **why)
+                              int n, const char *mode, uint32_t cost,
+                              uint32_t lease, int eval, int64_t now,
+                              const char **why)
 {
-    const char *cmd = build_call(c, items, n, mode, cost, eval);
+    const char *cmd = build_call(c, items, n, mode, cost, lease, eval);
 
     if (!cmd) {
         *why = "out of memory";
@@ -397,16 +407,16 @@ static redisReply *round_trip(hl_call_t *c, hl_decide_item_t *const *items,
  * trip is already recorded; a reply that is not an array is recorded
  * here and the connection discarded). */
 static redisReply *send_call(hl_decide_item_t *const *items, int n,
-                             const char *mode, uint32_t cost, int64_t now,
-                             const char **why)
+                             const char *mode, uint32_t cost, uint32_t lease,
+                             int64_t now, const char **why)
 {
     hl_call_t *c = this_thread_call();
     redisReply *reply;
 
-    reply = round_trip(c, items, n, mode, cost, 0, now, why);
+    reply = round_trip(c, items, n, mode, cost, lease, 0, now, why);
     if (is_error(reply, "NOSCRIPT")) {
         freeReplyObject(reply);
-        reply = round_trip(c, items, n, mode, cost, 1, now, why);
+        reply = round_trip(c, items, n, mode, cost, lease, 1, now, why);
     }
     if (!reply)
         return NULL;
@@ -430,10 +440,10 @@ static redisReply *send_call(hl_decide_item_t *const *items, int n,
 static int read_decisions(const redisReply *reply, hl_decide_item_t *const *items,
                           int n)
 {
-    size_t at = 1;
+    size_t at = 3;               /* after admitted, lease granted, lease ms */
     int i, j;
 
-    if (reply->elements < 1)
+    if (reply->elements < 3)
         return -1;
     for (i = 0; i < n; ++i) {
         hl_decision_t *d = &items[i]->decision;
@@ -532,29 +542,11 @@ static void redis_prepare(void *ctx, hl_decide_item_t *it)
     local->ops->prepare(local->ctx, it);   /* slot keys: the Redis keys too */
 }
 
-static int redis_decide(void *ctx, hl_decide_item_t *const *items, int n,
-                        int64_t now)
+/* Counts the items' decisions in the per-route statistics. */
+static void add_stats(hl_decide_item_t *const *items, int n, int64_t now)
 {
-    uint64_t key = refused_key(items, n);
-    const char *why = "unknown";
-    redisReply *reply;
-    int admit, i;
-    (void)ctx;
+    int i;
 
-    if (still_refused(key, items, n, now))
-        return 0;
-    if (!may_try(now))
-        return fallback(items, n, now);
-    reply = send_call(items, n, "d", 1, now, &why);
-    if (!reply)
-        return fallback(items, n, now);
-    admit = read_decisions(reply, items, n);
-    freeReplyObject(reply);
-    if (admit < 0) {
-        failed("a reply that does not fit the request", now);
-        return fallback(items, n, now);
-    }
-    succeeded();
     for (i = 0; i < n; ++i)
         if (items[i]->stats_name != NULL)
             hl_stats_add_hashed(hl_store_stats(), items[i]->stats_hash,
@@ -562,6 +554,79 @@ static int redis_decide(void *ctx, hl_decide_item_t *const *items, int n,
                             items[i]->decision.admit ? HL_DECISION_ADMITTED
                             : items[i]->dry_run ? HL_DECISION_DRY_RUN
                             : HL_DECISION_REJECTED, now);
+}
+
+/* Returns 1 if the decision of items may use a lease: one quota, counted
+ * now (not count=failures|status, cost= or a ban check), not in dry run,
+ * with HotLimitStoreLease set. */
+static int leasable(hl_decide_item_t *const *items, int n)
+{
+    return rconf->lease_max > 0 && n == 1 && !items[0]->peek
+           && !items[0]->dry_run && !hl_quota_after_response(items[0]->quota);
+}
+
+/* Answers from this child's lease of key: returns 1 with the item's
+ * decision filled when a leased unit admits it; else 0 with *want set to
+ * the units to ask for (hl_lease_take). */
+static int from_lease(uint64_t key, hl_decide_item_t *it, int64_t now,
+                      uint32_t *want)
+{
+    int got;
+
+    pthread_mutex_lock(&lease_lock);
+    got = hl_lease_take(&leases, key, now, (uint32_t)rconf->lease_max,
+                        &it->decision, want);
+    pthread_mutex_unlock(&lease_lock);
+    return got;
+}
+
+/* Keeps the units a decide reply granted (element 1, usable for element
+ * 2 ms) as this child's lease of key. */
+static void keep_lease(uint64_t key, const redisReply *reply,
+                       const hl_decide_item_t *it, int64_t now)
+{
+    long long units = reply->element[1]->integer;
+
+    if (units <= 0 || units > rconf->lease_max)
+        return;
+    pthread_mutex_lock(&lease_lock);
+    hl_lease_grant(&leases, key, now, (uint32_t)units,
+                   reply->element[2]->integer, &it->decision);
+    pthread_mutex_unlock(&lease_lock);
+}
+
+static int redis_decide(void *ctx, hl_decide_item_t *const *items, int n,
+                        int64_t now)
+{
+    uint64_t key = refused_key(items, n);
+    const char *why = "unknown";
+    redisReply *reply;
+    uint32_t want = 0;
+    int admit, i;
+    (void)ctx;
+
+    if (still_refused(key, items, n, now))
+        return 0;
+    if (leasable(items, n) && from_lease(key, items[0], now, &want)) {
+        __atomic_add_fetch(&rshared->leased, 1, __ATOMIC_RELAXED);
+        add_stats(items, n, now);
+        return 1;
+    }
+    if (!may_try(now))
+        return fallback(items, n, now);
+    reply = send_call(items, n, "d", 1, want, now, &why);
+    if (!reply)
+        return fallback(items, n, now);
+    admit = read_decisions(reply, items, n);
+    if (admit > 0 && want > 0)
+        keep_lease(key, reply, items[0], now);
+    freeReplyObject(reply);
+    if (admit < 0) {
+        failed("a reply that does not fit the request", now);
+        return fallback(items, n, now);
+    }
+    succeeded();
+    add_stats(items, n, now);
     if (!admit && n == 1 && !items[0]->dry_run) {
         hl_refused_t *e = &refused[key % HL_REFUSED_CACHE];
         int64_t retry = 0;
@@ -591,7 +656,7 @@ static int redis_count(void *ctx, const hl_decide_item_t *it, uint32_t cost,
         return rconf->failure == HL_STORE_FAIL_LOCAL
                ? local->ops->count(local->ctx, it, cost, now) : 0;
     }
-    reply = send_call(items, 1, "c", cost, now, &why);
+    reply = send_call(items, 1, "c", cost, 0, now, &why);
     if (!reply)
         return -1;
     freeReplyObject(reply);
@@ -801,6 +866,9 @@ static int redis_reset(void *ctx, const char *key, size_t len)
         unlist(argv + 1, argl + 1, NKEYS);
     }
     memset(refused, 0, sizeof(refused));
+    pthread_mutex_lock(&lease_lock);
+    hl_lease_clear(&leases);
+    pthread_mutex_unlock(&lease_lock);
     return removed;
 }
 
@@ -867,4 +935,5 @@ void hl_redis_figures(hl_redis_figures_t *f)
     f->decisions = __atomic_load_n(&rshared->decisions, __ATOMIC_RELAXED);
     f->fallbacks = __atomic_load_n(&rshared->fallbacks, __ATOMIC_RELAXED);
     f->errors = __atomic_load_n(&rshared->errors, __ATOMIC_RELAXED);
+    f->leased = __atomic_load_n(&rshared->leased, __ATOMIC_RELAXED);
 }

@@ -23,6 +23,7 @@ const hl_store_t *hl_redis_store(void);
 typedef struct {
     int      configured, up;
     uint64_t decisions, fallbacks, errors;
+    uint64_t leased;           /* admitted by a lease (HotLimitStoreLease) */
 } hl_redis_figures_t;
 void hl_redis_figures(hl_redis_figures_t *f);
 

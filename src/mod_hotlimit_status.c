@@ -467,9 +467,12 @@ static void write_store_metrics(request_rec *r)
                "hotlimit_store_fallbacks_total %" APR_UINT64_T_FMT "\n"
                "# HELP hotlimit_store_errors_total Round trips to Redis that failed.\n"
                "# TYPE hotlimit_store_errors_total counter\n"
-               "hotlimit_store_errors_total %" APR_UINT64_T_FMT "\n",
+               "hotlimit_store_errors_total %" APR_UINT64_T_FMT "\n"
+               "# HELP hotlimit_store_leased_total Requests admitted by a lease of the Redis store (HotLimitStoreLease), without a round trip.\n"
+               "# TYPE hotlimit_store_leased_total counter\n"
+               "hotlimit_store_leased_total %" APR_UINT64_T_FMT "\n",
                f.up, (apr_uint64_t)f.decisions, (apr_uint64_t)f.fallbacks,
-               (apr_uint64_t)f.errors);
+               (apr_uint64_t)f.errors, (apr_uint64_t)f.leased);
 }
 
 /* Returns ms (wall clock) as Prometheus seconds, "0" for 0 (never);
