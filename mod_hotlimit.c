@@ -222,6 +222,7 @@ static const char *set_quota(cmd_parms *cmd, void *dconf, int argc,
         dq->names[i] = apr_pstrdup(cmd->pool, hl_window_name(w, name, sizeof(name)));
         dq->limits[i] = apr_psprintf(cmd->pool, "%u", (unsigned)w->count);
         dq->rl_prefix[i] = hl_render_ratelimit_prefix(cmd->pool, dq->names[i]);
+        dq->rl_prefix_len[i] = strlen(dq->rl_prefix[i]);
         views[i].name = dq->names[i];
         views[i].limit = w->count;
         views[i].window_s = (w->window_ms + 999) / 1000;

@@ -70,6 +70,7 @@ typedef struct {
     const char *names[HL_MAX_WINDOWS];  /* window names, "5/1m" */
     const char *limits[HL_MAX_WINDOWS]; /* COUNT in decimal, "5" */
     const char *rl_prefix[HL_MAX_WINDOWS];  /* RateLimit start, "\"5/1m\";r=" */
+    size_t      rl_prefix_len[HL_MAX_WINDOWS];
     const char *policy_header;          /* RateLimit-Policy */
 } hl_dir_quota_t;
 

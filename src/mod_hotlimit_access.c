@@ -640,12 +640,7 @@ static int limit_request(request_rec *r, hl_stage_t stage)
     if (!dc || dc->engine == 0
         || (!dc->quota && !hl_table_configured() && !sc->ban))
         return DECLINED;
-    state = request_state(r, stage == HL_STAGE_ACCESS);
-    if (stage == HL_STAGE_FIXUPS && state && same_as_decided(state, r)
-        && !state->user_pending)
-        return DECLINED;
-    if (!state)
-        state = request_state(r, 1);
+    state = request_state(r, 1);
     remember_decided_request(state, r);
     state->user_pending = 0;
     cl = client_of(r, sc);
@@ -724,9 +719,22 @@ int hl_access_checker(request_rec *r)
     return limit_request(r, HL_STAGE_ACCESS);
 }
 
+/* Returns 1 if the fixups hook has nothing to decide for r: its client
+ * request was decided on what r looks at now (no fast redirect since) and
+ * no by=user quota waits for REMOTE_USER. Reads no configuration, so the
+ * usual request leaves fixups at once. */
+static int decided_as_is(request_rec *r)
+{
+    const hl_pending_t *state = request_state(r, 0);
+
+    return state && same_as_decided(state, r) && !state->user_pending;
+}
+
 int hl_fixups(request_rec *r)
 {
     inherit_variables(r);
+    if (decided_as_is(r))
+        return DECLINED;
     return limit_request(r, HL_STAGE_FIXUPS);
 }
 
