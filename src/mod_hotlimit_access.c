@@ -141,17 +141,12 @@ static const hl_client_t *client_of(request_rec *r, const hl_server_conf_t *sc)
         cl = apr_palloc(c->pool, sizeof(*cl));
         ap_set_module_config(c->conn_config, &hotlimit_module, cl);
     }
-    cl->ok = 0;
-    cl->key_len = 0;
     cl->ip[0] = '\0';
     cl->from_conn = ip == c->client_ip;
     if (len < sizeof(cl->ip))
         memcpy(cl->ip, ip, len + 1);
-    cl->ok = hl_ip_parse(ip, &cl->addr) == 0;
-    if (cl->ok)
-        cl->key_len = hl_client_key_of(cl->key, &cl->addr, sc->v6_prefix);
-    else
-        cl->key_len = hl_client_key(cl->key, ip, sc->v6_prefix);
+    cl->key_len = hl_client_parse(cl->key, ip, sc->v6_prefix, &cl->addr);
+    cl->ok = cl->addr.family != 0;
     return cl;
 }
 
