@@ -214,6 +214,8 @@ static const char *set_quota(cmd_parms *cmd, void *dconf, int argc,
         dq->spec = apr_pstrcat(cmd->pool, dq->spec, i ? " " : "", argv[i], NULL);
     dq->scope_len = strlen(dq->scope);
     dq->scope_hash = hl_table_route_hash(dq->scope, dq->scope_len);
+    dq->main_cls = hl_limiter_class_of(HL_ORIGIN_DIRECTIVE, 0, dq->scope_hash);
+    dq->main_stats_hash = hl_limiter_class_of(0, 0, dq->scope_hash);
     /* What the headers and the environment say of this quota never
      * changes: render it once. */
     for (i = 0; i < dq->quota.nwindows; ++i) {
