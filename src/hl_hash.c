@@ -21,9 +21,9 @@ uint64_t hl_hash64_more(uint64_t state, const void *data, size_t len)
     return state;
 }
 
-/* The splitmix64 finalizer, so that the low bits (the bucket number)
- * depend on every input bit. */
-uint64_t hl_hash64_end(uint64_t h)
+/* Returns h through the splitmix64 finalizer, so that the low bits (the
+ * bucket number) depend on every input bit. */
+static uint64_t finish(uint64_t h)
 {
     h ^= h >> 30;
     h *= 0xbf58476d1ce4e5b9ULL;
@@ -31,6 +31,11 @@ uint64_t hl_hash64_end(uint64_t h)
     h *= 0x94d049bb133111ebULL;
     h ^= h >> 31;
     return h;
+}
+
+uint64_t hl_hash64_end(uint64_t state)
+{
+    return finish(state);
 }
 
 /*
@@ -41,5 +46,14 @@ uint64_t hl_hash64_end(uint64_t h)
  */
 uint64_t hl_hash64(const void *data, size_t len, uint64_t seed)
 {
-    return hl_hash64_end(hl_hash64_more(hl_hash64_begin(seed), data, len));
+    const unsigned char *p = data;
+    uint64_t h = HL_FNV_OFFSET ^ seed;
+    size_t i;
+
+    /* hl_hash64_begin, _more and _end written out: the module is built
+     * position-independent, so calls to them would stay calls, and every
+     * request hashes its slot keys here. */
+    for (i = 0; i < len; i++)
+        h = hl_hash64_byte(h, p[i]);
+    return finish(h);
 }
