@@ -216,6 +216,8 @@ static const char *set_quota(cmd_parms *cmd, void *dconf, int argc,
         dq->spec = apr_pstrcat(cmd->pool, dq->spec, i ? " " : "", argv[i], NULL);
     dq->scope_len = strlen(dq->scope);
     dq->scope_hash = hl_table_route_hash(dq->scope, dq->scope_len);
+    dq->main_cls = hl_limiter_class_of(HL_ORIGIN_DIRECTIVE, 0, dq->scope_hash);
+    dq->main_stats_hash = hl_limiter_class_of(0, 0, dq->scope_hash);
     /* What the headers and the environment say of this quota never
      * changes: render it once. */
     for (i = 0; i < dq->quota.nwindows; ++i) {
@@ -224,6 +226,7 @@ static const char *set_quota(cmd_parms *cmd, void *dconf, int argc,
         dq->names[i] = apr_pstrdup(cmd->pool, hl_window_name(w, name, sizeof(name)));
         dq->limits[i] = apr_psprintf(cmd->pool, "%u", (unsigned)w->count);
         dq->rl_prefix[i] = hl_render_ratelimit_prefix(cmd->pool, dq->names[i]);
+        dq->rl_prefix_len[i] = strlen(dq->rl_prefix[i]);
         views[i].name = dq->names[i];
         views[i].limit = w->count;
         views[i].window_s = (w->window_ms + 999) / 1000;

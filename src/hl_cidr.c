@@ -21,6 +21,37 @@ static const uint8_t v4_mapped_prefix[12] = {
     0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff
 };
 
+/*
+ * Returns the length of text when it is an IPv4 dotted quad exactly as
+ * inet_pton(AF_INET) takes it (four decimal parts of 0..255, no leading
+ * zero, nothing after), with its bytes in a[0..3]; 0 for anything else.
+ * The common client address, read without inet_pton.
+ */
+static size_t dotted_quad(const char *text, uint8_t a[4])
+{
+    const char *p = text;
+    int part;
+
+    for (part = 0; part < 4; ++part) {
+        unsigned v;
+
+        if (part > 0 && *p++ != '.')
+            return 0;
+        if (*p < '0' || *p > '9')
+            return 0;
+        v = (unsigned)(*p++ - '0');
+        while (*p >= '0' && *p <= '9') {
+            if (v == 0)
+                return 0;               /* a leading zero */
+            v = v * 10 + (unsigned)(*p++ - '0');
+            if (v > 255)
+                return 0;
+        }
+        a[part] = (uint8_t)v;
+    }
+    return *p == '\0' ? (size_t)(p - text) : 0;
+}
+
 /* Returns 0 with *ip set to the address in text (a /32 or /128, mapped
  * IPv6 turned into IPv4), or -1. text is NUL-terminated. */
 static int parse_addr(const char *text, hl_cidr_t *ip)
@@ -28,6 +59,12 @@ static int parse_addr(const char *text, hl_cidr_t *ip)
     struct in_addr a4;
     struct in6_addr a6;
 
+    memset(ip, 0, sizeof(*ip));
+    if (dotted_quad(text, ip->addr) > 0) {
+        ip->family = 4;
+        ip->bits = 32;
+        return 0;
+    }
     memset(ip, 0, sizeof(*ip));
     if (inet_pton(AF_INET, text, &a4) == 1) {
         ip->family = 4;
@@ -199,6 +236,24 @@ size_t hl_client_key_of(char *out, const hl_cidr_t *ip, int v6_prefix)
     out[n++] = '/';
     n += hl_fmt_u64(out + n, (uint64_t)v6_prefix);
     return n;
+}
+
+size_t hl_client_parse(char *out, const char *ip_text, int v6_prefix,
+                       hl_cidr_t *ip)
+{
+    size_t n;
+
+    memset(ip, 0, sizeof(*ip));
+    if (ip_text != NULL && (n = dotted_quad(ip_text, ip->addr)) > 0) {
+        /* A dotted quad is written back as it came: the key is the text. */
+        ip->family = 4;
+        ip->bits = 32;
+        memcpy(out, ip_text, n + 1);
+        return n;
+    }
+    if (hl_ip_parse(ip_text, ip) != 0)
+        return hl_client_key(out, ip_text, v6_prefix);
+    return hl_client_key_of(out, ip, v6_prefix);
 }
 
 /*

@@ -48,4 +48,14 @@ size_t hl_client_key(char *out, const char *ip_text, int v6_prefix);
  */
 size_t hl_client_key_of(char *out, const hl_cidr_t *ip, int v6_prefix);
 
+/*
+ * Both at once, for a request's client: sets *ip as hl_ip_parse(ip_text,
+ * ip) does (family 0 when ip_text is not an address) and writes into out
+ * (HL_IP_KEY_MAX bytes) the key hl_client_key(out, ip_text, v6_prefix)
+ * writes; returns its length. A dotted quad is parsed without inet_pton
+ * and is its own key. Never fails.
+ */
+size_t hl_client_parse(char *out, const char *ip_text, int v6_prefix,
+                       hl_cidr_t *ip);
+
 #endif

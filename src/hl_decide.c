@@ -13,6 +13,22 @@ void hl_decide_prepare(const hl_slots_t *t, hl_decide_item_t *it)
                     it->refs);
 }
 
+/* Adds item it's decision (admitted, dry run or rejected) to st under
+ * its stats_name. */
+static void count_decision(hl_stats_t *st, const hl_decide_item_t *it,
+                           int64_t now_ms)
+{
+    hl_decision_kind_t kind = it->decision.admit ? HL_DECISION_ADMITTED
+                              : it->dry_run ? HL_DECISION_DRY_RUN
+                              : HL_DECISION_REJECTED;
+
+    if (it->stats_name_len > 0)
+        hl_stats_add_named(st, it->stats_hash, it->stats_name,
+                           it->stats_name_len, kind, now_ms);
+    else
+        hl_stats_add_hashed(st, it->stats_hash, it->stats_name, kind, now_ms);
+}
+
 int hl_decide_locked(hl_slots_t *const *tables, hl_stats_t *st,
                      hl_decide_item_t *const *items, int n, int64_t now_ms)
 {
@@ -42,10 +58,7 @@ int hl_decide_locked(hl_slots_t *const *tables, hl_stats_t *st,
     }
     for (i = 0; st != NULL && i < n; ++i)
         if (items[i]->stats_name != NULL)
-            hl_stats_add_hashed(st, items[i]->stats_hash, items[i]->stats_name,
-                                items[i]->decision.admit ? HL_DECISION_ADMITTED
-                                : items[i]->dry_run ? HL_DECISION_DRY_RUN
-                                : HL_DECISION_REJECTED, now_ms);
+            count_decision(st, items[i], now_ms);
     return admit;
 }
 

@@ -33,6 +33,7 @@ typedef struct {
     uint64_t          stats_hash;  /* hash of stats_name, never changing */
     const char       *stats_name;  /* what the statistics count it under;
                                       NULL: not counted in statistics */
+    size_t            stats_name_len;  /* its length; 0: measured */
     int               peek;        /* decided but never counted (whether a
                                       client is banned) */
     unsigned          shard;       /* the store's own: which of its tables */

@@ -10,14 +10,15 @@ static const char digit_pairs[201] =
     "40414243444546474849505152535455565758596061626364656667686970717273747576777879"
     "8081828384858687888990919293949596979899";
 
-size_t hl_fmt_u64(char *out, uint64_t v)
+/* Writes the digits of v in front of end (the last digit just before it)
+ * and returns where they start. 32-bit arithmetic: a division by 100 is
+ * a cheaper multiplication than in 64 bits. */
+static char *digits_u32(char *end, uint32_t v)
 {
-    char rev[HL_FMT_U64_MAX];
-    char *p = rev + sizeof(rev);
-    size_t n;
+    char *p = end;
 
     while (v >= 100) {
-        unsigned i = (unsigned)(v % 100) * 2;
+        unsigned i = (v % 100) * 2;
         v /= 100;
         *--p = digit_pairs[i + 1];
         *--p = digit_pairs[i];
@@ -28,6 +29,24 @@ size_t hl_fmt_u64(char *out, uint64_t v)
     }
     else
         *--p = (char)('0' + v);
+    return p;
+}
+
+size_t hl_fmt_u64(char *out, uint64_t v)
+{
+    char rev[HL_FMT_U64_MAX];
+    char *p = rev + sizeof(rev);
+    size_t n;
+
+    /* 64-bit divisions only while the value needs them (counts, times and
+     * remaining requests fit in 32 bits). */
+    while (v > UINT32_MAX) {
+        unsigned i = (unsigned)(v % 100) * 2;
+        v /= 100;
+        *--p = digit_pairs[i + 1];
+        *--p = digit_pairs[i];
+    }
+    p = digits_u32(p, (uint32_t)v);
     n = (size_t)(rev + sizeof(rev) - p);
     memcpy(out, p, n);
     out[n] = '\0';

@@ -582,6 +582,32 @@ char *hl_render_ratelimit_value(apr_pool_t *p, const char *prefix,
     return out;
 }
 
+const char *hl_render_remaining(apr_pool_t *p, uint32_t remaining,
+                                const char *prefix, size_t prefix_len,
+                                int64_t reset_s, const char **value)
+{
+    char r[HL_FMT_U64_MAX], t[HL_FMT_U64_MAX], *out, *v;
+    size_t lr = hl_fmt_u64(r, remaining), lt = 0;
+
+    if (prefix == NULL) {
+        *value = NULL;
+        out = apr_palloc(p, lr + 1);
+        memcpy(out, r, lr + 1);
+        return out;
+    }
+    lt = hl_fmt_u64(t, reset_s > 0 ? (uint64_t)reset_s : 0);
+    /* "REMAINING\0" then "PREFIX" "REMAINING" ";t=" "RESET\0" */
+    out = apr_palloc(p, lr + 1 + prefix_len + lr + 3 + lt + 1);
+    memcpy(out, r, lr + 1);
+    v = out + lr + 1;
+    memcpy(v, prefix, prefix_len);
+    memcpy(v + prefix_len, r, lr);
+    memcpy(v + prefix_len + lr, ";t=", 3);
+    memcpy(v + prefix_len + lr + 3, t, lt + 1);
+    *value = v;
+    return out;
+}
+
 /*
  * Returns the RateLimit value "NAME";r=REMAINING;t=SECONDS for the policy
  * hl_render_tightest picks, allocated from p; "" when n <= 0 or pol is

@@ -90,6 +90,17 @@ char *hl_render_ratelimit_prefix(apr_pool_t *p, const char *name);
 char *hl_render_ratelimit_value(apr_pool_t *p, const char *prefix,
                                 const char *remaining, int64_t reset_s);
 
+/*
+ * Returns REMAINING in decimal and, when prefix (prefix_len bytes, from
+ * hl_render_ratelimit_prefix) is not NULL, sets *value to the RateLimit
+ * value prefix + REMAINING + ";t=" + reset_s (a negative reset_s as 0),
+ * else to NULL: the two texts of a request's decision, each number
+ * formatted once, in one allocation from p. Never NULL.
+ */
+const char *hl_render_remaining(apr_pool_t *p, uint32_t remaining,
+                                const char *prefix, size_t prefix_len,
+                                int64_t reset_s, const char **value);
+
 /* Returns s with & < > " ' escaped for HTML. Allocated from p (s may be NULL: ""). */
 char *hl_html_escape(apr_pool_t *p, const char *s);
 

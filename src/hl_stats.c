@@ -23,16 +23,16 @@ static int names(const hl_route_stat_t *e, const char *route, size_t len)
 }
 
 /*
- * Returns the entry of route (hash h: never 0 nor HL_STATS_CLAIMING),
+ * Returns the entry of route (len bytes, < HL_STATS_ROUTE_MAX; hash h:
+ * never 0 nor HL_STATS_CLAIMING),
  * claiming a free one; entry 0 ("(other)") when the probes find neither.
  * Never NULL. Lock-free: a free entry is claimed with a compare-and-swap,
  * filled in, then published with its hash, so two processes never fill
  * one entry and a reader never takes a half-written name for a match.
  */
 static hl_route_stat_t *stats_entry(hl_stats_t *st, const char *route,
-                                    uint64_t h)
+                                    size_t len, uint64_t h)
 {
-    size_t len = strnlen(route, HL_STATS_ROUTE_MAX - 1);
     uint32_t i = (uint32_t)(h % (HL_STATS_ROUTES - 1)) + 1;
     uint64_t free_hash, seen;
     int probe, spin;
@@ -106,6 +106,13 @@ static void history_add(uint64_t *cell, uint32_t tick)
 void hl_stats_add_hashed(hl_stats_t *st, uint64_t hash, const char *route,
                          hl_decision_kind_t kind, int64_t now_ms)
 {
+    hl_stats_add_named(st, hash, route,
+                       strnlen(route, HL_STATS_ROUTE_MAX - 1), kind, now_ms);
+}
+
+void hl_stats_add_named(hl_stats_t *st, uint64_t hash, const char *route,
+                        size_t len, hl_decision_kind_t kind, int64_t now_ms)
+{
     uint64_t h = hash | 1;
     uint32_t tick = tick_of(now_ms);
     hl_route_stat_t *e;
@@ -114,7 +121,9 @@ void hl_stats_add_hashed(hl_stats_t *st, uint64_t hash, const char *route,
         return;
     if (h == HL_STATS_CLAIMING)
         h = 3;
-    e = stats_entry(st, route, h);
+    if (len > HL_STATS_ROUTE_MAX - 1)
+        len = HL_STATS_ROUTE_MAX - 1;
+    e = stats_entry(st, route, len, h);
     __atomic_fetch_add(&e->count[kind], 1, __ATOMIC_RELAXED);
     history_add(&e->history[tick % HL_STATS_HISTORY][kind], tick);
 }

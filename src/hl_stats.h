@@ -59,6 +59,12 @@ void hl_stats_add(hl_stats_t *st, const char *route, hl_decision_kind_t kind,
 void hl_stats_add_hashed(hl_stats_t *st, uint64_t hash, const char *route,
                          hl_decision_kind_t kind, int64_t now_ms);
 
+/* hl_stats_add_hashed with the route's length given (len bytes of route,
+ * which need not be NUL-terminated; longer names are cut as above). Never
+ * fails. */
+void hl_stats_add_named(hl_stats_t *st, uint64_t hash, const char *route,
+                        size_t len, hl_decision_kind_t kind, int64_t now_ms);
+
 /*
  * Fills out[0 .. HL_STATS_HISTORY) with e's decisions per tick, oldest
  * first: out[HL_STATS_HISTORY - 1] is the tick of now_ms (still running),

@@ -148,21 +148,20 @@ uint64_t hl_table_route_hash(const char *route, size_t len)
 }
 
 /*
- * Returns the rule named route (len bytes), or NULL. Walks one chain; a
- * damaged chain (index out of range, or longer than nrules) ends the walk.
+ * Returns the rule named route (len bytes, hl_table_route_hash h), or NULL.
+ * Walks one chain; a damaged chain (index out of range, or longer than
+ * nrules) ends the walk.
  */
-const hl_rule_t *hl_table_lookup(const hl_table_t *t, const char *route,
-                                 size_t len)
+static const hl_rule_t *lookup_hashed(const hl_table_t *t, const char *route,
+                                      size_t len, uint64_t h)
 {
     const hl_rule_t *rules;
-    uint64_t h;
     uint32_t idx, steps = 0;
 
     if (!table_ok(t) || route == NULL || len == 0
         || len >= HL_TABLE_ROUTE_MAX)
         return NULL;
     rules = rules_of(t);
-    h = hl_table_route_hash(route, len);
     idx = buckets_of(t)[h & (t->nbuckets - 1)];
     while (idx != 0 && idx <= t->nrules && steps++ < t->nrules) {
         const hl_rule_t *r = &rules[idx - 1];
@@ -175,18 +174,60 @@ const hl_rule_t *hl_table_lookup(const hl_table_t *t, const char *route,
     return NULL;
 }
 
+const hl_rule_t *hl_table_lookup(const hl_table_t *t, const char *route,
+                                 size_t len)
+{
+    if (route == NULL || len == 0 || len >= HL_TABLE_ROUTE_MAX)
+        return NULL;
+    return lookup_hashed(t, route, len, hl_table_route_hash(route, len));
+}
+
+/* Writes into lens[] the lengths of the candidates route (len bytes) and
+ * its parents (hl_route_parent's), longest first, and into states[] their
+ * unfinished hashes (hl_hash64_begin(HL_SEED_TABLE) fed with the
+ * candidate), in one pass over route. whole: 0 when route itself is not a
+ * candidate (only its parents). Returns the number written (at most
+ * len / 2 + 1). */
+static int route_candidates(const char *route, size_t len, int whole,
+                            size_t *lens, uint64_t *states)
+{
+    uint64_t h = hl_hash64_begin(HL_SEED_TABLE);
+    int n = 0, i, j;
+    size_t k;
+
+    for (k = 0; k < len; ++k) {
+        if (route[k] == '/' && k > 0) {     /* the parent route[0 .. k) */
+            lens[n] = k;
+            states[n++] = h;
+        }
+        h = hl_hash64_byte(h, (unsigned char)route[k]);
+    }
+    if (whole) {
+        lens[n] = len;
+        states[n++] = h;
+    }
+    for (i = 0, j = n - 1; i < j; ++i, --j) {  /* longest first */
+        size_t l = lens[i];
+        uint64_t s = states[i];
+        lens[i] = lens[j];
+        states[i] = states[j];
+        lens[j] = l;
+        states[j] = s;
+    }
+    return n;
+}
+
 /*
- * Tries route and then each parent (hl_route_parent), one probe each.
- * route may be up to HL_ROUTE_MAX - 1 bytes; a longer string is read only
- * up to that point and only its parents that lie inside are tried.
- * Returns the first rule found, or NULL. Works on a local copy.
+ * Tries route and then each parent (hl_route_parent), one probe each,
+ * hashing route once for all of them. route may be up to HL_ROUTE_MAX - 1
+ * bytes; a longer string is read only up to that point and only its
+ * parents that lie inside are tried. Returns the first rule found, or NULL.
  */
 const hl_rule_t *hl_table_match(const hl_table_t *t, const char *route)
 {
-    char buf[HL_ROUTE_MAX];
-    const hl_rule_t *r;
-    size_t len;
-    int cut = 0;
+    size_t lens[HL_ROUTE_MAX / 2 + 1], len;
+    uint64_t states[HL_ROUTE_MAX / 2 + 1];
+    int n, i, cut = 0;
 
     if (!table_ok(t) || route == NULL)
         return NULL;
@@ -195,17 +236,15 @@ const hl_rule_t *hl_table_match(const hl_table_t *t, const char *route)
         len = HL_ROUTE_MAX - 1;
         cut = 1;
     }
-    memcpy(buf, route, len);
-    buf[len] = '\0';
-    if (cut)
-        len = hl_route_parent(buf, len);
-    while (len > 0) {
-        if (len < HL_TABLE_ROUTE_MAX) {
-            r = hl_table_lookup(t, buf, len);
-            if (r != NULL)
-                return r;
-        }
-        len = hl_route_parent(buf, len);
+    n = route_candidates(route, len, !cut, lens, states);
+    for (i = 0; i < n; ++i) {
+        const hl_rule_t *r;
+
+        if (lens[i] >= HL_TABLE_ROUTE_MAX)
+            continue;
+        r = lookup_hashed(t, route, lens[i], hl_hash64_end(states[i]));
+        if (r != NULL)
+            return r;
     }
     return NULL;
 }

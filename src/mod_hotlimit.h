@@ -67,9 +67,13 @@ typedef struct {
     /* Precomputed at configuration time, so a request formats little: */
     size_t      scope_len;
     uint64_t    scope_hash;             /* hl_table_route_hash(scope) */
+    uint64_t    main_cls;               /* its eviction class and */
+    uint64_t    main_stats_hash;        /* statistics hash in the main
+                                           server (hl_limiter_class_of) */
     const char *names[HL_MAX_WINDOWS];  /* window names, "5/1m" */
     const char *limits[HL_MAX_WINDOWS]; /* COUNT in decimal, "5" */
     const char *rl_prefix[HL_MAX_WINDOWS];  /* RateLimit start, "\"5/1m\";r=" */
+    size_t      rl_prefix_len[HL_MAX_WINDOWS];
     const char *policy_header;          /* RateLimit-Policy */
 } hl_dir_quota_t;
 

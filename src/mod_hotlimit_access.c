@@ -141,17 +141,12 @@ static const hl_client_t *client_of(request_rec *r, const hl_server_conf_t *sc)
         cl = apr_palloc(c->pool, sizeof(*cl));
         ap_set_module_config(c->conn_config, &hotlimit_module, cl);
     }
-    cl->ok = 0;
-    cl->key_len = 0;
     cl->ip[0] = '\0';
     cl->from_conn = ip == c->client_ip;
     if (len < sizeof(cl->ip))
         memcpy(cl->ip, ip, len + 1);
-    cl->ok = hl_ip_parse(ip, &cl->addr) == 0;
-    if (cl->ok)
-        cl->key_len = hl_client_key_of(cl->key, &cl->addr, sc->v6_prefix);
-    else
-        cl->key_len = hl_client_key(cl->key, ip, sc->v6_prefix);
+    cl->key_len = hl_client_parse(cl->key, ip, sc->v6_prefix, &cl->addr);
+    cl->ok = cl->addr.family != 0;
     return cl;
 }
 
@@ -355,16 +350,35 @@ static void request_route(request_rec *r, const hl_dir_conf_t *dc, char *buf)
                        r->uri ? strlen(r->uri) : 1);
 }
 
+/* Sets the eviction class and statistics hash of match m, of origin,
+ * whose scope hashes to scope_hash, counted in server sc: from dq (a
+ * directive quota, NULL for table rules) in the main server, where they
+ * were computed at configuration time, else computed here. */
+static void match_classes(hl_match_t *m, const hl_server_conf_t *sc,
+                          hl_origin_t origin, uint64_t scope_hash,
+                          const hl_dir_quota_t *dq)
+{
+    if (dq && sc->tag_hash == 0) {
+        m->item.cls = dq->main_cls;
+        m->item.stats_hash = dq->main_stats_hash;
+        return;
+    }
+    m->item.cls = hl_limiter_class_of(origin, sc->tag_hash, scope_hash);
+    m->item.stats_hash = hl_limiter_class_of(0, sc->tag_hash, scope_hash);
+}
+
 /*
  * Fills match m for quota q (not copied: it must outlive the decision)
  * counted under scope (scope_len bytes, hash scope_hash) in r's server,
- * shown to clients as route. Builds the key "host:port" + scope + "|" +
- * client in one allocation from r->pool.
+ * shown to clients as route; dq is the directive quota q belongs to, NULL
+ * for a table rule. Builds the key "host:port" + scope + "|" + client in
+ * one allocation from r->pool.
  */
 static void add_match(request_rec *r, const hl_server_conf_t *sc,
                       const hl_client_t *cl, hl_match_t *m, const hl_quota_t *q,
                       const char *scope, size_t scope_len, uint64_t scope_hash,
-                      const char *route, hl_origin_t origin, int dry_run)
+                      const char *route, hl_origin_t origin, int dry_run,
+                      const hl_dir_quota_t *dq)
 {
     size_t clen, klen;
     const char *client = client_part(r, q, cl, &clen);
@@ -378,7 +392,7 @@ static void add_match(request_rec *r, const hl_server_conf_t *sc,
     memcpy(key + sc->tag_len + scope_len + 1, client, clen);
     key[klen] = '\0';
 
-    m->dq = NULL;
+    m->dq = dq;
     m->route = route;
     /* The key starts with the counted scope: "host:port/login|..." */
     m->scope = sc->tag_len ? apr_pstrmemdup(r->pool, key, sc->tag_len + scope_len)
@@ -388,9 +402,9 @@ static void add_match(request_rec *r, const hl_server_conf_t *sc,
     m->item.dry_run = dry_run;
     m->item.key = key;
     m->item.key_len = klen;
-    m->item.cls = hl_limiter_class_of(origin, sc->tag_hash, scope_hash);
-    m->item.stats_hash = hl_limiter_class_of(0, sc->tag_hash, scope_hash);
+    match_classes(m, sc, origin, scope_hash, dq);
     m->item.stats_name = m->scope;
+    m->item.stats_name_len = sc->tag_len + scope_len;
     m->item.peek = 0;
 }
 
@@ -417,7 +431,7 @@ static int collect_matches(request_rec *r, const hl_dir_conf_t *dc,
             add_match(r, sc, cl, &m[n], &m[n].quota_copy, route, len,
                       hit->route_hash, route, HL_ORIGIN_TABLE,
                       hit->rule.dry_run >= 0 ? hit->rule.dry_run
-                                             : dc->dry_run == 1);
+                                             : dc->dry_run == 1, NULL);
             ++n;
         }
         if (hit->has_global && stage == HL_STAGE_ACCESS) {
@@ -427,7 +441,8 @@ static int collect_matches(request_rec *r, const hl_dir_conf_t *dc,
             m[n].quota_copy = hit->global;
             add_match(r, sc, cl, &m[n], &m[n].quota_copy, HL_TABLE_GLOBAL_ROUTE,
                       strlen(HL_TABLE_GLOBAL_ROUTE), global_hash,
-                      HL_TABLE_GLOBAL_ROUTE, HL_ORIGIN_TABLE, dc->dry_run == 1);
+                      HL_TABLE_GLOBAL_ROUTE, HL_ORIGIN_TABLE, dc->dry_run == 1,
+                      NULL);
             ++n;
         }
     }
@@ -443,8 +458,8 @@ static int collect_matches(request_rec *r, const hl_dir_conf_t *dc,
             shown = apr_pstrdup(r->pool, path);
         }
         add_match(r, sc, cl, &m[n], &dq->quota, dq->scope, dq->scope_len,
-                  dq->scope_hash, shown, HL_ORIGIN_DIRECTIVE, dc->dry_run == 1);
-        m[n].dq = dq;
+                  dq->scope_hash, shown, HL_ORIGIN_DIRECTIVE, dc->dry_run == 1,
+                  dq);
         ++n;
     }
     return n;
@@ -640,12 +655,7 @@ static int limit_request(request_rec *r, hl_stage_t stage)
     if (!dc || dc->engine == 0
         || (!dc->quota && !hl_table_configured() && !sc->ban))
         return DECLINED;
-    state = request_state(r, stage == HL_STAGE_ACCESS);
-    if (stage == HL_STAGE_FIXUPS && state && same_as_decided(state, r)
-        && !state->user_pending)
-        return DECLINED;
-    if (!state)
-        state = request_state(r, 1);
+    state = request_state(r, 1);
     remember_decided_request(state, r);
     state->user_pending = 0;
     cl = client_of(r, sc);
@@ -724,9 +734,22 @@ int hl_access_checker(request_rec *r)
     return limit_request(r, HL_STAGE_ACCESS);
 }
 
+/* Returns 1 if the fixups hook has nothing to decide for r: its client
+ * request was decided on what r looks at now (no fast redirect since) and
+ * no by=user quota waits for REMOTE_USER. Reads no configuration, so the
+ * usual request leaves fixups at once. */
+static int decided_as_is(request_rec *r)
+{
+    const hl_pending_t *state = request_state(r, 0);
+
+    return state && same_as_decided(state, r) && !state->user_pending;
+}
+
 int hl_fixups(request_rec *r)
 {
     inherit_variables(r);
+    if (decided_as_is(r))
+        return DECLINED;
     return limit_request(r, HL_STAGE_FIXUPS);
 }
 

@@ -48,14 +48,6 @@ static hl_policy_view_t *policy_views(request_rec *r, const hl_match_t *m)
     return v;
 }
 
-/* Returns v in decimal, allocated from r->pool in one piece. */
-static const char *number(request_rec *r, uint32_t v)
-{
-    char buf[HL_FMT_U64_MAX];
-    size_t n = hl_fmt_u64(buf, v);
-    return apr_pstrmemdup(r->pool, buf, n);
-}
-
 /*
  * The texts of a table rule's quota (RateLimit-Policy, each window's
  * RateLimit start and COUNT), rendered once per thread and quota shape: a
@@ -69,6 +61,7 @@ typedef struct {
     uint64_t key;                           /* quota_key, 0 = empty */
     char     policy[HL_MAX_WINDOWS * 64];
     char     prefix[HL_MAX_WINDOWS][48];
+    size_t   prefix_len[HL_MAX_WINDOWS];
     char     limit[HL_MAX_WINDOWS][HL_FMT_U64_MAX];
 } hl_rendered_t;
 
@@ -111,6 +104,7 @@ static const hl_rendered_t *rendered_texts(request_rec *r, const hl_quota_t *q)
         if (strlen(text) >= sizeof(e->prefix[i]))
             return NULL;
         strcpy(e->prefix[i], text);
+        e->prefix_len[i] = strlen(text);
         hl_fmt_u64(e->limit[i], w->count);
     }
     text = hl_render_policy_header(r->pool, v, q->nwindows);
@@ -131,42 +125,42 @@ void hl_respond_annotate(request_rec *r, const hl_match_t *m, int headers,
     const hl_decision_t *d = &m->item.decision;
     const hl_quota_t *q = m->item.quota;
     int t = hl_decide_tightest(d);
-    const char *remaining = number(r, d->windows[t].remaining);
-
     const hl_rendered_t *texts = m->dq ? NULL : rendered_texts(r, q);
+    const char *policy = NULL, *prefix = NULL, *remaining, *value;
+    size_t prefix_len = 0;
+
+    if (headers && m->dq) {
+        /* A directive quota: everything but two numbers was rendered at
+         * configuration time. */
+        policy = m->dq->policy_header;
+        prefix = m->dq->rl_prefix[t];
+        prefix_len = m->dq->rl_prefix_len[t];
+    }
+    else if (headers && texts) {
+        policy = apr_pstrdup(r->pool, texts->policy);
+        prefix = texts->prefix[t];
+        prefix_len = texts->prefix_len[t];
+    }
+    else if (headers) {
+        hl_policy_view_t *v = policy_views(r, m);
+        policy = hl_render_policy_header(r->pool, v, q->nwindows);
+        prefix = hl_render_ratelimit_prefix(r->pool, v[t].name);
+        prefix_len = strlen(prefix);
+    }
+    remaining = hl_render_remaining(r->pool, d->windows[t].remaining, prefix,
+                                    prefix_len, hl_decide_reset_s(d, t),
+                                    &value);
 
     put(r->subprocess_env, "HOTLIMIT_ROUTE", m->route);
     put(r->subprocess_env, "HOTLIMIT_LIMIT",
         m->dq ? m->dq->limits[t]
               : texts ? apr_pstrdup(r->pool, texts->limit[t])
-                      : number(r, q->windows[t].count));
+                      : apr_psprintf(r->pool, "%u", q->windows[t].count));
     put(r->subprocess_env, "HOTLIMIT_REMAINING", remaining);
     if (!headers)
         return;
-    if (m->dq) {
-        /* A directive quota: everything but two numbers was rendered at
-         * configuration time. */
-        put(r->err_headers_out, "RateLimit-Policy", m->dq->policy_header);
-        put(r->err_headers_out, "RateLimit",
-            hl_render_ratelimit_value(r->pool, m->dq->rl_prefix[t], remaining,
-                                      hl_decide_reset_s(d, t)));
-    }
-    else if (texts) {
-        put(r->err_headers_out, "RateLimit-Policy",
-            apr_pstrdup(r->pool, texts->policy));
-        put(r->err_headers_out, "RateLimit",
-            hl_render_ratelimit_value(r->pool, texts->prefix[t], remaining,
-                                      hl_decide_reset_s(d, t)));
-    }
-    else {
-        hl_policy_view_t *v = policy_views(r, m);
-        put(r->err_headers_out, "RateLimit-Policy",
-            hl_render_policy_header(r->pool, v, q->nwindows));
-        put(r->err_headers_out, "RateLimit",
-            hl_render_ratelimit_value(r->pool,
-                                      hl_render_ratelimit_prefix(r->pool, v[t].name),
-                                      remaining, v[t].reset_s));
-    }
+    put(r->err_headers_out, "RateLimit-Policy", policy);
+    put(r->err_headers_out, "RateLimit", value);
 }
 
 /* Returns 1 if the administrator configured ErrorDocument 429 here. */

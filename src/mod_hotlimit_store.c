@@ -619,25 +619,32 @@ static void shm_prepare(void *ctx, hl_decide_item_t *it)
 /* Decides under the mutexes of the items' stripes, taken in ascending
  * order; nothing is allocated, hashed or formatted while they are held.
  * Returns 1, 0, or -1 when a mutex failed. */
+/* Adds stripe k to the ascending set locks[0 .. n) (room for one more)
+ * unless it is there. Returns the new size. */
+static int add_lock(unsigned *locks, int n, unsigned k)
+{
+    int j;
+
+    for (j = 0; j < n; ++j)
+        if (locks[j] == k)
+            return n;
+    for (j = n; j > 0 && locks[j - 1] > k; --j)
+        locks[j] = locks[j - 1];
+    locks[j] = k;
+    return n + 1;
+}
+
 static int shm_decide(void *ctx, hl_decide_item_t *const *items, int n,
                       int64_t now_ms)
 {
     hl_slots_t *tables[HL_DECIDE_MAX] = { NULL };
     unsigned locks[HL_DECIDE_MAX];
-    int nlocks = 0, i, j, admit;
+    int nlocks = 0, i, admit;
     (void)ctx;
 
     for (i = 0; i < n; ++i) {
-        unsigned k = items[i]->shard;
-
-        tables[i] = &store_slots[k];
-        for (j = 0; j < nlocks && locks[j] < k; ++j)
-            ;
-        if (j < nlocks && locks[j] == k)
-            continue;
-        memmove(&locks[j + 1], &locks[j], (size_t)(nlocks - j) * sizeof(locks[0]));
-        locks[j] = k;
-        nlocks++;
+        tables[i] = &store_slots[items[i]->shard];
+        nlocks = add_lock(locks, nlocks, items[i]->shard);
     }
     for (i = 0; i < nlocks; ++i)
         if (lock_stripe(locks[i]) != APR_SUCCESS) {

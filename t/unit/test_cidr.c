@@ -1,6 +1,8 @@
 /*
  * test_cidr.c - hl_cidr: addresses, blocks, matching and client keys.
  */
+#include <arpa/inet.h>
+#include <stdio.h>
 #include <string.h>
 #include "hl_cidr.h"
 #include "hl_tap.h"
@@ -186,11 +188,59 @@ static void test_client_key(void)
     is_int(hl_client_key(NULL, "1.2.3.4", 64), 0, "NULL out");
 }
 
+/* hl_client_parse agrees with hl_ip_parse and hl_client_key, and IPv4
+ * parsing (its own dotted-quad reader first) with inet_pton, on edge
+ * cases of the dotted quad and on other kinds of text. */
+static void test_client_parse(void)
+{
+    static const char *const texts[] = {
+        "1.2.3.4", "0.0.0.0", "255.255.255.255", "10.0.0.10", "192.0.2.199",
+        "01.2.3.4", "1.2.3.04", "00.1.1.1", "1.2.3.0", "256.1.1.1",
+        "1.2.3.256", "1.2.3.2555", "1000.1.1.1", "1.2.3", "1.2.3.4.",
+        ".1.2.3.4", "1..2.3", "1.2.3.4 ", " 1.2.3.4", "1.2.3.4/8", "a.b.c.d",
+        "1.2.3.-4", "+1.2.3.4", "1.2.3.4.5", "", "::ffff:1.2.3.4",
+        "2001:db8::1", "::1", "unix:/run/x.sock", "-" };
+    size_t i;
+    int agree = 0, pton = 0;
+
+    for (i = 0; i < sizeof(texts) / sizeof(texts[0]); ++i) {
+        char want[HL_IP_KEY_MAX], got[HL_IP_KEY_MAX];
+        hl_cidr_t a, b;
+        struct in_addr a4;
+        size_t wn, gn;
+        int parsed = hl_ip_parse(texts[i], &a) == 0;
+
+        wn = hl_client_key(want, texts[i], 64);
+        gn = hl_client_parse(got, texts[i], 64, &b);
+        if (wn == gn && strcmp(want, got) == 0 && memcmp(&a, &b, sizeof(a)) == 0
+            && (b.family != 0) == parsed)
+            agree++;
+        else
+            printf("# hl_client_parse differs on \"%s\"\n", texts[i]);
+        if (strchr(texts[i], ':') == NULL
+            && (inet_pton(AF_INET, texts[i], &a4) == 1)
+               == (parsed && a.family == 4)
+            && (!parsed || memcmp(&a4, a.addr, 4) == 0))
+            pton++;
+        else if (strchr(texts[i], ':') == NULL)
+            printf("# hl_ip_parse and inet_pton differ on \"%s\"\n", texts[i]);
+    }
+    is_int(agree, (int)i, "hl_client_parse = hl_ip_parse + hl_client_key");
+    is_int(pton, (int)i - 4, "IPv4 read as inet_pton reads it");
+    {
+        char out[HL_IP_KEY_MAX];
+        hl_cidr_t ip;
+        is_int((int)hl_client_parse(out, NULL, 64, &ip), 0, "NULL: empty key");
+        is_int(ip.family, 0, "NULL: not an address");
+    }
+}
+
 int main(void)
 {
     test_ip_parse();
     test_cidr_parse();
     test_match();
     test_client_key();
+    test_client_parse();
     return done_testing();
 }

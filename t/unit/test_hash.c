@@ -45,6 +45,23 @@ int main(void)
     ok(hl_hash64("abc", 3, 1) != hl_hash64("abd", 3, 1), "one byte changes the hash");
     ok(hl_hash64("a\0", 2, 1) != hl_hash64("a", 1, 1), "trailing NUL changes the hash");
 
+    /* In steps: every prefix's state, then the finalizer, is its hash. */
+    {
+        uint64_t st = hl_hash64_begin(HL_SEED_TABLE);
+        int same = 1;
+
+        for (i = 0; i < sizeof(all); ++i) {
+            if (hl_hash64_end(st) != hl_hash64(all, i, HL_SEED_TABLE))
+                same = 0;
+            st = hl_hash64_byte(st, all[i]);
+        }
+        ok(same && hl_hash64_end(st) == hl_hash64(all, sizeof(all), HL_SEED_TABLE),
+           "begin, byte by byte, end: the hash of each prefix");
+        st = hl_hash64_more(hl_hash64_begin(3), "/app/v1", 7);
+        ok(hl_hash64_end(hl_hash64_more(st, "/items", 6))
+           == hl_hash64("/app/v1/items", 13, 3), "more: continues a prefix");
+    }
+
     /* The seeds are the persisted values; they differ from each other. */
     ok(HL_SEED_KEYS == 0x686f746c696d6974ULL, "HL_SEED_KEYS is \"hotlimit\"");
     ok(HL_SEED_KEYS != HL_SEED_STATS && HL_SEED_KEYS != HL_SEED_TABLE

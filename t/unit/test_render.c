@@ -403,6 +403,27 @@ static void test_headers(void)
            "NULL name gives an empty sf-string");
 }
 
+/* The per-request texts: REMAINING, and the RateLimit value in the same
+ * allocation, equal to what hl_render_ratelimit_value makes. */
+static void test_remaining(void)
+{
+    const char *prefix = hl_render_ratelimit_prefix(pool, "2000000000/1h");
+    const char *value = "unset", *rem;
+
+    rem = hl_render_remaining(pool, 1999997999u, NULL, 0, 42, &value);
+    is_str(rem, "1999997999", "REMAINING without headers");
+    ok(value == NULL, "no RateLimit value without a prefix");
+    rem = hl_render_remaining(pool, 4294967295u, prefix, strlen(prefix), 3595,
+                              &value);
+    is_str(rem, "4294967295", "REMAINING with headers");
+    is_str(value, hl_render_ratelimit_value(pool, prefix, rem, 3595),
+           "RateLimit value as hl_render_ratelimit_value makes it");
+    is_str(value, "\"2000000000/1h\";r=4294967295;t=3595", "RateLimit value");
+    rem = hl_render_remaining(pool, 0, prefix, strlen(prefix), -5, &value);
+    is_str(rem, "0", "REMAINING 0");
+    is_str(value, "\"2000000000/1h\";r=0;t=0", "negative reset written as 0");
+}
+
 int main(void)
 {
     apr_initialize();
@@ -414,6 +435,7 @@ int main(void)
     test_problem_json();
     test_escapers();
     test_headers();
+    test_remaining();
     apr_pool_destroy(pool);
     apr_terminate();
     return done_testing();
