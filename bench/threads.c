@@ -78,8 +78,9 @@ static int decide(const hl_quota_t *q, const char *key, int64_t now_ms)
     it.shard = (unsigned)((it.refs[0].hash >> 40) % nstripes);
     tables[0] = &stripes[it.shard];
     pthread_mutex_lock(&locks[it.shard].m);
-    admit = hl_decide_locked(tables, &stats, items, 1, now_ms);
+    admit = hl_decide_locked(tables, items, 1, now_ms);
     pthread_mutex_unlock(&locks[it.shard].m);
+    hl_decide_stats(&stats, items, 1, now_ms);
     return admit;
 }
 

@@ -29,7 +29,7 @@ static void count_decision(hl_stats_t *st, const hl_decide_item_t *it,
         hl_stats_add_hashed(st, it->stats_hash, it->stats_name, kind, now_ms);
 }
 
-int hl_decide_locked(hl_slots_t *const *tables, hl_stats_t *st,
+int hl_decide_locked(hl_slots_t *const *tables,
                      hl_decide_item_t *const *items, int n, int64_t now_ms)
 {
     int admit = 1, i;
@@ -56,10 +56,17 @@ int hl_decide_locked(hl_slots_t *const *tables, hl_stats_t *st,
                 hl_limiter_count_refs(tables[i], items[i]->quota, items[i]->refs,
                                       items[i]->cls, now_ms);
     }
-    for (i = 0; st != NULL && i < n; ++i)
+    return admit;
+}
+
+void hl_decide_stats(hl_stats_t *st, hl_decide_item_t *const *items, int n,
+                     int64_t now_ms)
+{
+    int i;
+
+    for (i = 0; i < n; ++i)
         if (items[i]->stats_name != NULL)
             count_decision(st, items[i], now_ms);
-    return admit;
 }
 
 void hl_decide_count_locked(hl_slots_t *t, const hl_decide_item_t *it,

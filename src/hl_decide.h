@@ -7,7 +7,8 @@
  *
  * Two steps, so that the caller's critical section does only the counting:
  * hl_decide_prepare (slot keys and their hashes: before the lock) and
- * hl_decide_locked (under the lock: slots, buckets, statistics). Pure: no
+ * hl_decide_locked (under the lock: slots and buckets), then
+ * hl_decide_stats (the per-route statistics, after the lock). Pure: no
  * httpd, no allocation, time passed in as now_ms.
  */
 #ifndef HL_DECIDE_H
@@ -47,14 +48,20 @@ void hl_decide_prepare(const hl_slots_t *t, hl_decide_item_t *it);
 /*
  * Decides *items[0 .. n) at now_ms, item i in table tables[i] (a store may
  * keep keys in several tables, each with its own lock); the caller holds
- * the locks of every table named. st is lock-free (hl_stats.h).
- * Fills each item's decision, counts the request as described above and
- * adds one admitted / rejected / dry-run decision per item to st (st may
- * be NULL). Returns 1 if the request is admitted, 0 if rejected. Never
- * fails: a full table evicts (hl_slots_get).
+ * the locks of every table named. Fills each item's decision and counts
+ * the request as described above. Returns 1 if the request is admitted, 0
+ * if rejected. Never fails: a full table evicts (hl_slots_get).
  */
-int hl_decide_locked(hl_slots_t *const *tables, hl_stats_t *st,
+int hl_decide_locked(hl_slots_t *const *tables,
                      hl_decide_item_t *const *items, int n, int64_t now_ms);
+
+/*
+ * Adds one admitted / rejected / dry-run decision per item (with a
+ * stats_name) to st, after hl_decide_locked: st is lock-free (hl_stats.h),
+ * so the caller calls this after letting go of its locks. Never fails.
+ */
+void hl_decide_stats(hl_stats_t *st, hl_decide_item_t *const *items, int n,
+                     int64_t now_ms);
 
 /* Counts one finished request of it, of cost n, in every window
  * (count=failures|status once the status is known, cost=header: once the

@@ -542,20 +542,6 @@ static void redis_prepare(void *ctx, hl_decide_item_t *it)
     local->ops->prepare(local->ctx, it);   /* slot keys: the Redis keys too */
 }
 
-/* Counts the items' decisions in the per-route statistics. */
-static void add_stats(hl_decide_item_t *const *items, int n, int64_t now)
-{
-    int i;
-
-    for (i = 0; i < n; ++i)
-        if (items[i]->stats_name != NULL)
-            hl_stats_add_hashed(hl_store_stats(), items[i]->stats_hash,
-                            items[i]->stats_name,
-                            items[i]->decision.admit ? HL_DECISION_ADMITTED
-                            : items[i]->dry_run ? HL_DECISION_DRY_RUN
-                            : HL_DECISION_REJECTED, now);
-}
-
 /* Returns 1 if the decision of items may use a lease: one quota, counted
  * now (not count=failures|status, cost= or a ban check), not in dry run,
  * with HotLimitStoreLease set. */
@@ -609,7 +595,7 @@ static int redis_decide(void *ctx, hl_decide_item_t *const *items, int n,
         return 0;
     if (leasable(items, n) && from_lease(key, items[0], now, &want)) {
         __atomic_add_fetch(&rshared->leased, 1, __ATOMIC_RELAXED);
-        add_stats(items, n, now);
+        hl_decide_stats(hl_store_stats(), items, n, now);
         return 1;
     }
     if (!may_try(now))
@@ -626,7 +612,7 @@ static int redis_decide(void *ctx, hl_decide_item_t *const *items, int n,
         return fallback(items, n, now);
     }
     succeeded();
-    add_stats(items, n, now);
+    hl_decide_stats(hl_store_stats(), items, n, now);
     if (!admit && n == 1 && !items[0]->dry_run) {
         hl_refused_t *e = &refused[key % HL_REFUSED_CACHE];
         int64_t retry = 0;

@@ -652,9 +652,10 @@ static int shm_decide(void *ctx, hl_decide_item_t *const *items, int n,
                 unlock_stripe(locks[i]);
             return -1;
         }
-    admit = hl_decide_locked(tables, &store_shared->stats, items, n, now_ms);
+    admit = hl_decide_locked(tables, items, n, now_ms);
     for (i = nlocks - 1; i >= 0; --i)
         unlock_stripe(locks[i]);
+    hl_decide_stats(&store_shared->stats, items, n, now_ms);
     return admit;
 }
 

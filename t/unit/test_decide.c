@@ -14,6 +14,18 @@
 #define CAPACITY 256
 #define NOW 5000000LL
 
+/* hl_decide_locked, then hl_decide_stats into st when st is not NULL (as
+ * the store does after its locks). */
+static int decide(hl_slots_t *const *tables, hl_stats_t *st,
+                  hl_decide_item_t *const *items, int n, int64_t now_ms)
+{
+    int admit = hl_decide_locked(tables, items, n, now_ms);
+
+    if (st != NULL)
+        hl_decide_stats(st, items, n, now_ms);
+    return admit;
+}
+
 static void *mem;
 static hl_slots_t table;
 static hl_stats_t stats;
@@ -84,10 +96,10 @@ static void test_one_quota(void)
 
     fresh();
     item(&a, &q, "/a|c", 0);
-    ok(hl_decide_locked(tables, &stats, items, 1, NOW), "one quota: 1st admitted");
+    ok(decide(tables, &stats, items, 1, NOW), "one quota: 1st admitted");
     is_int(a.decision.remaining, 1, "one quota: 1 left");
-    ok(hl_decide_locked(tables, &stats, items, 1, NOW), "one quota: 2nd admitted");
-    ok(!hl_decide_locked(tables, &stats, items, 1, NOW), "one quota: 3rd rejected");
+    ok(decide(tables, &stats, items, 1, NOW), "one quota: 2nd admitted");
+    ok(!decide(tables, &stats, items, 1, NOW), "one quota: 3rd rejected");
     is_int(a.decision.retry_after_s, 60, "one quota: retry 60 s");
     is_int((int)stat_of("/a|c", HL_DECISION_ADMITTED), 2, "stats: 2 admitted");
     is_int((int)stat_of("/a|c", HL_DECISION_REJECTED), 1, "stats: 1 rejected");
@@ -102,11 +114,11 @@ static void test_all_or_nothing(void)
     fresh();
     item(&a, &small, "/s|c", 0);
     item(&b, &big, "/b|c", 0);
-    ok(hl_decide_locked(tables, &stats, items, 2, NOW), "two quotas: admitted");
-    ok(!hl_decide_locked(tables, &stats, items, 2, NOW),
+    ok(decide(tables, &stats, items, 2, NOW), "two quotas: admitted");
+    ok(!decide(tables, &stats, items, 2, NOW),
        "two quotas: the small one rejects");
     item(&b_only, &big, "/b|c", 0);
-    hl_decide_locked(tables, NULL, bi, 1, NOW);
+    decide(tables, NULL, bi, 1, NOW);
     is_int(b_only.decision.remaining, 8,
            "the rejected request was not counted in the big quota (10-1-1)");
 }
@@ -119,8 +131,8 @@ static void test_dry_run(void)
     fresh();
     item(&a, &q, "/d|c", 1);
     item(&b, &other, "/o|c", 0);
-    ok(hl_decide_locked(tables, &stats, items, 2, NOW), "dry run: 1st admitted");
-    ok(hl_decide_locked(tables, &stats, items, 2, NOW),
+    ok(decide(tables, &stats, items, 2, NOW), "dry run: 1st admitted");
+    ok(decide(tables, &stats, items, 2, NOW),
        "dry run: a would-be rejection admits");
     ok(!a.decision.admit, "dry run: the item itself says rejected");
     is_int((int)stat_of("/d|c", HL_DECISION_DRY_RUN), 1, "stats: 1 dry run");
@@ -138,11 +150,11 @@ static void test_failures_counted_later(void)
     fresh();
     item(&a, &q, "/f|c", 0);
     for (i = 0; i < 5; ++i)
-        ok(hl_decide_locked(tables, &stats, items, 1, NOW),
+        ok(decide(tables, &stats, items, 1, NOW),
            "count=failures: admitted while nothing failed");
     hl_decide_count_locked(&table, &a, 1, NOW);
     hl_decide_count_locked(&table, &a, 1, NOW);
-    ok(!hl_decide_locked(tables, &stats, items, 1, NOW),
+    ok(!decide(tables, &stats, items, 1, NOW),
        "count=failures: refused after two counted failures");
 }
 
@@ -155,11 +167,11 @@ static void test_primary_and_tightest(void)
     fresh();
     item(&a, &two, "/t|c", 0);
     item(&b, &one, "/u|c", 0);
-    hl_decide_locked(tables, &stats, items, 2, NOW);
+    decide(tables, &stats, items, 2, NOW);
     is_int(hl_decide_primary(items, 2), 1, "primary: the least remaining (3/1m)");
     is_int(hl_decide_tightest(&a.decision), 0, "tightest: 5/1m before 30/1h");
     for (i = 0; i < 4; ++i)
-        hl_decide_locked(tables, &stats, items, 2, NOW);
+        decide(tables, &stats, items, 2, NOW);
     is_int(hl_decide_primary(items, 2), 1, "primary: the rejecting one");
     ok(!b.decision.admit, "... which did reject");
     /* Ties on remaining: the window that takes longer to reset. */
@@ -188,30 +200,30 @@ static void test_peek_and_cost(void)
     item(&a, &ban, "ban|1", 0);
     a.peek = 1;
     a.stats_name = NULL;
-    ok(hl_decide_locked(tables, &stats, &it, 1, NOW) == 1 && a.decision.admit,
+    ok(decide(tables, &stats, &it, 1, NOW) == 1 && a.decision.admit,
        "peek: a key without counters is admitted");
     is_int((int)table.hdr->used, 0, "peek: no slot created");
     is_int((int)stat_of("ban|1", HL_DECISION_ADMITTED), 0,
            "stats_name NULL: not in the statistics");
     a.peek = 0;
-    hl_decide_locked(tables, &stats, &it, 1, NOW);       /* the ban starts */
+    decide(tables, &stats, &it, 1, NOW);       /* the ban starts */
     a.peek = 1;
     for (i = 0; i < 3; ++i)
-        hl_decide_locked(tables, &stats, &it, 1, NOW + 1000);
+        decide(tables, &stats, &it, 1, NOW + 1000);
     ok(!a.decision.admit && a.decision.retry_after_s == 4,
        "peek: banned, Retry-After is the time left (4 s)");
-    ok(hl_decide_locked(tables, &stats, &it, 1, NOW + 5000) == 1,
+    ok(decide(tables, &stats, &it, 1, NOW + 5000) == 1,
        "peek: the ban is over after its window");
 
     item(&a, &cost, "/llm|k", 0);
-    ok(hl_decide_locked(tables, &stats, &it, 1, NOW) == 1, "cost: admitted");
-    ok(hl_decide_locked(tables, &stats, &it, 1, NOW) == 1
+    ok(decide(tables, &stats, &it, 1, NOW) == 1, "cost: admitted");
+    ok(decide(tables, &stats, &it, 1, NOW) == 1
        && a.decision.remaining == 99, "cost: not counted at the decision");
     hl_decide_count_locked(&table, &a, 99, NOW);
-    ok(hl_decide_locked(tables, &stats, &it, 1, NOW) == 1
+    ok(decide(tables, &stats, &it, 1, NOW) == 1
        && a.decision.remaining == 0, "cost 99 counted: 1 left, admitted");
     hl_decide_count_locked(&table, &a, 50, NOW);
-    ok(hl_decide_locked(tables, &stats, &it, 1, NOW) == 0,
+    ok(decide(tables, &stats, &it, 1, NOW) == 0,
        "overshoot to 149 of 100: refused");
 }
 
