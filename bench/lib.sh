@@ -233,6 +233,10 @@ EOF
                     printf '<Location />\n    DirectoryIndex index.html\n    HotLimitQuota %s\n    HotLimitHeaders Off\n</Location>\n' "$QUOTA" ;;
                 onekey|randomip*)
                     printf '<Location />\n    DirectoryIndex index.html\n    HotLimitQuota %s\n</Location>\n' "$QUOTA" ;;
+                redis-lease)
+                    start_redis
+                    printf 'HotLimitStore redis://127.0.0.1:%s\nHotLimitStoreLease 100\n' "$REDIS_PORT"
+                    printf '<Location />\n    DirectoryIndex index.html\n    HotLimitQuota %s\n</Location>\n' "$QUOTA" ;;
                 redis-unix*)
                     start_redis
                     printf 'HotLimitStore unix:%s\n' "$REDIS_SOCKET"
