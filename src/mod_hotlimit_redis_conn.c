@@ -44,7 +44,8 @@ typedef struct hl_waiter {
     const char       *why;
     hl_exchange_t     result;
     int               taken;    /* in the round trip under way */
-    int               done;     /* reply, result and why are final */
+    int               done;     /* reply, result and why are final
+                                   (atomic: release store, acquire load) */
     int               ready;    /* wake is made (once per thread) */
     sem_t             wake;     /* posted when done, or when it may lead */
 } hl_waiter_t;
@@ -162,8 +163,8 @@ static void round_trip(hl_waiter_t *batch)
 /* ---- the queue (under lane_lock) ------------------------------------------ */
 
 /* Leads one round trip: takes the whole queue (which holds self, the
- * caller's own waiter), runs it without the lock, marks every waiter done, then
- * lets go of the lock and wakes each waiter, and the first one queued
+ * caller's own waiter), runs it without the lock, marks each waiter done
+ * and wakes it, then ends the round trip and wakes the first waiter queued
  * meanwhile so that it leads next. Called with lane_lock held and no
  * round trip under way; returns without it. */
 static void lead(hl_waiter_t *self)
@@ -182,17 +183,20 @@ static void lead(hl_waiter_t *self)
         drop();
     round_trip(batch);
 
-    pthread_mutex_lock(&lane_lock);
-    for (w = batch; w; w = w->next)
-        w->done = 1;
-    in_flight = 0;
-    successor = queue_head;
-    pthread_mutex_unlock(&lane_lock);
+    /* Hand the replies over. Once a waiter's done is visible it may
+     * return (woken by its timeout or a stale post) and queue again, so
+     * its next is read first and nothing of it is touched after. In
+     * flight stays set meanwhile: nobody else leads yet. */
     for (w = batch; w; w = next) {
-        next = w->next;          /* read before the waiter may reuse it */
+        next = w->next;
+        __atomic_store_n(&w->done, 1, __ATOMIC_RELEASE);
         if (w != self)
             sem_post(&w->wake);
     }
+    pthread_mutex_lock(&lane_lock);
+    in_flight = 0;
+    successor = queue_head;
+    pthread_mutex_unlock(&lane_lock);
     if (successor)
         sem_post(&successor->wake);
 }
@@ -234,7 +238,7 @@ static void wait_done(hl_waiter_t *w, const struct timespec *deadline)
     for (;;) {
         int timed_out;
 
-        if (w->done) {
+        if (__atomic_load_n(&w->done, __ATOMIC_ACQUIRE)) {
             pthread_mutex_unlock(&lane_lock);
             return;
         }
@@ -255,11 +259,11 @@ static void wait_done(hl_waiter_t *w, const struct timespec *deadline)
         if (__atomic_load_n(&w->done, __ATOMIC_ACQUIRE))
             return;              /* the usual wake-up: no lock needed */
         pthread_mutex_lock(&lane_lock);
-        if (timed_out && !w->taken && !w->done) {
+        if (timed_out && !w->taken) {   /* not taken: not done either */
             unqueue(w);
             w->result = HL_EXCHANGE_BUSY;
             w->why = "no turn on the connection within HotLimitStoreTimeout";
-            w->done = 1;
+            __atomic_store_n(&w->done, 1, __ATOMIC_RELEASE);
             /* It may have been woken to lead: pass that on. */
             if (!in_flight && queue_head)
                 sem_post(&queue_head->wake);
@@ -290,7 +294,8 @@ hl_exchange_t hl_redis_exchange(const char *cmd, size_t len,
     w->len = len;
     w->reply = NULL;
     w->why = NULL;
-    w->taken = w->done = 0;
+    w->taken = 0;
+    __atomic_store_n(&w->done, 0, __ATOMIC_RELAXED);
 
     pthread_mutex_lock(&lane_lock);
     if (queue_tail)
