@@ -37,6 +37,8 @@ typedef struct {
     size_t            stats_name_len;  /* its length; 0: measured */
     int               peek;        /* decided but never counted (whether a
                                       client is banned) */
+    int               exact;       /* each decision asks the store itself
+                                      (never a lease: ban counters) */
     unsigned          shard;       /* the store's own: which of its tables */
     hl_slot_ref_t     refs[HL_MAX_WINDOWS];  /* from hl_decide_prepare */
     hl_decision_t     decision;    /* from hl_decide_locked */

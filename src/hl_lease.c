@@ -47,9 +47,11 @@ int hl_lease_take(hl_leases_t *l, uint64_t key, int64_t now, uint32_t max,
         e->last_ms = now;
         return 0;
     }
+    if (now < e->granted_ms)
+        return 0;                /* a time read before the grant: no unit */
     gap = now - e->last_ms;
     e->last_ms = now;
-    if (e->units > 0 && now < e->until_ms && now >= e->granted_ms) {
+    if (e->units > 0 && now < e->until_ms) {
         e->units--;
         e->used++;
         as_of_now(e, now, d);

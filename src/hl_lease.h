@@ -47,8 +47,9 @@ typedef struct {
  * is then how many units to ask for with this decision's round trip, half
  * the requests expected within HL_LEASE_TTL_MS at the pace of key's
  * previous decision here, at most max; 0 for a key not seen within
- * HL_LEASE_TTL_MS / 2. Either way notes now as key's latest decision.
- * Never fails.
+ * HL_LEASE_TTL_MS / 2. Either way notes now as key's latest decision,
+ * unless now is before the latest grant (a time read before it: 0, no
+ * unit taken, the lease kept). Never fails.
  */
 int hl_lease_take(hl_leases_t *l, uint64_t key, int64_t now, uint32_t max,
                   hl_decision_t *d, uint32_t *want);

@@ -19,7 +19,8 @@
 -- quota that counts now may ask for extra units, counted with it, which
 -- the asking httpd child admits without asking again. At most an eighth
 -- of what is left in each window is granted, and the lease lasts until the
--- end of the window the units were counted in (gcra: one window).
+-- end of the window the units were counted in. Never for gcra: units
+-- charged ahead and spent later would stack on a refilled bucket.
 -- A window at its limit after the decision (refused, or counted up to its
 -- limit) is also put in the sorted set PREFIX{hl}:limited (see list_add).
 -- Mode "l" lists that set for the status page instead (see list).
@@ -150,12 +151,26 @@ end
 
 -- Mode "l": lists set z (KEYS[1]) for the status page. Drops the members
 -- that cleared or whose counter is gone, and returns now, the number of
--- members left, then for the (at most) max that clear last: the key, when
--- it clears (ms) and its count (0 for gcra).
-local function list(z, max)
+-- members left (with only: of those whose key contains it), then for the
+-- (at most) max that clear last: the key, when it clears (ms) and its count
+-- (0 for gcra). only (ARGV[3], may be empty): a plain substring the keys
+-- listed must contain ("ban|": the bans, wherever they rank).
+local function list(z, max, only)
   redis.call('ZREMRANGEBYSCORE', z, '-inf', now)
   local total = redis.call('ZCARD', z)
-  local got = redis.call('ZREVRANGEBYSCORE', z, '+inf', '(' .. now, 'WITHSCORES', 'LIMIT', 0, max)
+  local got
+  if only == '' then
+    got = redis.call('ZREVRANGEBYSCORE', z, '+inf', '(' .. now, 'WITHSCORES', 'LIMIT', 0, max)
+  else
+    local all = redis.call('ZREVRANGEBYSCORE', z, '+inf', '(' .. now, 'WITHSCORES')
+    got, total = {}, 0
+    for i = 1, #all, 2 do
+      if string.find(all[i], only, 1, true) then
+        total = total + 1
+        if #got < 2 * max then got[#got + 1] = all[i]; got[#got + 1] = all[i + 1] end
+      end
+    end
+  end
   local out = { now, 0 }
   for i = 1, #got, 2 do
     local v = redis.call('GET', got[i])
@@ -171,7 +186,7 @@ local function list(z, max)
   return out
 end
 
-if ARGV[1] == 'l' then return list(KEYS[1], tonumber(ARGV[2])) end
+if ARGV[1] == 'l' then return list(KEYS[1], tonumber(ARGV[2]), ARGV[3] or '') end
 
 local mode, nitems, cost = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3])
 local want = tonumber(ARGV[4])
@@ -199,7 +214,7 @@ end
 -- The lease: an eighth of the least left over the windows, at most want.
 local grant = 0
 if mode == 'd' and want > 0 and all == 1 and nitems == 1 and items[1].commit == 1
-   and items[1].dry == 0 and items[1].admit == 1 then
+   and items[1].dry == 0 and items[1].admit == 1 and items[1].algo ~= 2 then
   grant = want
   for j = 1, items[1].nw do
     local share = math.floor(items[1].w[j].r[2] / 8)
@@ -224,7 +239,7 @@ for i = 1, nitems do
     end
     if grant > 0 then
       -- The units count in this window: usable until it ends.
-      local ends = (it.algo == 2) and x.win or (t + x.win - now)
+      local ends = t + x.win - now
       if j == 1 or ends < lease_ms then lease_ms = ends end
     end
     out[#out + 1] = r[1]; out[#out + 1] = r[2]; out[#out + 1] = r[3]; out[#out + 1] = r[4]

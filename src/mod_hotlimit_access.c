@@ -406,6 +406,7 @@ static void add_match(request_rec *r, const hl_server_conf_t *sc,
     m->item.stats_name = m->scope;
     m->item.stats_name_len = sc->tag_len + scope_len;
     m->item.peek = 0;
+    m->item.exact = 0;
 }
 
 /* Collects the quotas applying to r at this stage into m: the table's rule
@@ -512,7 +513,7 @@ static void remember_pending(hl_pending_t *p, const hl_match_t *m, int n)
 /* Fills *it (zeroed first) for the ban counter `scope` (HL_BAN_SCOPE or
  * HL_REJ_SCOPE) of the client address of r, in server sc, with quota q:
  * key "host:port" + scope + "|" + client address key, allocated from
- * r->pool; no statistics. */
+ * r->pool; no statistics, never leased. */
 static void ban_item(request_rec *r, const hl_server_conf_t *sc,
                      const hl_client_t *cl, const char *scope,
                      const hl_quota_t *q, hl_decide_item_t *it)
@@ -532,6 +533,7 @@ static void ban_item(request_rec *r, const hl_server_conf_t *sc,
     it->key_len = klen;
     it->cls = hl_limiter_class_of(HL_ORIGIN_DIRECTIVE, sc->tag_hash,
                                   hl_limiter_scope_hash(scope, slen));
+    it->exact = 1;   /* a refusal counted ahead would ban early */
 }
 
 /* Decides the single item it in the store at now. Returns the store's

@@ -21,9 +21,8 @@
 #include "mod_hotlimit_redis.h"
 #include "hl_render.h"
 
-/* With the Redis store, the bans are looked for among this many counters
- * at their limit, those with the most time left (bans are usually the
- * longest). */
+/* With the Redis store, the most bans listed (those with the most time
+ * left first). */
 #define HL_BAN_REDIS_LISTED 200
 
 /* What the scan collects (from the request's pool). */
@@ -64,9 +63,10 @@ static int collect_ban(const hl_slot_t *s, void *baton)
 }
 
 /* With the Redis store, fills c->bans from Redis' list of the counters at
- * their limit (every server sharing it; a ban counter is one while the
- * ban lasts). Returns 1, or 0 when Redis is not the store or cannot
- * answer (the caller then scans this server's counters). */
+ * their limit whose key holds "ban|" (every server sharing it; a ban
+ * counter is at its limit while the ban lasts), however many other
+ * counters outlast them. Returns 1, or 0 when Redis is not the store or
+ * cannot answer (the caller then scans this server's counters). */
 static int bans_from_redis(hl_ban_scan_t *c)
 {
     hl_redis_limited_t *got;
@@ -76,7 +76,7 @@ static int bans_from_redis(hl_ban_scan_t *c)
     if (!hl_redis_store())
         return 0;
     got = apr_palloc(c->pool, sizeof(*got) * HL_BAN_REDIS_LISTED);
-    n = hl_redis_limited(got, HL_BAN_REDIS_LISTED, &total);
+    n = hl_redis_limited(got, HL_BAN_REDIS_LISTED, HL_BAN_SCOPE "|", &total);
     if (n < 0)
         return 0;
     for (i = 0; i < n; ++i)

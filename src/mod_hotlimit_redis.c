@@ -68,6 +68,8 @@ typedef struct {
     uint64_t fallbacks;       /* decided by HotLimitStoreFailure */
     uint64_t errors;          /* failed round trips */
     uint64_t leased;          /* admitted by a lease, without a round trip */
+    uint32_t resets;          /* resets so far: a change voids every lease */
+    uint32_t pad;
 } hl_redis_shared_t;
 
 static const hl_redis_conf_t *rconf;     /* this generation's settings */
@@ -88,6 +90,7 @@ static __thread hl_refused_t refused[HL_REFUSED_CACHE];
 
 /* Per child: the leases (HotLimitStoreLease, hl_lease.h), under lease_lock. */
 static hl_leases_t leases;
+static uint32_t leases_gen;       /* rshared->resets they were granted under */
 static pthread_mutex_t lease_lock = PTHREAD_MUTEX_INITIALIZER;
 
 /* ---- configuration ------------------------------------------------------ */
@@ -490,6 +493,7 @@ static uint64_t refused_key(hl_decide_item_t *const *items, int n)
 
     for (i = 0; i < n; ++i) {
         const hl_quota_t *q = items[i]->quota;
+        h ^= (uint64_t)items[i]->origin << 56;   /* a table rule's counters are not a directive's */
         h = hl_hash64(items[i]->key, items[i]->key_len, h);
         h = hl_hash64(q->windows, sizeof(q->windows[0]) * (size_t)q->nwindows,
                       h ^ ((uint64_t)q->algo << 8) ^ q->burst);
@@ -530,6 +534,7 @@ static int fallback(hl_decide_item_t *const *items, int n, int64_t now)
             items[i]->decision.admit = 1;
             items[i]->decision.nwindows = items[i]->quota->nwindows;
         }
+        hl_decide_stats(hl_store_stats(), items, n, now);
         return 1;
     }
     return local->ops->decide(local->ctx, items, n, now);
@@ -543,24 +548,35 @@ static void redis_prepare(void *ctx, hl_decide_item_t *it)
 }
 
 /* Returns 1 if the decision of items may use a lease: one quota, counted
- * now (not count=failures|status, cost= or a ban check), not in dry run,
- * with HotLimitStoreLease set. */
+ * now (not count=failures|status, cost= or a ban check), not a ban
+ * counter, not in dry run, not gcra (units counted ahead and spent later
+ * would stack on a bucket that refilled meanwhile, past its burst), with
+ * HotLimitStoreLease set. */
 static int leasable(hl_decide_item_t *const *items, int n)
 {
     return rconf->lease_max > 0 && n == 1 && !items[0]->peek
-           && !items[0]->dry_run && !hl_quota_after_response(items[0]->quota);
+           && !items[0]->exact && !items[0]->dry_run
+           && items[0]->quota->algo != HL_ALGO_GCRA
+           && !hl_quota_after_response(items[0]->quota);
 }
 
 /* Answers from this child's lease of key: returns 1 with the item's
  * decision filled when a leased unit admits it; else 0 with *want set to
- * the units to ask for (hl_lease_take). */
-static int from_lease(uint64_t key, hl_decide_item_t *it, int64_t now,
-                      uint32_t *want)
+ * the units to ask for (hl_lease_take). Leases granted before the latest
+ * reset of any child of this httpd are dropped first. */
+static int from_lease(uint64_t key, hl_decide_item_t *it, uint32_t *want)
 {
+    uint32_t gen = __atomic_load_n(&rshared->resets, __ATOMIC_ACQUIRE);
     int got;
 
     pthread_mutex_lock(&lease_lock);
-    got = hl_lease_take(&leases, key, now, (uint32_t)rconf->lease_max,
+    if (gen != leases_gen) {     /* a reset in any child: units are void */
+        hl_lease_clear(&leases);
+        leases_gen = gen;
+    }
+    /* The clock is read under the lock: a unit is never taken on a time
+     * read before a wait, when its window may have ended meanwhile. */
+    got = hl_lease_take(&leases, key, hl_mono_ms(), (uint32_t)rconf->lease_max,
                         &it->decision, want);
     pthread_mutex_unlock(&lease_lock);
     return got;
@@ -591,9 +607,11 @@ static int redis_decide(void *ctx, hl_decide_item_t *const *items, int n,
     int admit, i;
     (void)ctx;
 
-    if (still_refused(key, items, n, now))
+    if (still_refused(key, items, n, now)) {
+        hl_decide_stats(hl_store_stats(), items, n, now);
         return 0;
-    if (leasable(items, n) && from_lease(key, items[0], now, &want)) {
+    }
+    if (leasable(items, n) && from_lease(key, items[0], &want)) {
         __atomic_add_fetch(&rshared->leased, 1, __ATOMIC_RELAXED);
         hl_decide_stats(hl_store_stats(), items, n, now);
         return 1;
@@ -719,11 +737,11 @@ static void unlist(const char *const *keys, const size_t *keyl, int n)
 /* Runs the script's listing (mode "l") of PREFIX{hl}:limited for at most
  * max keys, loading the script when the server lost it. Returns the reply
  * (the caller frees it; it may be an error reply), or NULL with *why set. */
-static redisReply *list_call(int max, const char **why)
+static redisReply *list_call(int max, const char *only, const char **why)
 {
     char zkey[HL_REDIS_KEY_MAX], num[HL_FMT_U64_MAX];
-    const char *argv[6];
-    size_t argl[6];
+    const char *argv[7];
+    size_t argl[7];
     redisReply *reply;
 
     argv[0] = "EVALSHA";
@@ -738,14 +756,16 @@ static redisReply *list_call(int max, const char **why)
     argl[3] = redis_key(zkey, "limited", 7);
     argl[4] = 1;
     argl[5] = hl_fmt_u64(num, (uint64_t)max);
-    reply = command(6, argv, argl, why);
+    argv[6] = only ? only : "";
+    argl[6] = strlen(argv[6]);
+    reply = command(7, argv, argl, why);
     if (is_error(reply, "NOSCRIPT")) {
         freeReplyObject(reply);
         argv[0] = "EVAL";
         argl[0] = 4;
         argv[1] = hl_redis_script;
         argl[1] = strlen(hl_redis_script);
-        reply = command(6, argv, argl, why);
+        reply = command(7, argv, argl, why);
     }
     return reply;
 }
@@ -786,7 +806,8 @@ static int read_listing(const redisReply *reply, hl_redis_limited_t *out,
     return n;
 }
 
-int hl_redis_limited(hl_redis_limited_t *out, int max, uint32_t *total)
+int hl_redis_limited(hl_redis_limited_t *out, int max, const char *only,
+                     uint32_t *total)
 {
     const char *why = "unknown";
     redisReply *reply;
@@ -795,7 +816,7 @@ int hl_redis_limited(hl_redis_limited_t *out, int max, uint32_t *total)
     /* While the breaker is open the page does not wait for Redis. */
     if (!rconf || !rshared || !hl_breaker_is_closed(&rshared->breaker))
         return -1;
-    reply = list_call(max, &why);
+    reply = list_call(max, only, &why);
     if (!reply) {
         ap_log_error(APLOG_MARK, APLOG_DEBUG, 0, rserver,
                      "HL00711: Redis store %s: cannot list the keys at their "
@@ -852,9 +873,7 @@ static int redis_reset(void *ctx, const char *key, size_t len)
         unlist(argv + 1, argl + 1, NKEYS);
     }
     memset(refused, 0, sizeof(refused));
-    pthread_mutex_lock(&lease_lock);
-    hl_lease_clear(&leases);
-    pthread_mutex_unlock(&lease_lock);
+    __atomic_add_fetch(&rshared->resets, 1, __ATOMIC_ACQ_REL);   /* leases */
     return removed;
 }
 

@@ -219,9 +219,15 @@ HotLimitBan 3/1m 5s
 <Location /banq>
     HotLimitQuota 1/1m
 </Location>
+<Location /many>
+    HotLimitQuota 1/1h by=header:X-K
+</Location>
 BAN
     my $d = start_httpd(name => 'redis-ban-d', conf => $ban_conf);
     my $e = start_httpd(name => 'redis-ban-e', conf => $ban_conf, mpm => hl_other_mpm());
+    # 210 other keys at their limit, each outlasting the ban by far: the ban
+    # must still be listed (it is not among the 200 that clear last).
+    $d->get('/many', 'X-K' => "k$_") for 1 .. 210;
     ok t_cmp($d->codes('/banq', 4), '200 429 429 429', 'ban: 1 admitted and 3 refused on one server');
     my $res = $e->get('/unlimited-page');
     ok t_cmp($res->code, 429, 'ban: the other server refuses the client on any route (the ban is in Redis)');

@@ -6,7 +6,8 @@
 # and its counter in Redis covers every admitted request; two servers under
 # 20 concurrent clients never admit more than the quota; a client slower
 # than two requests per half second, or a quota with less than 8 left,
-# never gets a lease, so such quotas stay exact.
+# never gets a lease, so such quotas stay exact; gcra quotas and a ban's
+# refusal counter are never leased; after a reset the key counts afresh.
 use strict;
 use warnings FATAL => 'all';
 use FindBin;
@@ -19,7 +20,7 @@ use HotLimitTable;
 use HLTest;
 use HLRedis;
 
-plan tests => 15, need { 'redis-server (apt-get install redis-server)' => HLRedis::available() };
+plan tests => 22, need { 'redis-server (apt-get install redis-server)' => HLRedis::available() };
 
 my $redis = HLRedis->new('redis-lease')->start;
 my $rport = $redis->port;
@@ -41,6 +42,12 @@ HotLimitStoreLease 50
 </Location>
 <Location /small>
     HotLimitQuota 5/1m
+</Location>
+<Location /gcra>
+    HotLimitQuota 1000/1m algo=gcra
+</Location>
+<Location /reset-hot>
+    HotLimitQuota 1000/1m
 </Location>
 CONF
 my $a = start_httpd(name => 'redis-lease-a', conf => $conf);
@@ -97,3 +104,43 @@ ok t_cmp(count_of('d0/slow|127.0.0.1'), 4, '... and exactly 4 counted');
 # --- a small quota gets no lease: exact ---------------------------------------------
 ok t_cmp($a->codes('/small', 8), '200 200 200 200 200 429 429 429', '5/1m with leases on: exactly 5');
 ok t_cmp(count_of('d0/small|127.0.0.1'), 5, '... and 5 counted in Redis');
+
+# --- gcra is never leased (units counted ahead would stack on a refilled bucket) ---
+cli('CONFIG RESETSTAT');
+ok t_cmp($a->codes('/gcra', 30), join(' ', ('200') x 30), 'gcra: 30 quick requests admitted');
+ok t_cmp(evalsha_calls(), 30, '... each one a script call: no lease for gcra');
+
+# --- a reset of a leased key (every child's leases are void after it) ---------------
+{
+    # Leases granted in several children (10 concurrent clients).
+    HLTest::hl_hammer(port => $a->port, path => '/reset-hot', total => 400, conc => 10);
+    my $res = $a->{ua}->post($a->url('/hotlimit-status'), [ reset => '/reset-hot|127.0.0.1' ],
+                             Origin => 'http://127.0.0.1:' . $a->port, 'Sec-Fetch-Site' => 'same-origin');
+    ok t_cmp($res->content, qr/"removed":[1-9]/, 'reset of a leased key: its counter removed');
+    my $res2 = HLTest::hl_hammer(port => $a->port, path => '/reset-hot', total => 60, conc => 10);
+    my $c = count_of('d0/reset-hot|127.0.0.1');
+    ok t_cmp($c >= ($res2->{200} // 0) ? 1 : 0, 1,
+             "... and Redis has counted at least as many as were admitted since ($c for "
+             . ($res2->{200} // 0) . ')');
+}
+
+# --- a ban's refusal counter is never leased -----------------------------------------
+{
+    my $ban_conf = <<"BAN";
+HotLimitStore redis://127.0.0.1:$rport
+HotLimitStoreLease 50
+HotLimitBan 40/1m 5s
+<Location /banned>
+    HotLimitQuota 1/1m
+</Location>
+BAN
+    my $c = start_httpd(name => 'redis-lease-ban', conf => $ban_conf);
+    my $before = ($c->metrics =~ /^hotlimit_store_leased_total (\d+)$/m)[0] // 0;
+    my $codes = $c->codes('/banned', 31);
+    my $after = ($c->metrics =~ /^hotlimit_store_leased_total (\d+)$/m)[0] // 0;
+    ok t_cmp(scalar(() = $codes =~ /429/g), 30, 'ban counter: 30 quick refusals');
+    ok t_cmp($after - $before, 0, '... none of them counted from a lease (a refusal counted ahead would ban early)');
+    my $rej = count_of('d0rej|127.0.0.1');
+    ok t_cmp($rej >= 1 && $rej <= 30 ? 1 : 0, 1, "... and Redis counted no more refusals than there were ($rej)");
+}
+

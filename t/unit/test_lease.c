@@ -110,7 +110,8 @@ static void test_ends(void)
     hl_lease_grant(&leases, 5, now, 3, 0, &g);
     ok(!hl_lease_take(&leases, 5, now + 1, 10, &d, &want), "a grant already over admits nothing");
     hl_lease_grant(&leases, 5, now, 3, 500, &g);
-    ok(!hl_lease_take(&leases, 5, now - 1, 10, &d, &want), "a clock that went back before the grant: no unit");
+    ok(!hl_lease_take(&leases, 5, now - 1, 10, &d, &want), "a time read before the grant: no unit");
+    ok(hl_lease_take(&leases, 5, now + 1, 10, &d, &want), "... and the units are kept for later");
 }
 
 int main(void)
