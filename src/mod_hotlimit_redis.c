@@ -93,6 +93,28 @@ static hl_leases_t leases;
 static uint32_t leases_gen;       /* rshared->resets they were granted under */
 static pthread_mutex_t lease_lock = PTHREAD_MUTEX_INITIALIZER;
 
+/* ---- keys ------------------------------------------------------------------ */
+
+/* The longest key prefix (?prefix=P), refused at configtest beyond. */
+#define HL_REDIS_PREFIX_MAX 64
+/* Room for PREFIX{hl}: and a slot key. */
+#define HL_REDIS_KEY_MAX (HL_REDIS_PREFIX_MAX + 5 + HL_KEY_MAX)
+
+/* Writes PREFIX{hl}: then n bytes of tail (a slot key, or "limited") into
+ * out (HL_REDIS_KEY_MAX bytes). Returns the length, or 0 when tail is
+ * too long. */
+static size_t redis_key(char *out, const char *tail, size_t n)
+{
+    size_t plen = strlen(rconf->prefix);
+
+    if (plen > HL_REDIS_PREFIX_MAX || n > HL_KEY_MAX)
+        return 0;
+    memcpy(out, rconf->prefix, plen);
+    memcpy(out + plen, "{hl}:", 5);
+    memcpy(out + plen + 5, tail, n);
+    return plen + 5 + n;
+}
+
 /* ---- configuration ------------------------------------------------------ */
 
 const char *hl_redis_parse(apr_pool_t *p, const char *url, hl_redis_conf_t **out)
@@ -169,6 +191,11 @@ const char *hl_redis_parse(apr_pool_t *p, const char *url, hl_redis_conf_t **out
                                     "unix: also db=N, user=U, password=X)", opt);
         }
     }
+    if (strlen(c->prefix) > HL_REDIS_PREFIX_MAX
+        || strpbrk(c->prefix, "{} \t\r\n"))
+        return apr_psprintf(p, "prefix '%s': at most %d bytes, without braces "
+                            "or spaces (every key's hash tag is {hl})",
+                            c->prefix, HL_REDIS_PREFIX_MAX);
     *out = c;
     return NULL;
 }
@@ -344,7 +371,6 @@ static const char *build_call(hl_call_t *c, hl_decide_item_t *const *items,
                               int n, const char *mode, uint32_t cost,
                               uint32_t lease, int eval)
 {
-    size_t plen = strlen(rconf->prefix);
     char head[HL_FMT_U64_MAX + 4];
     size_t h, at;
     int i, j, nkeys = 0, rc = 0;
@@ -358,13 +384,10 @@ static const char *build_call(hl_call_t *c, hl_decide_item_t *const *items,
     rc |= add_num(c, (uint64_t)nkeys);
     for (i = 0; i < n; ++i)
         for (j = 0; j < items[i]->quota->nwindows; ++j) {
-            char key[HL_KEY_MAX + 64 + 8];
-            size_t klen = plen + 5 + items[i]->refs[j].len;
-            if (plen > 64)
+            char key[HL_REDIS_KEY_MAX];
+            size_t klen = redis_key(key, items[i]->refs[j].key, items[i]->refs[j].len);
+            if (klen == 0)
                 return NULL;
-            memcpy(key, rconf->prefix, plen);
-            memcpy(key + plen, "{hl}:", 5);
-            memcpy(key + plen + 5, items[i]->refs[j].key, items[i]->refs[j].len);
             rc |= add_arg(c, key, klen);
         }
     rc |= add_arg(c, mode, 1) | add_num(c, (uint64_t)n) | add_num(c, cost)
@@ -670,25 +693,6 @@ static int redis_count(void *ctx, const hl_decide_item_t *it, uint32_t cost,
 
 /* ---- the keys at their limit (the status page) --------------------------- */
 
-/* The longest prefix a Redis key may have (build_call's bound too). */
-#define HL_REDIS_PREFIX_MAX 64
-/* Room for PREFIX{hl}: and a slot key. */
-#define HL_REDIS_KEY_MAX (HL_REDIS_PREFIX_MAX + 5 + HL_KEY_MAX)
-
-/* Writes PREFIX{hl}: then n bytes of tail into out (HL_REDIS_KEY_MAX
- * bytes). Returns the length, or 0 when the prefix is too long. */
-static size_t redis_key(char *out, const char *tail, size_t n)
-{
-    size_t plen = strlen(rconf->prefix);
-
-    if (plen > HL_REDIS_PREFIX_MAX || n > HL_KEY_MAX)
-        return 0;
-    memcpy(out, rconf->prefix, plen);
-    memcpy(out + plen, "{hl}:", 5);
-    memcpy(out + plen + 5, tail, n);
-    return plen + 5 + n;
-}
-
 /* Sends the command argv[0 .. argc) (lengths argl) over the shared
  * connection. Returns the reply (the caller frees it; it may be an error
  * reply), or NULL with *why set (a failed round trip is recorded on the
@@ -840,26 +844,21 @@ static int redis_reset(void *ctx, const char *key, size_t len)
     enum { NKEYS = 2 * HL_MAX_WINDOWS };
     const hl_store_t *local = hl_store_shm();
     const char *why = "unknown", *argv[1 + NKEYS];
-    char full[NKEYS][HL_KEY_MAX + 64 + 8], *cmd = NULL;
-    size_t argl[1 + NKEYS], plen = strlen(rconf->prefix);
+    char full[NKEYS][HL_REDIS_KEY_MAX], *cmd = NULL;
+    size_t argl[1 + NKEYS];
     redisReply *reply;
     int removed = local->ops->reset(local->ctx, key, len);
     int o, w, k = 1, cmdlen;
     (void)ctx;
 
-    if (plen > 64)
-        return removed;
     argv[0] = "DEL";
     argl[0] = 3;
     for (o = 0; o < 2; ++o)
         for (w = 0; w < HL_MAX_WINDOWS; ++w, ++k) {
             char skey[HL_KEY_MAX];
             size_t slen = hl_limiter_slot_key(skey, origins[o], w, key, len);
-            memcpy(full[k - 1], rconf->prefix, plen);
-            memcpy(full[k - 1] + plen, "{hl}:", 5);
-            memcpy(full[k - 1] + plen + 5, skey, slen);
             argv[k] = full[k - 1];
-            argl[k] = plen + 5 + slen;
+            argl[k] = redis_key(full[k - 1], skey, slen);
         }
     cmdlen = redisFormatCommandArgv(&cmd, k, argv, argl);
     if (cmdlen < 0)
