@@ -39,11 +39,12 @@ int hl_ban_parse(hl_ban_t *b, const char *rate, const char *duration,
     return hl_ban_set(b, w.count, w.window_ms, for_ms, err, errlen);
 }
 
-int hl_ban_key_client(const char *key, size_t len, const char **client,
-                      size_t *client_len)
+/* Returns 1 if key (len bytes) is the counter of scope ("ban|" or "rej|",
+ * slen bytes), alone or after a virtual host's "host:port", and then sets
+ * *client and *client_len to what follows it; else 0. */
+static int scope_client(const char *key, size_t len, const char *scope,
+                        size_t slen, const char **client, size_t *client_len)
 {
-    static const char scope[] = HL_BAN_SCOPE "|";
-    const size_t slen = sizeof(scope) - 1;
     size_t at = 0;
 
     /* A virtual host's tag "host:port" has a ':' and no '|'. */
@@ -62,4 +63,22 @@ int hl_ban_key_client(const char *key, size_t len, const char **client,
     *client = key + at + slen;
     *client_len = len - at - slen;
     return 1;
+}
+
+int hl_ban_key_client(const char *key, size_t len, const char **client,
+                      size_t *client_len)
+{
+    static const char scope[] = HL_BAN_SCOPE "|";
+
+    return scope_client(key, len, scope, sizeof(scope) - 1, client, client_len);
+}
+
+int hl_ban_key_is_counter(const char *key, size_t len)
+{
+    static const char rej[] = HL_REJ_SCOPE "|";
+    const char *client;
+    size_t client_len;
+
+    return hl_ban_key_client(key, len, &client, &client_len)
+           || scope_client(key, len, rej, sizeof(rej) - 1, &client, &client_len);
 }

@@ -54,4 +54,9 @@ int hl_ban_set(hl_ban_t *b, uint32_t after, uint32_t within_ms,
 int hl_ban_key_client(const char *key, size_t len, const char **client,
                       size_t *client_len);
 
+/* Returns 1 if key (len bytes, as for hl_ban_key_client) is a ban's own
+ * counter, "ban|CLIENT" or "rej|CLIENT" (after "host:port" in a virtual
+ * host), else 0. Reads only. */
+int hl_ban_key_is_counter(const char *key, size_t len);
+
 #endif

@@ -123,10 +123,35 @@ end
 -- dropped at each add, at most LIMITED_MAX are kept (those that clear
 -- soonest go first), and the set expires with its last member. Through
 -- pcall: a user whose ACL lacks these commands still gets its decisions.
+-- Ban counters (src/hl_ban.h: "ban|CLIENT" of the directive origin,
+-- window 0, after the virtual host's "host:port") also go to their own set
+-- PREFIX{hl}:bans, bounded by BANS_MAX, so that a flood of other counters
+-- at their limit never pushes a ban out of the list.
 local LIMITED_MAX = 10000
+local BANS_MAX = 100000
 
 local function limited_set(key)
   return (string.match(key, '^(.-{hl}:)') or '') .. 'limited'
+end
+
+-- Returns the bans set when key is a ban counter, else nil.
+local function bans_set(key)
+  local head = string.match(key, '^(.-{hl}:)d0ban|')
+               or string.match(key, '^(.-{hl}:)d0[^|/]*:%d+ban|')
+  return head and (head .. 'bans') or nil
+end
+
+-- Adds key to set z, scored at (when it clears), keeping at most max
+-- members (those that clear last).
+local function set_add(z, key, at, max)
+  redis.pcall('ZREMRANGEBYSCORE', z, '-inf', now)
+  redis.pcall('ZADD', z, at, key)
+  local n = redis.pcall('ZCARD', z)
+  if type(n) == 'number' and n > max then
+    redis.pcall('ZREMRANGEBYRANK', z, 0, n - max - 1)
+  end
+  local ttl = redis.pcall('PTTL', z)
+  if type(ttl) == 'number' and ttl < at - now then redis.pcall('PEXPIRE', z, at - now) end
 end
 
 -- Returns when a counter whose state has t clears: hl_bucket_expires_ms.
@@ -138,39 +163,20 @@ end
 
 local function list_add(key, at)
   if at <= now then return end
-  local z = limited_set(key)
-  redis.pcall('ZREMRANGEBYSCORE', z, '-inf', now)
-  redis.pcall('ZADD', z, at, key)
-  local n = redis.pcall('ZCARD', z)
-  if type(n) == 'number' and n > LIMITED_MAX then
-    redis.pcall('ZREMRANGEBYRANK', z, 0, n - LIMITED_MAX - 1)
-  end
-  local ttl = redis.pcall('PTTL', z)
-  if type(ttl) == 'number' and ttl < at - now then redis.pcall('PEXPIRE', z, at - now) end
+  set_add(limited_set(key), key, at, LIMITED_MAX)
+  local bans = bans_set(key)
+  if bans then set_add(bans, key, at, BANS_MAX) end
 end
 
--- Mode "l": lists set z (KEYS[1]) for the status page. Drops the members
--- that cleared or whose counter is gone, and returns now, the number of
--- members left (with only: of those whose key contains it), then for the
--- (at most) max that clear last: the key, when it clears (ms) and its count
--- (0 for gcra). only (ARGV[3], may be empty): a plain substring the keys
--- listed must contain ("ban|": the bans, wherever they rank).
-local function list(z, max, only)
+-- Mode "l": lists set z (KEYS[1]: PREFIX{hl}:limited or PREFIX{hl}:bans)
+-- for the status page. Drops the members that cleared or whose counter is
+-- gone, and returns now, the number of members left, then for the (at
+-- most) max that clear last: the key, when it clears (ms) and its count
+-- (0 for gcra).
+local function list(z, max)
   redis.call('ZREMRANGEBYSCORE', z, '-inf', now)
   local total = redis.call('ZCARD', z)
-  local got
-  if only == '' then
-    got = redis.call('ZREVRANGEBYSCORE', z, '+inf', '(' .. now, 'WITHSCORES', 'LIMIT', 0, max)
-  else
-    local all = redis.call('ZREVRANGEBYSCORE', z, '+inf', '(' .. now, 'WITHSCORES')
-    got, total = {}, 0
-    for i = 1, #all, 2 do
-      if string.find(all[i], only, 1, true) then
-        total = total + 1
-        if #got < 2 * max then got[#got + 1] = all[i]; got[#got + 1] = all[i + 1] end
-      end
-    end
-  end
+  local got = redis.call('ZREVRANGEBYSCORE', z, '+inf', '(' .. now, 'WITHSCORES', 'LIMIT', 0, max)
   local out = { now, 0 }
   for i = 1, #got, 2 do
     local v = redis.call('GET', got[i])
@@ -186,7 +192,7 @@ local function list(z, max, only)
   return out
 end
 
-if ARGV[1] == 'l' then return list(KEYS[1], tonumber(ARGV[2]), ARGV[3] or '') end
+if ARGV[1] == 'l' then return list(KEYS[1], tonumber(ARGV[2])) end
 
 local mode, nitems, cost = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3])
 local want = tonumber(ARGV[4])

@@ -62,11 +62,11 @@ static int collect_ban(const hl_slot_t *s, void *baton)
     return 0;
 }
 
-/* With the Redis store, fills c->bans from Redis' list of the counters at
- * their limit whose key holds "ban|" (every server sharing it; a ban
- * counter is at its limit while the ban lasts), however many other
- * counters outlast them. Returns 1, or 0 when Redis is not the store or
- * cannot answer (the caller then scans this server's counters). */
+/* With the Redis store, fills c->bans from Redis' list of ban counters
+ * (PREFIX{hl}:bans: every server sharing it; apart from the other counters
+ * at their limit, so that none can push a ban out). Returns 1, or 0 when
+ * Redis is not the store or cannot answer (the caller then scans this
+ * server's counters). */
 static int bans_from_redis(hl_ban_scan_t *c)
 {
     hl_redis_limited_t *got;
@@ -76,7 +76,7 @@ static int bans_from_redis(hl_ban_scan_t *c)
     if (!hl_redis_store())
         return 0;
     got = apr_palloc(c->pool, sizeof(*got) * HL_BAN_REDIS_LISTED);
-    n = hl_redis_limited(got, HL_BAN_REDIS_LISTED, HL_BAN_SCOPE "|", &total);
+    n = hl_redis_limited(got, HL_BAN_REDIS_LISTED, 1, &total);
     if (n < 0)
         return 0;
     for (i = 0; i < n; ++i)

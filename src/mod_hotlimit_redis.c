@@ -54,6 +54,7 @@
 #include "hl_breaker.h"
 #include "mod_hotlimit_redis_conn.h"
 #include "hl_lease.h"
+#include "hl_ban.h"
 
 APLOG_USE_MODULE(hotlimit);
 
@@ -586,12 +587,15 @@ static int leasable(hl_decide_item_t *const *items, int n)
 /* Answers from this child's lease of key: returns 1 with the item's
  * decision filled when a leased unit admits it; else 0 with *want set to
  * the units to ask for (hl_lease_take). Leases granted before the latest
- * reset of any child of this httpd are dropped first. */
-static int from_lease(uint64_t key, hl_decide_item_t *it, uint32_t *want)
+ * reset of any child of this httpd are dropped first; *gen_out is the
+ * reset count they were checked against (for keep_lease). */
+static int from_lease(uint64_t key, hl_decide_item_t *it, uint32_t *want,
+                      uint32_t *gen_out)
 {
     uint32_t gen = __atomic_load_n(&rshared->resets, __ATOMIC_ACQUIRE);
     int got;
 
+    *gen_out = gen;
     pthread_mutex_lock(&lease_lock);
     if (gen != leases_gen) {     /* a reset in any child: units are void */
         hl_lease_clear(&leases);
@@ -606,17 +610,21 @@ static int from_lease(uint64_t key, hl_decide_item_t *it, uint32_t *want)
 }
 
 /* Keeps the units a decide reply granted (element 1, usable for element
- * 2 ms) as this child's lease of key. */
+ * 2 ms) as this child's lease of key, unless a reset came after the reset
+ * count gen read before asking. */
 static void keep_lease(uint64_t key, const redisReply *reply,
-                       const hl_decide_item_t *it, int64_t now)
+                       const hl_decide_item_t *it, int64_t now, uint32_t gen)
 {
     long long units = reply->element[1]->integer;
 
     if (units <= 0 || units > rconf->lease_max)
         return;
     pthread_mutex_lock(&lease_lock);
-    hl_lease_grant(&leases, key, now, (uint32_t)units,
-                   reply->element[2]->integer, &it->decision);
+    /* A reset since the request asked: the units may have been counted in
+     * a counter it deleted, so they are not kept. */
+    if (gen == __atomic_load_n(&rshared->resets, __ATOMIC_ACQUIRE))
+        hl_lease_grant(&leases, key, now, (uint32_t)units,
+                       reply->element[2]->integer, &it->decision);
     pthread_mutex_unlock(&lease_lock);
 }
 
@@ -626,7 +634,7 @@ static int redis_decide(void *ctx, hl_decide_item_t *const *items, int n,
     uint64_t key = refused_key(items, n);
     const char *why = "unknown";
     redisReply *reply;
-    uint32_t want = 0;
+    uint32_t want = 0, gen = 0;
     int admit, i;
     (void)ctx;
 
@@ -634,7 +642,7 @@ static int redis_decide(void *ctx, hl_decide_item_t *const *items, int n,
         hl_decide_stats(hl_store_stats(), items, n, now);
         return 0;
     }
-    if (leasable(items, n) && from_lease(key, items[0], &want)) {
+    if (leasable(items, n) && from_lease(key, items[0], &want, &gen)) {
         __atomic_add_fetch(&rshared->leased, 1, __ATOMIC_RELAXED);
         hl_decide_stats(hl_store_stats(), items, n, now);
         return 1;
@@ -646,7 +654,7 @@ static int redis_decide(void *ctx, hl_decide_item_t *const *items, int n,
         return fallback(items, n, now);
     admit = read_decisions(reply, items, n);
     if (admit > 0 && want > 0)
-        keep_lease(key, reply, items[0], now);
+        keep_lease(key, reply, items[0], now, gen);
     freeReplyObject(reply);
     if (admit < 0) {
         failed("a reply that does not fit the request", now);
@@ -738,14 +746,15 @@ static void unlist(const char *const *keys, const size_t *keyl, int n)
         freeReplyObject(reply);
 }
 
-/* Runs the script's listing (mode "l") of PREFIX{hl}:limited for at most
- * max keys, loading the script when the server lost it. Returns the reply
- * (the caller frees it; it may be an error reply), or NULL with *why set. */
-static redisReply *list_call(int max, const char *only, const char **why)
+/* Runs the script's listing (mode "l") of PREFIX{hl}:limited, or of
+ * PREFIX{hl}:bans when bans, for at most max keys, loading the script when
+ * the server lost it. Returns the reply (the caller frees it; it may be an
+ * error reply), or NULL with *why set. */
+static redisReply *list_call(int max, int bans, const char **why)
 {
     char zkey[HL_REDIS_KEY_MAX], num[HL_FMT_U64_MAX];
-    const char *argv[7];
-    size_t argl[7];
+    const char *argv[6];
+    size_t argl[6];
     redisReply *reply;
 
     argv[0] = "EVALSHA";
@@ -757,19 +766,17 @@ static redisReply *list_call(int max, const char *only, const char **why)
     argl[0] = 7;
     argl[1] = 40;
     argl[2] = 1;
-    argl[3] = redis_key(zkey, "limited", 7);
+    argl[3] = bans ? redis_key(zkey, "bans", 4) : redis_key(zkey, "limited", 7);
     argl[4] = 1;
     argl[5] = hl_fmt_u64(num, (uint64_t)max);
-    argv[6] = only ? only : "";
-    argl[6] = strlen(argv[6]);
-    reply = command(7, argv, argl, why);
+    reply = command(6, argv, argl, why);
     if (is_error(reply, "NOSCRIPT")) {
         freeReplyObject(reply);
         argv[0] = "EVAL";
         argl[0] = 4;
         argv[1] = hl_redis_script;
         argl[1] = strlen(hl_redis_script);
-        reply = command(7, argv, argl, why);
+        reply = command(6, argv, argl, why);
     }
     return reply;
 }
@@ -810,7 +817,7 @@ static int read_listing(const redisReply *reply, hl_redis_limited_t *out,
     return n;
 }
 
-int hl_redis_limited(hl_redis_limited_t *out, int max, const char *only,
+int hl_redis_limited(hl_redis_limited_t *out, int max, int bans,
                      uint32_t *total)
 {
     const char *why = "unknown";
@@ -820,7 +827,7 @@ int hl_redis_limited(hl_redis_limited_t *out, int max, const char *only,
     /* While the breaker is open the page does not wait for Redis. */
     if (!rconf || !rshared || !hl_breaker_is_closed(&rshared->breaker))
         return -1;
-    reply = list_call(max, only, &why);
+    reply = list_call(max, bans, &why);
     if (!reply) {
         ap_log_error(APLOG_MARK, APLOG_DEBUG, 0, rserver,
                      "HL00711: Redis store %s: cannot list the keys at their "
@@ -851,6 +858,12 @@ static int redis_reset(void *ctx, const char *key, size_t len)
     int o, w, k = 1, cmdlen;
     (void)ctx;
 
+    /* Every child's leases are void from now (before the DEL, so that a
+     * grant counted in the old counters is not kept: keep_lease); a ban's
+     * own counters are never leased and leave them alone (bans start
+     * often under attack, when leases matter most). */
+    if (!hl_ban_key_is_counter(key, len))
+        __atomic_add_fetch(&rshared->resets, 1, __ATOMIC_ACQ_REL);
     argv[0] = "DEL";
     argl[0] = 3;
     for (o = 0; o < 2; ++o)
@@ -872,7 +885,6 @@ static int redis_reset(void *ctx, const char *key, size_t len)
         unlist(argv + 1, argl + 1, NKEYS);
     }
     memset(refused, 0, sizeof(refused));
-    __atomic_add_fetch(&rshared->resets, 1, __ATOMIC_ACQ_REL);   /* leases */
     return removed;
 }
 

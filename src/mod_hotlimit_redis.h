@@ -38,16 +38,15 @@ typedef struct {
 } hl_redis_limited_t;
 
 /* Lists into out[0 .. max) the counter windows at their limit in Redis,
- * on every server sharing it (the sorted set PREFIX{hl}:limited), those
- * with the most time left first, only those whose key contains only when
- * it is not NULL (e.g. "ban|"), in one round trip bounded by
- * HotLimitStoreTimeout; sets *total to how many there are. Returns how
- * many were listed, or -1 when the Redis store is not configured or
- * cannot answer now (its breaker is open: no wait; or this call failed:
- * logged, and a failed round trip is recorded on the breaker as a
- * decision's would be, the connection being the same). Nothing is
- * allocated. */
-int hl_redis_limited(hl_redis_limited_t *out, int max, const char *only,
+ * on every server sharing it (the sorted set PREFIX{hl}:limited; with
+ * bans, the ban counters' own set PREFIX{hl}:bans), those with the most
+ * time left first, in one round trip bounded by HotLimitStoreTimeout; sets
+ * *total to how many there are. Returns how many were listed, or -1 when
+ * the Redis store is not configured or cannot answer now (its breaker is
+ * open: no wait; or this call failed: logged, and a failed round trip is
+ * recorded on the breaker as a decision's would be, the connection being
+ * the same). Nothing is allocated. */
+int hl_redis_limited(hl_redis_limited_t *out, int max, int bans,
                      uint32_t *total);
 
 #endif

@@ -234,7 +234,7 @@ static void limited_from_redis(hl_snapshot_t *snap)
     if (!hl_redis_store())
         return;
     snap->limited_from = HL_LIMITED_FROM_FALLBACK;
-    n = hl_redis_limited(got, HL_LIMITED_KEYS, NULL, &total);
+    n = hl_redis_limited(got, HL_LIMITED_KEYS, 0, &total);
     if (n < 0)
         return;
     snap->limited_from = HL_LIMITED_FROM_REDIS;

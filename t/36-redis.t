@@ -225,9 +225,21 @@ HotLimitBan 3/1m 5s
 BAN
     my $d = start_httpd(name => 'redis-ban-d', conf => $ban_conf);
     my $e = start_httpd(name => 'redis-ban-e', conf => $ban_conf, mpm => hl_other_mpm());
-    # 210 other keys at their limit, each outlasting the ban by far: the ban
-    # must still be listed (it is not among the 200 that clear last).
+    # 210 other keys at their limit, each outlasting the ban by far, and the
+    # list of keys at their limit filled past its bound of 10,000 with
+    # counters of an hour: the ban must still be listed (it is neither among
+    # the 200 that clear last nor kept by a list that drops the soonest).
     $d->get('/many', 'X-K' => "k$_") for 1 .. 210;
+    {
+        my $fill = $redis->dir . "/fill.lua";
+        open my $fh, '>', $fill or die "$fill: $!";
+        print {$fh} "local t = redis.call('TIME')\n"
+                  . "local now = tonumber(t[1]) * 1000\n"
+                  . "for i = 1, 10001 do redis.call('ZADD', KEYS[1], now + 3600000, 'hl:{hl}:d0/fill|' .. i) end\n"
+                  . "return 1\n";
+        close $fh;
+        cli("--eval $fill 'hl:{hl}:limited'");
+    }
     ok t_cmp($d->codes('/banq', 4), '200 429 429 429', 'ban: 1 admitted and 3 refused on one server');
     my $res = $e->get('/unlimited-page');
     ok t_cmp($res->code, 429, 'ban: the other server refuses the client on any route (the ban is in Redis)');

@@ -38,5 +38,12 @@ int main(void)
        "a vhost's /ban Location is not");
     ok(!hl_ban_key_client("ban|", 4, &client, &clen), "no client: not");
     ok(!hl_ban_key_client("ba", 2, &client, &clen), "short: not");
+
+    ok(hl_ban_key_is_counter("ban|127.0.0.1", 13), "ban| is a ban counter");
+    ok(hl_ban_key_is_counter("rej|127.0.0.1", 13), "rej| is a ban counter");
+    ok(hl_ban_key_is_counter("localhost:8080rej|10.0.0.1", 26), "vhost tag + rej|");
+    ok(!hl_ban_key_is_counter("/rej|127.0.0.1", 14), "a /rej Location is not");
+    ok(!hl_ban_key_is_counter("localhost:8080/x/rej|1.2.3.4", 28), "a vhost's /x/rej is not");
+    ok(!hl_ban_key_is_counter("/login|127.0.0.1", 16), "a quota's counter is not");
     return done_testing();
 }
