@@ -28,14 +28,18 @@
 #include <errno.h>
 #include <pthread.h>
 #include <semaphore.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
 #include "mod_hotlimit_redis_conn.h"
 
-/* A command waiting for, or travelling in, a round trip. Lives in its
- * thread's storage; other threads touch it only under lane_lock, except
- * the semaphore. */
+/* A command waiting for, or travelling in, a round trip: one per thread,
+ * from a pool that lives as long as the process (a leader may post a
+ * waiter's semaphore just after its thread saw done and went on, even
+ * after that thread exited: the waiter must still be there; the next
+ * thread to use it drops the stale post). Other threads touch it only
+ * under lane_lock, except the semaphore. */
 typedef struct hl_waiter {
     struct hl_waiter *next;
     const char       *cmd;
@@ -46,7 +50,6 @@ typedef struct hl_waiter {
     int               taken;    /* in the round trip under way */
     int               done;     /* reply, result and why are final
                                    (atomic: release store, acquire load) */
-    int               ready;    /* wake is made (once per thread) */
     sem_t             wake;     /* posted when done, or when it may lead */
 } hl_waiter_t;
 
@@ -58,14 +61,59 @@ static int in_flight;                          /* under lane_lock */
 static int conn_bad;                           /* under lane_lock */
 static redisContext *conn;                     /* the leader's only */
 
-static __thread hl_waiter_t me;
+static __thread hl_waiter_t *me;               /* this thread's, or NULL */
+static hl_waiter_t *free_waiters;              /* under lane_lock */
+static pthread_key_t waiter_key;               /* gives one back at exit */
+static int waiter_key_made;
+static pthread_once_t waiter_key_once = PTHREAD_ONCE_INIT;
 
-/* Returns this thread's waiter. Not inlined on purpose: in a module
- * (-fPIC) the compiler would otherwise recompute a __thread address, a
- * call into the dynamic loader, at every use. */
+/* pthread key destructor: puts an exiting thread's waiter on the free
+ * list (never freed: see hl_waiter_t). */
+static void give_back(void *p)
+{
+    hl_waiter_t *w = p;
+
+    pthread_mutex_lock(&lane_lock);
+    w->next = free_waiters;
+    free_waiters = w;
+    pthread_mutex_unlock(&lane_lock);
+}
+
+static void make_waiter_key(void)
+{
+    waiter_key_made = pthread_key_create(&waiter_key, give_back) == 0;
+}
+
+/* Returns this thread's waiter, taken from the free list or made (malloc,
+ * its semaphore initialised) at its first exchange; NULL when out of
+ * memory. Not inlined on purpose: in a module (-fPIC) the compiler would
+ * otherwise recompute the __thread address, a call into the dynamic
+ * loader, at every use. */
 static __attribute__((noinline)) hl_waiter_t *this_thread_waiter(void)
 {
-    return &me;
+    hl_waiter_t *w = me;
+
+    if (w)
+        return w;
+    pthread_once(&waiter_key_once, make_waiter_key);
+    pthread_mutex_lock(&lane_lock);
+    w = free_waiters;
+    if (w)
+        free_waiters = w->next;
+    pthread_mutex_unlock(&lane_lock);
+    if (!w) {
+        w = calloc(1, sizeof(*w));
+        if (!w)
+            return NULL;
+        if (sem_init(&w->wake, 0, 0) != 0) {
+            free(w);
+            return NULL;
+        }
+    }
+    if (waiter_key_made)
+        pthread_setspecific(waiter_key, w);
+    me = w;
+    return w;
 }
 
 void hl_redis_conn_setup(const hl_redis_conf_t *conf)
@@ -215,19 +263,12 @@ static void unqueue(hl_waiter_t *w)
         }
 }
 
-/* Prepares this thread's waiter once, and drops wake-ups left over from
- * an earlier exchange. Returns 0, or -1 when the semaphore cannot be
- * made. */
-static int ready_me(hl_waiter_t *w)
+/* Drops wake-ups left over from an earlier exchange of w (or of the
+ * thread that had it before). */
+static void drain(hl_waiter_t *w)
 {
-    if (!w->ready) {
-        if (sem_init(&w->wake, 0, 0) != 0)
-            return -1;
-        w->ready = 1;
-    }
     while (sem_trywait(&w->wake) == 0)
         ;
-    return 0;
 }
 
 /* Waits until w is done, leading a round trip when it is its turn; gives
@@ -278,10 +319,11 @@ hl_exchange_t hl_redis_exchange(const char *cmd, size_t len,
     struct timespec deadline;
 
     *reply = NULL;
-    if (ready_me(w) != 0) {
-        *why = "cannot make a semaphore";
+    if (!w) {
+        *why = "out of memory";
         return HL_EXCHANGE_BUSY;
     }
+    drain(w);
     clock_gettime(CLOCK_MONOTONIC, &deadline);
     deadline.tv_sec += cconf->timeout_ms / 1000;
     deadline.tv_nsec += (long)(cconf->timeout_ms % 1000) * 1000000L;

@@ -8,7 +8,10 @@
  * threads waiting for ever). Checks: no thread waits longer than a second
  * (the timeout is 3 ms), every reply goes to the thread whose command it
  * answers, the connection is never used by two threads at once, and each
- * failed round trip is reported as FAILED to exactly one thread.
+ * failed round trip is reported as FAILED to exactly one thread. Threads
+ * exit and are replaced all along, so waiters outlive their threads and
+ * are reused (under ASan, a post into an exited thread's waiter would be
+ * a use after free).
  *
  * Built with -Wl,--wrap=sem_post; links no hiredis.
  */
@@ -148,14 +151,20 @@ static int64_t now_ms(void)
     return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
+static long threads_made;                 /* workers started, over all slots */
+
+/* One worker thread: exchanges commands until stop, or until it has done
+ * its share (20-200 exchanges), then exits; its slot starts another, so
+ * waiters of exited threads are reused. */
 static void *worker(void *arg)
 {
-    long id = (long)arg;
+    long id = (long)arg, share;
     char cmd[16];                          /* this thread's command: its address is its tag */
 
-    seed = (unsigned)id * 7919u + 1;
+    seed = (unsigned)id * 7919u + 1 + (unsigned)__atomic_add_fetch(&threads_made, 1, __ATOMIC_RELAXED);
+    share = 20 + rand_r(&seed) % 181;
     memset(cmd, 'x', sizeof(cmd));
-    while (!__atomic_load_n(&stop, __ATOMIC_RELAXED)) {
+    while (!__atomic_load_n(&stop, __ATOMIC_RELAXED) && share-- > 0) {
         redisReply *reply;
         const char *why;
         hl_exchange_t rc;
@@ -184,6 +193,18 @@ static void *worker(void *arg)
     return NULL;
 }
 
+/* One slot: starts a worker, waits for it to exit, starts the next. */
+static void *slot(void *arg)
+{
+    while (!__atomic_load_n(&stop, __ATOMIC_RELAXED)) {
+        pthread_t t;
+        if (pthread_create(&t, NULL, worker, arg) != 0)
+            break;
+        pthread_join(t, NULL);
+    }
+    return NULL;
+}
+
 int main(void)
 {
     pthread_t t[THREADS];
@@ -196,7 +217,7 @@ int main(void)
     conf.timeout_ms = 3;
     hl_redis_conn_setup(&conf);
     for (i = 0; i < THREADS; ++i)
-        pthread_create(&t[i], NULL, worker, (void *)i);
+        pthread_create(&t[i], NULL, slot, (void *)i);
     end = now_ms() + SECONDS * 1000;
     while (now_ms() < end && longest < 1000) {
         usleep(20000);
@@ -220,6 +241,7 @@ int main(void)
         total += progress[i];
     okf(total > 1000, "the threads exchanged commands (%ld: %ld answered, %ld failed, %ld shared a failure, %ld found no turn)",
         total, ok_n, failed_n, shared_n, busy_n);
+    okf(threads_made > 2 * THREADS, "threads came and went, their waiters reused (%ld threads)", threads_made);
     okf(ok_n > total / 2, "most exchanges were answered (%ld of %ld)", ok_n, total);
     okf(shared_n > 0, "round trips carried several commands: failures were shared (%ld)", shared_n);
     is_int(wrong_reply, 0, "every reply went to the thread whose command it answers");
