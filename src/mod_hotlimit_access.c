@@ -76,7 +76,6 @@ typedef struct {
     const void  *conf;             /* what the last decision looked at: */
     const char  *uri, *args, *path_info;  /* per_dir_config, path, query */
     int          user_pending;     /* a by=user quota waits for fixups */
-    const request_rec *annotated;  /* the request the variables were set on */
     int          nmatches;         /* admitted count=failures|status */
     hl_match_t   matches[HL_MAX_MATCHES];  /* matches, for log_transaction */
 } hl_pending_t;
@@ -113,7 +112,6 @@ static hl_pending_t *request_state(request_rec *r, int create)
         p = apr_palloc(top->pool, sizeof(*p));
         p->ndecided = 0;
         p->user_pending = 0;
-        p->annotated = NULL;
         p->nmatches = 0;
         ap_set_module_config(top->request_config, &hotlimit_module, p);
     }
@@ -694,9 +692,7 @@ static int limit_request(request_rec *r, hl_stage_t stage)
     for (i = 0; i < n; ++i)
         remember_decided(state, &m[i]);
     primary = hl_decide_primary(items, n);
-    hl_respond_annotate(r, &m[primary], dc->headers != 0,
-                        !r->prev && state->annotated != r);
-    state->annotated = r;
+    hl_respond_annotate(r, &m[primary], dc->headers != 0);
     for (i = 0; i < n; ++i)
         if (!m[i].item.decision.admit)
             log_rejection(r, &m[i]);

@@ -115,13 +115,8 @@ static const hl_rendered_t *rendered_texts(request_rec *r, const hl_quota_t *q)
     return e;
 }
 
-void hl_respond_annotate(request_rec *r, const hl_match_t *m, int headers,
-                         int first)
+void hl_respond_annotate(request_rec *r, const hl_match_t *m, int headers)
 {
-    /* The first annotation of a request adds (no search for an earlier
-     * value: there is none); a later one replaces. */
-    void (*put)(apr_table_t *, const char *, const char *)
-        = first ? apr_table_addn : apr_table_setn;
     const hl_decision_t *d = &m->item.decision;
     const hl_quota_t *q = m->item.quota;
     int t = hl_decide_tightest(d);
@@ -151,16 +146,16 @@ void hl_respond_annotate(request_rec *r, const hl_match_t *m, int headers,
                                     prefix_len, hl_decide_reset_s(d, t),
                                     &value);
 
-    put(r->subprocess_env, "HOTLIMIT_ROUTE", m->route);
-    put(r->subprocess_env, "HOTLIMIT_LIMIT",
+    apr_table_setn(r->subprocess_env, "HOTLIMIT_ROUTE", m->route);
+    apr_table_setn(r->subprocess_env, "HOTLIMIT_LIMIT",
         m->dq ? m->dq->limits[t]
               : texts ? apr_pstrdup(r->pool, texts->limit[t])
                       : apr_psprintf(r->pool, "%u", q->windows[t].count));
-    put(r->subprocess_env, "HOTLIMIT_REMAINING", remaining);
+    apr_table_setn(r->subprocess_env, "HOTLIMIT_REMAINING", remaining);
     if (!headers)
         return;
-    put(r->err_headers_out, "RateLimit-Policy", policy);
-    put(r->err_headers_out, "RateLimit", value);
+    apr_table_setn(r->err_headers_out, "RateLimit-Policy", policy);
+    apr_table_setn(r->err_headers_out, "RateLimit", value);
 }
 
 /* Returns 1 if the administrator configured ErrorDocument 429 here. */

@@ -25,12 +25,10 @@ typedef struct {
 /*
  * Sets HOTLIMIT_ROUTE, HOTLIMIT_LIMIT and HOTLIMIT_REMAINING in
  * r->subprocess_env and, when headers is nonzero, RateLimit-Policy and
- * RateLimit in r->err_headers_out (so they survive error responses).
- * first: nonzero when r carries none of them yet (they are then added
- * without searching the tables).
+ * RateLimit in r->err_headers_out (so they survive error responses),
+ * replacing any earlier value.
  */
-void hl_respond_annotate(request_rec *r, const hl_match_t *m, int headers,
-                         int first);
+void hl_respond_annotate(request_rec *r, const hl_match_t *m, int headers);
 
 /*
  * Sends the 429 for match m (its decision rejected): Retry-After,

@@ -11,7 +11,7 @@ use Apache::TestUtil;
 use Apache::TestRequest qw(GET);
 use HLTest;
 
-plan tests => 11;
+plan tests => 12;
 
 # --- CustomLog: /envlog 2/1m --------------------------------------------------------
 {
@@ -28,6 +28,13 @@ plan tests => 11;
     ok t_cmp(join(' ', map { $_->{limit} } @r), '2 2 2', 'CustomLog %{HOTLIMIT_LIMIT}e');
     ok t_cmp(join(' ', map { $_->{limited} } @r), '- - 1',
              'CustomLog %{hotlimit-limited}e: 1 on the rejection only');
+}
+{
+    my $off = hl_offset(hl_access_log());
+    GET('/envstale/') for 1 .. 2;
+    my @r = sort { $b->{rem} cmp $a->{rem} } hl_access_since($off, qr{^/envstale/}, 2);
+    ok t_cmp(join(' ', map { $_->{rem} } @r), '1 0',
+             'HOTLIMIT_REMAINING set before the module (SetEnvIf) is replaced by ours');
 }
 {
     my $off = hl_offset(hl_access_log());
