@@ -179,7 +179,7 @@ void hl_limiter_peek_refs(hl_slots_t *t, const hl_quota_t *q,
     int i;
 
     for (i = 0; i < q->nwindows; ++i)
-        if (hl_slots_find(t, refs[i].key, refs[i].len) != NULL) {
+        if (hl_slots_find_hashed(t, refs[i].key, refs[i].len, refs[i].hash) != NULL) {
             hl_limiter_decide_refs(t, q, refs, cls, now_ms, 0, d);
             return;
         }

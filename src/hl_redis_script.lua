@@ -142,13 +142,15 @@ local function bans_set(key)
 end
 
 -- Adds key to set z, scored at (when it clears), keeping at most max
--- members (those that clear last).
+-- members (those that clear last). A key already listed only moves: the
+-- set does not grow, so it is swept and trimmed only when one is new.
 local function set_add(z, key, at, max)
-  redis.pcall('ZREMRANGEBYSCORE', z, '-inf', now)
-  redis.pcall('ZADD', z, at, key)
-  local n = redis.pcall('ZCARD', z)
-  if type(n) == 'number' and n > max then
-    redis.pcall('ZREMRANGEBYRANK', z, 0, n - max - 1)
+  if redis.pcall('ZADD', z, at, key) == 1 then
+    redis.pcall('ZREMRANGEBYSCORE', z, '-inf', now)
+    local n = redis.pcall('ZCARD', z)
+    if type(n) == 'number' and n > max then
+      redis.pcall('ZREMRANGEBYRANK', z, 0, n - max - 1)
+    end
   end
   local ttl = redis.pcall('PTTL', z)
   if type(ttl) == 'number' and ttl < at - now then redis.pcall('PEXPIRE', z, at - now) end

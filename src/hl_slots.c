@@ -590,14 +590,20 @@ void hl_slots_map(hl_slots_t *t, void *mem, uint32_t capacity)
  * Returns NULL when key is absent or len > HL_KEY_MAX (callers compact
  * long keys with hl_key_compact first). The slot belongs to the table.
  */
-hl_slot_t *hl_slots_find(hl_slots_t *t, const char *key, size_t len)
+hl_slot_t *hl_slots_find_hashed(hl_slots_t *t, const char *key, size_t len,
+                                uint64_t hash)
 {
     uint32_t idx;
 
     if (len > HL_KEY_MAX)
         return NULL;
-    idx = locate(t, key, len, hl_hash64(key, len, t->hdr->seed));
+    idx = locate(t, key, len, hash);
     return idx != 0 ? slot_at(t, idx) : NULL;
+}
+
+hl_slot_t *hl_slots_find(hl_slots_t *t, const char *key, size_t len)
+{
+    return hl_slots_find_hashed(t, key, len, hl_hash64(key, len, t->hdr->seed));
 }
 
 /*

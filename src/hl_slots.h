@@ -134,6 +134,11 @@ void hl_slots_clear(hl_slots_t *t);
  */
 hl_slot_t *hl_slots_find(hl_slots_t *t, const char *key, size_t len);
 
+/* hl_slots_find with the key's hash already computed (hl_slots_hash):
+ * nothing is hashed, for callers under a lock. */
+hl_slot_t *hl_slots_find_hashed(hl_slots_t *t, const char *key, size_t len,
+                                uint64_t hash);
+
 /*
  * Returns the slot of key, creating it (zeroed bucket, tag as given, not at
  * limit) when absent in the class of class hash cls (0: the shared class),

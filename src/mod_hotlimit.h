@@ -161,4 +161,13 @@ int64_t hl_now_ms(void);
 #define HL_MONO_BASE_MS ((int64_t)1 << 40)
 int64_t hl_mono_ms(void);
 
+/* Returns the request the client sent: r walked up through internal
+ * redirects (prev) and subrequests (main). Never NULL. */
+static inline request_rec *hl_client_request(request_rec *r)
+{
+    while (r->main || r->prev)
+        r = r->main ? r->main : r->prev;
+    return r;
+}
+
 #endif

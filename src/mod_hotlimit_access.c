@@ -91,21 +91,12 @@ typedef struct {
     char      key[HL_KEY_MAX + 1]; /* the by=ip client key */
 } hl_client_t;
 
-/* Returns the request the client sent: r walked up through internal
- * redirects (prev) and subrequests (main). Never NULL. */
-static request_rec *client_request(request_rec *r)
-{
-    while (r->main || r->prev)
-        r = r->main ? r->main : r->prev;
-    return r;
-}
-
 /* Returns the state of the client request r belongs to, created on first
  * use (from that request's pool), or NULL when create is 0 and there is
  * none yet. */
 static hl_pending_t *request_state(request_rec *r, int create)
 {
-    request_rec *top = client_request(r);
+    request_rec *top = hl_client_request(r);
     hl_pending_t *p = ap_get_module_config(top->request_config,
                                            &hotlimit_module);
     if (!p && create) {

@@ -46,21 +46,13 @@ typedef struct {
 
 static ap_filter_rec_t *body_filter_handle;
 
-/* Returns the request the client sent (r up through prev and main). */
-static request_rec *top_request(request_rec *r)
-{
-    while (r->main || r->prev)
-        r = r->main ? r->main : r->prev;
-    return r;
-}
-
 /* Returns the body record of r's client request, or NULL if none was
  * read. Owned by that request's pool. */
 static hl_body_t *body_of(request_rec *r)
 {
     void *b = NULL;
 
-    apr_pool_userdata_get(&b, BODY_KEY, top_request(r)->pool);
+    apr_pool_userdata_get(&b, BODY_KEY, hl_client_request(r)->pool);
     return b;
 }
 
@@ -120,7 +112,7 @@ static apr_off_t read_body(request_rec *r, hl_body_t *b, apr_off_t limit,
  * would parse it; never NULL. Logs why a body is not used, at debug. */
 static hl_body_t *get_body(request_rec *r)
 {
-    request_rec *top = top_request(r);
+    request_rec *top = hl_client_request(r);
     const hl_dir_conf_t *dc = ap_get_module_config(r->per_dir_config,
                                                    &hotlimit_module);
     apr_off_t limit = dc && dc->body_limit != HL_UNSET ? dc->body_limit

@@ -208,6 +208,13 @@ static const char *where(apr_pool_t *p)
                          : apr_psprintf(p, "%s:%d", rconf->host, rconf->port);
 }
 
+/* Returns HotLimitStoreFailure's setting, as written. */
+static const char *failure_name(void)
+{
+    return rconf->failure == HL_STORE_FAIL_OPEN ? "open"
+           : rconf->failure == HL_STORE_FAIL_CLOSED ? "closed" : "local";
+}
+
 /* ---- the breaker (hl_breaker.c) ------------------------------------------ */
 
 /* Returns 1 if this request may use Redis now (see hl_breaker_may_try). A
@@ -227,8 +234,7 @@ static void failed(const char *why, int64_t now)
         ap_log_error(APLOG_MARK, APLOG_WARNING, 0, rserver,
                      "HL00701: Redis store %s unavailable (%s): deciding by "
                      "HotLimitStoreFailure %s until it answers again",
-                     rwhere, why, rconf->failure == HL_STORE_FAIL_OPEN ? "open"
-                     : rconf->failure == HL_STORE_FAIL_CLOSED ? "closed" : "local");
+                     rwhere, why, failure_name());
 }
 
 /* Records a round trip that worked: closes the breaker. */
@@ -631,14 +637,16 @@ static void keep_lease(uint64_t key, const redisReply *reply,
 static int redis_decide(void *ctx, hl_decide_item_t *const *items, int n,
                         int64_t now)
 {
-    uint64_t key = refused_key(items, n);
+    /* Refused-until notes and leases are kept for single-quota decisions
+     * only: their key is not worth hashing otherwise. */
+    uint64_t key = n == 1 ? refused_key(items, n) : 0;
     const char *why = "unknown";
     redisReply *reply;
     uint32_t want = 0, gen = 0;
     int admit, i;
     (void)ctx;
 
-    if (still_refused(key, items, n, now)) {
+    if (n == 1 && still_refused(key, items, n, now)) {
         hl_decide_stats(hl_store_stats(), items, n, now);
         return 0;
     }
@@ -851,11 +859,11 @@ static int redis_reset(void *ctx, const char *key, size_t len)
     enum { NKEYS = 2 * HL_MAX_WINDOWS };
     const hl_store_t *local = hl_store_shm();
     const char *why = "unknown", *argv[1 + NKEYS];
-    char full[NKEYS][HL_REDIS_KEY_MAX], *cmd = NULL;
+    char full[NKEYS][HL_REDIS_KEY_MAX];
     size_t argl[1 + NKEYS];
     redisReply *reply;
     int removed = local->ops->reset(local->ctx, key, len);
-    int o, w, k = 1, cmdlen;
+    int o, w, k = 1;
     (void)ctx;
 
     /* Every child's leases are void from now (before the DEL, so that a
@@ -873,11 +881,7 @@ static int redis_reset(void *ctx, const char *key, size_t len)
             argv[k] = full[k - 1];
             argl[k] = redis_key(full[k - 1], skey, slen);
         }
-    cmdlen = redisFormatCommandArgv(&cmd, k, argv, argl);
-    if (cmdlen < 0)
-        return removed;
-    reply = exchange(cmd, (size_t)cmdlen, hl_mono_ms(), &why);
-    redisFreeCommand(cmd);
+    reply = command(k, argv, argl, &why);
     if (reply && reply->type == REDIS_REPLY_INTEGER)
         removed += (int)reply->integer;
     if (reply) {
@@ -930,9 +934,7 @@ int hl_redis_post_config(apr_pool_t *pconf, server_rec *s)
         apr_snprintf(script_sha + 2 * i, 3, "%02x", digest[i]);
     ap_log_error(APLOG_MARK, APLOG_INFO, 0, s,
                  "HL00705: counters in Redis at %s (timeout %d ms, on "
-                 "failure: %s)", where(s->process->pool), rconf->timeout_ms,
-                 rconf->failure == HL_STORE_FAIL_OPEN ? "open"
-                 : rconf->failure == HL_STORE_FAIL_CLOSED ? "closed" : "local");
+                 "failure: %s)", rwhere, rconf->timeout_ms, failure_name());
     return OK;
 }
 

@@ -397,11 +397,12 @@ hl_status_summary_t *hl_status_summary(request_rec *r)
     return snap ? &snap->sum : NULL;
 }
 
-/* Returns a snapshot allocated from r->pool, with the keys at their limit
- * from the Redis store when it is configured and limited is nonzero
- * (?metrics shows none: no round trip for a scrape), or NULL if the store
- * can't be locked (logged). */
-static hl_snapshot_t *take_snapshot(request_rec *r, int limited)
+/* Returns a snapshot allocated from r->pool, with the busiest keys, the
+ * keys at their limit (from the Redis store when it is configured) and
+ * the configured routes, or NULL if the store can't be locked (logged).
+ * ?metrics shows none of these and takes copy_header alone: a scrape
+ * neither walks the counter table nor asks Redis. */
+static hl_snapshot_t *take_snapshot(request_rec *r)
 {
     hl_snapshot_t *snap = copy_header(r);
 
@@ -411,8 +412,7 @@ static hl_snapshot_t *take_snapshot(request_rec *r, int limited)
      * chunk at most, never for the whole table (HotLimitSlots may be 16
      * million). */
     hl_store_scan(collect, snap);
-    if (limited)
-        limited_from_redis(snap);
+    limited_from_redis(snap);
     collect_routes(r, snap);
     return snap;
 }
@@ -1028,6 +1028,7 @@ static int query_is(const char *args, const char *name)
 int hl_status_handler(request_rec *r)
 {
     hl_snapshot_t *snap;
+    int metrics;
 
     if (!r->handler || strcmp(r->handler, "hotlimit-status"))
         return DECLINED;
@@ -1036,13 +1037,14 @@ int hl_status_handler(request_rec *r)
     r->allowed = (AP_METHOD_BIT << M_GET) | (AP_METHOD_BIT << M_POST);
     if (r->method_number != M_GET)
         return HTTP_METHOD_NOT_ALLOWED;
-    snap = take_snapshot(r, !query_is(r->args, "metrics"));
+    metrics = query_is(r->args, "metrics");
+    snap = metrics ? copy_header(r) : take_snapshot(r);
     if (!snap)
         return HTTP_SERVICE_UNAVAILABLE;
     apr_table_setn(r->headers_out, "Cache-Control", "no-store");
     if (r->header_only)
         return OK;
-    if (query_is(r->args, "metrics"))
+    if (metrics)
         write_metrics(r, snap);
     else if (query_is(r->args, "json"))
         write_json(r, snap);
