@@ -4,6 +4,7 @@
  * itself with its body chosen by content negotiation.
  */
 #include <string.h>
+#include <strings.h>
 
 #include "httpd.h"
 #include "http_config.h"
@@ -115,6 +116,40 @@ static const hl_rendered_t *rendered_texts(request_rec *r, const hl_quota_t *q)
     return e;
 }
 
+/* How a table entry is stored: apr_table_setn replaces, apr_table_addn
+ * appends without looking. */
+typedef void (*table_put_t)(apr_table_t *t, const char *key, const char *val);
+
+/* Returns 1 if table t holds a key starting with prefix (len bytes, upper
+ * case; compared without case). One pass over t's entries, which at the
+ * access checker are few. */
+static int holds_prefixed(const apr_table_t *t, const char *prefix, size_t len)
+{
+    const apr_array_header_t *a = apr_table_elts(t);
+    const apr_table_entry_t *e = (const apr_table_entry_t *)a->elts;
+    int i;
+
+    for (i = 0; i < a->nelts; ++i)
+        if (e[i].key && (e[i].key[0] & ~0x20) == prefix[0]
+            && !strncasecmp(e[i].key, prefix, len))
+            return 1;
+    return 0;
+}
+
+/* Returns how to store our variables in r->subprocess_env and our headers
+ * in r->err_headers_out (*header_put): appended when the table cannot hold
+ * them yet, which spares apr_table_setn's search of the usual request;
+ * replaced when it may (SetEnvIf, an internal redirect, an earlier
+ * decision of this request), so a later value never hides behind an
+ * earlier one. */
+static table_put_t put_for(request_rec *r, table_put_t *header_put)
+{
+    *header_put = apr_is_empty_table(r->err_headers_out) ? apr_table_addn
+                                                         : apr_table_setn;
+    return holds_prefixed(r->subprocess_env, "HOTLIMIT_", 9) ? apr_table_setn
+                                                            : apr_table_addn;
+}
+
 void hl_respond_annotate(request_rec *r, const hl_match_t *m, int headers)
 {
     const hl_decision_t *d = &m->item.decision;
@@ -123,6 +158,7 @@ void hl_respond_annotate(request_rec *r, const hl_match_t *m, int headers)
     const hl_rendered_t *texts = m->dq ? NULL : rendered_texts(r, q);
     const char *policy = NULL, *prefix = NULL, *remaining, *value;
     size_t prefix_len = 0;
+    table_put_t env_put, header_put;
 
     if (headers && m->dq) {
         /* A directive quota: everything but two numbers was rendered at
@@ -146,16 +182,17 @@ void hl_respond_annotate(request_rec *r, const hl_match_t *m, int headers)
                                     prefix_len, hl_decide_reset_s(d, t),
                                     &value);
 
-    apr_table_setn(r->subprocess_env, "HOTLIMIT_ROUTE", m->route);
-    apr_table_setn(r->subprocess_env, "HOTLIMIT_LIMIT",
+    env_put = put_for(r, &header_put);
+    env_put(r->subprocess_env, "HOTLIMIT_ROUTE", m->route);
+    env_put(r->subprocess_env, "HOTLIMIT_LIMIT",
         m->dq ? m->dq->limits[t]
               : texts ? apr_pstrdup(r->pool, texts->limit[t])
                       : apr_psprintf(r->pool, "%u", q->windows[t].count));
-    apr_table_setn(r->subprocess_env, "HOTLIMIT_REMAINING", remaining);
+    env_put(r->subprocess_env, "HOTLIMIT_REMAINING", remaining);
     if (!headers)
         return;
-    apr_table_setn(r->err_headers_out, "RateLimit-Policy", policy);
-    apr_table_setn(r->err_headers_out, "RateLimit", value);
+    header_put(r->err_headers_out, "RateLimit-Policy", policy);
+    header_put(r->err_headers_out, "RateLimit", value);
 }
 
 /* Returns 1 if the administrator configured ErrorDocument 429 here. */

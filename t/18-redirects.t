@@ -13,7 +13,7 @@ use Apache::TestRequest qw(GET);
 use HLTest;
 
 my $php = Apache::Test::have_module(hl_php_module());
-plan tests => 22 + 8;
+plan tests => 26 + 8;
 
 sub codes { my ($url, $n) = @_; join ' ', map { GET($url)->code } 1 .. $n }
 
@@ -42,6 +42,23 @@ ok t_cmp(codes('/di/', 2), '200 200', 'DirectoryIndex: two of 2/1m');
     ok t_cmp($res->header('RateLimit-Policy') // '', '"2/1m";q=2;w=60', '... with the index quota');
 }
 ok t_cmp(GET('/di/index.html')->code, 429, 'DirectoryIndex: the index file itself is spent');
+
+# --- a quota for /di2/ and another for its index file ----------------------
+# The access checker decides the first, fixups the second after the fast
+# redirect: the second's headers and variables replace the first's, none
+# is sent or logged twice.
+{
+    my $off = hl_offset(hl_access_log());
+    my $res = GET '/di2/';
+    ok t_cmp($res->code, 200, 'DirectoryIndex under two quotas: served');
+    ok t_cmp($res->header('RateLimit-Policy') // '', '"20/1m";q=20;w=60',
+             '... one RateLimit-Policy, the index file\'s');
+    ok t_cmp($res->header('RateLimit') // '', qr/^"20\/1m";r=19;t=\d+$/,
+             '... one RateLimit, the index file\'s');
+    my @r = hl_access_since($off, qr{^/di2/}, 1);
+    ok t_cmp(join(' ', map { "$_->{limit} $_->{rem}" } @r), '20 19',
+             '... HOTLIMIT_LIMIT and HOTLIMIT_REMAINING are the index file\'s');
+}
 
 # --- MultiViews: /mv/page is served by /mv/page.html ----------------------
 ok t_cmp(codes('/mv/page', 2), '200 200', 'MultiViews: two of 2/1m');
