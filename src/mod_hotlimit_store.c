@@ -93,7 +93,7 @@ typedef struct {
     uint64_t size;             /* bytes of segment that follow */
     int64_t  saved_wall_ms;    /* wall clock when saved */
     int64_t  saved_mono_ms;    /* hl_mono_ms when saved */
-    uint64_t checksum;         /* hl_hash64_words of the segment bytes */
+    uint64_t checksum;         /* hl_hash64 of the segment bytes */
 } hl_persist_header_t;
 
 /* This generation's view of the store (the DSO's statics are new each
@@ -260,7 +260,7 @@ static int load_persisted(server_rec *s, apr_pool_t *p, const char *path,
         rv = apr_file_read_full(f, base, n, &n);
         if (rv != APR_SUCCESS || n != size)
             why = "truncated";
-        else if (hl_hash64_words(base, size, 0) != h.checksum)
+        else if (hl_hash64(base, size, 0) != h.checksum)
             why = "checksum mismatch";
     }
     apr_file_close(f);
@@ -309,7 +309,7 @@ static apr_status_t save_persisted(server_rec *s, apr_pool_t *p,
     h.size = life->size;
     h.saved_wall_ms = hl_now_ms();
     h.saved_mono_ms = hl_mono_ms();
-    h.checksum = hl_hash64_words(base, life->size, 0);
+    h.checksum = hl_hash64(base, life->size, 0);
     rv = apr_file_open(&f, tmp, APR_FOPEN_WRITE | APR_FOPEN_CREATE
                        | APR_FOPEN_TRUNCATE | APR_FOPEN_BINARY,
                        APR_FPROT_UREAD | APR_FPROT_UWRITE, p);

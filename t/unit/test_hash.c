@@ -4,7 +4,6 @@
  * computed from the implementation as it stood when hl_hash.c was split
  * out of hl_slots.c. */
 #include <stdint.h>
-#include <string.h>
 #include "hl_tap.h"
 #include "hl_hash.h"
 #include "hl_slots.h"
@@ -16,29 +15,6 @@ typedef struct {
     uint64_t    want;
     const char *name;
 } known_t;
-
-/* hl_hash64_words as its definition reads, a byte at a time: the words
- * and the tail assembled little-endian, for comparison with the loads. */
-static uint64_t words_by_bytes(const unsigned char *p, size_t len, uint64_t seed)
-{
-    uint64_t h = (0xcbf29ce484222325ULL ^ seed) + (uint64_t)len * 0xbf58476d1ce4e5b9ULL;
-
-    while (len > 0) {
-        size_t n = len < 8 ? len : 8, i;
-        uint64_t w = 0;
-        for (i = 0; i < n; ++i)
-            w |= (uint64_t)p[i] << (8 * i);
-        h = (h ^ w) * 0x9e3779b97f4a7c15ULL;
-        h ^= h >> 32;
-        p += n;
-        len -= n;
-    }
-    h ^= h >> 30;
-    h *= 0xbf58476d1ce4e5b9ULL;
-    h ^= h >> 27;
-    h *= 0x94d049bb133111ebULL;
-    return h ^ (h >> 31);
-}
 
 int main(void)
 {
@@ -68,50 +44,6 @@ int main(void)
     ok(hl_hash64("abc", 3, 1) != hl_hash64("abc", 3, 2), "seed changes the hash");
     ok(hl_hash64("abc", 3, 1) != hl_hash64("abd", 3, 1), "one byte changes the hash");
     ok(hl_hash64("a\0", 2, 1) != hl_hash64("a", 1, 1), "trailing NUL changes the hash");
-
-    /* hl_hash64_words: pinned values, and every length 0..24 (whole
-     * words, a tail, both) hashes differently, as does every single byte. */
-    ok(hl_hash64_words("", 0, 0) == 0xf52a15e9a9b5e89bULL, "words: empty, seed 0");
-    ok(hl_hash64_words("d0/|127.0.0.1", 13, 5) == 0x6aa72ccf5f87372cULL,
-       "words: a slot key, a word and a tail");
-    ok(hl_hash64_words(all, sizeof(all), 0) == 0x39c2affb1f49c4feULL,
-       "words: every byte value, seed 0");
-    ok(hl_hash64_words(NULL, 0, 7) == hl_hash64_words("", 0, 7), "words: NULL with length 0");
-    ok(hl_hash64_words("abc", 3, 1) != hl_hash64_words("abc", 3, 2), "words: seed changes the hash");
-    ok(hl_hash64_words("a\0", 2, 1) != hl_hash64_words("a", 1, 1),
-       "words: trailing NUL changes the hash");
-    {
-        uint64_t seen[25];
-        int distinct = 1, flips = 1;
-        size_t j, k;
-
-        for (i = 0; i <= 24; ++i) {
-            seen[i] = hl_hash64_words(all, i, 9);
-            for (j = 0; j < i; ++j)
-                if (seen[j] == seen[i])
-                    distinct = 0;
-        }
-        ok(distinct, "words: lengths 0..24 of one text all differ");
-        for (k = 0; k < 24; ++k) {
-            unsigned char c[24];
-            memcpy(c, all, sizeof(c));
-            c[k] ^= 1;
-            if (hl_hash64_words(c, sizeof(c), 9) == seen[24])
-                flips = 0;
-        }
-        ok(flips, "words: a flipped bit in any of 24 bytes changes the hash");
-    }
-    {
-        int same = 1;
-        size_t off, len;
-
-        for (off = 0; off < 8; ++off)
-            for (len = 0; len + off <= 100; ++len)
-                if (hl_hash64_words(all + off, len, 5) != words_by_bytes(all + off, len, 5))
-                    same = 0;
-        ok(same, "words: the word and tail loads equal the byte-by-byte definition "
-                 "(lengths 0..100, every alignment)");
-    }
 
     /* In steps: every prefix's state, then the finalizer, is its hash. */
     {
