@@ -13,14 +13,16 @@ void hl_decide_prepare(const hl_slots_t *t, hl_decide_item_t *it)
                     it->refs);
 }
 
-/* Adds item it's decision (admitted, dry run or rejected) to st under
- * its stats_name. */
+/* Adds to st, under it's stats_name, what became of the request at item
+ * it: refused (refused: 1, whichever quota refused it), admitted, or a
+ * would-be rejection of a quota in dry run. */
 static void count_decision(hl_stats_t *st, const hl_decide_item_t *it,
-                           int64_t now_ms)
+                           int refused, int64_t now_ms)
 {
-    hl_decision_kind_t kind = it->decision.admit ? HL_DECISION_ADMITTED
-                              : it->dry_run ? HL_DECISION_DRY_RUN
-                              : HL_DECISION_REJECTED;
+    hl_decision_kind_t kind = !it->decision.admit && it->dry_run
+                              ? HL_DECISION_DRY_RUN
+                              : refused ? HL_DECISION_REJECTED
+                              : HL_DECISION_ADMITTED;
 
     if (it->stats_name_len > 0)
         hl_stats_add_named(st, it->stats_hash, it->stats_name,
@@ -62,11 +64,14 @@ int hl_decide_locked(hl_slots_t *const *tables,
 void hl_decide_stats(hl_stats_t *st, hl_decide_item_t *const *items, int n,
                      int64_t now_ms)
 {
-    int i;
+    int i, refused = 0;
 
     for (i = 0; i < n; ++i)
+        if (!items[i]->decision.admit && !items[i]->dry_run)
+            refused = 1;
+    for (i = 0; i < n; ++i)
         if (items[i]->stats_name != NULL)
-            count_decision(st, items[i], now_ms);
+            count_decision(st, items[i], refused, now_ms);
 }
 
 void hl_decide_count_locked(hl_slots_t *t, const hl_decide_item_t *it,

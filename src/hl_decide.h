@@ -58,9 +58,12 @@ int hl_decide_locked(hl_slots_t *const *tables,
                      hl_decide_item_t *const *items, int n, int64_t now_ms);
 
 /*
- * Adds one admitted / rejected / dry-run decision per item (with a
- * stats_name) to st, after hl_decide_locked: st is lock-free (hl_stats.h),
- * so the caller calls this after letting go of its locks. Never fails.
+ * Adds one outcome of the request per item (with a stats_name) to st,
+ * after hl_decide_locked: rejected when any quota not in dry run refused
+ * the request (also at the items that would have admitted it), dry run
+ * when the item is in dry run and would have refused it, else admitted.
+ * st is lock-free (hl_stats.h), so the caller calls this after letting go
+ * of its locks. Never fails.
  */
 void hl_decide_stats(hl_stats_t *st, hl_decide_item_t *const *items, int n,
                      int64_t now_ms);

@@ -11,7 +11,7 @@ use Apache::Test;
 use Apache::TestUtil;
 use HotLimitTable;
 
-plan tests => 20, need need_module('mod_hotlimit.c');
+plan tests => 24, need need_module('mod_hotlimit.c');
 
 my $mpm = hl_mpm();
 
@@ -71,4 +71,34 @@ my ($ts) = $m =~ /^hotlimit_table_last_reload_timestamp_seconds (\d+\.\d{3})$/m;
 ok t_cmp(defined $ts && sprintf('%.0f', $ts * 1000) == $st->{table}{loaded_ms} ? 1 : 0, 1,
          "[$mpm] ?metrics: hotlimit_table_last_reload_timestamp_seconds " . ($ts // 'missing')
          . " = table.loaded_ms $st->{table}{loaded_ms} / 1000");
+$h->stop;
+
+# ---- statistics count what became of the request on every route it met --
+# A table rule (2/1m) and a HotLimitQuota (10/1m) both apply to /both/x:
+# the two requests the rule refuses are rejected on both routes; the
+# directive's route, whose quota would have admitted them, does not count
+# them as admitted.
+$h = start_httpd(name => 'statsboth',
+                 table => { routes => { '/both/x' => { max => 2, window => 60 } } },
+                 conf => <<'CONF');
+HotLimitQuotaTable @DIR@/table.json
+<Location /both>
+    HotLimitQuota 10/1m
+</Location>
+CONF
+ok t_cmp($h->codes('/both/x', 4), '200 200 429 429', "[$mpm] /both/x: the table rule admits 2 of 4");
+$m = $h->metrics;
+my %n;
+for my $route ('/both', '/both/x') {
+    for my $d ('admitted', 'rejected') {
+        ($n{"$route $d"}) = $m =~ /^hotlimit_requests_total\{route="\Q$route\E",decision="$d"\} (\d+)$/m;
+        $n{"$route $d"} //= 0;
+    }
+}
+ok t_cmp("$n{'/both/x admitted'} $n{'/both/x rejected'}", '2 2',
+         "[$mpm] ?metrics: the table route: 2 admitted, 2 rejected");
+ok t_cmp($n{'/both admitted'}, 2,
+         "[$mpm] ?metrics: the directive's route counts 2 admitted (what it served), not 4");
+ok t_cmp($n{'/both rejected'}, 2,
+         "[$mpm] ?metrics: ... and the 2 refused requests as rejected");
 $h->stop;

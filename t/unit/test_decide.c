@@ -121,6 +121,14 @@ static void test_all_or_nothing(void)
     decide(tables, NULL, bi, 1, NOW);
     is_int(b_only.decision.remaining, 8,
            "the rejected request was not counted in the big quota (10-1-1)");
+    /* Statistics count the request's outcome on every route it met: the
+     * big quota would have admitted it, but it was refused. */
+    is_int((int)stat_of("/b|c", HL_DECISION_ADMITTED), 1,
+           "stats: the big quota's route counts 1 admitted, not 2");
+    is_int((int)stat_of("/b|c", HL_DECISION_REJECTED), 1,
+           "stats: ... and the refused request as rejected there too");
+    is_int((int)stat_of("/s|c", HL_DECISION_REJECTED), 1,
+           "stats: the small quota's route counts its rejection");
 }
 
 static void test_dry_run(void)
