@@ -37,6 +37,7 @@
 #include "src/mod_hotlimit_status.h"
 #include "src/mod_hotlimit_store.h"
 #include "src/mod_hotlimit_table.h"
+#include "src/mod_hotlimit_upgrade.h"
 #include "src/hl_render.h"
 #include "src/hl_table.h"
 
@@ -619,6 +620,7 @@ static int hl_post_config(apr_pool_t *pconf, apr_pool_t *plog,
     if (ap_state_query(AP_SQ_MAIN_STATE) == AP_SQ_MS_CREATE_PRE_CONFIG)
         return OK;
     resolve_servers(pconf, s);
+    hl_upgrade_init();
     rc = hl_store_post_config(pconf, s);
     if (rc == OK)
         rc = hl_redis_post_config(pconf, s);

@@ -49,6 +49,7 @@
 #include "mod_hotlimit_respond.h"
 #include "mod_hotlimit_store.h"
 #include "mod_hotlimit_table.h"
+#include "mod_hotlimit_upgrade.h"
 #include "hl_php.h"
 #include "hl_route.h"
 #include "hl_table.h"
@@ -89,6 +90,8 @@ typedef struct {
     hl_cidr_t addr;
     size_t    key_len;
     char      key[HL_KEY_MAX + 1]; /* the by=ip client key */
+    hl_upgrade_note_t *upgrade;    /* what an h2c upgrade request was
+                                      counted under, for its HTTP/2 replay */
 } hl_client_t;
 
 /* Returns the state of the client request r belongs to, created on first
@@ -111,7 +114,7 @@ static hl_pending_t *request_state(request_rec *r, int create)
 
 /* Returns the parsed client address of r, cached on its connection (from
  * the connection's pool). Never NULL; ->ok is 0 when it does not parse. */
-static const hl_client_t *client_of(request_rec *r, const hl_server_conf_t *sc)
+static hl_client_t *client_of(request_rec *r, const hl_server_conf_t *sc)
 {
     conn_rec *c = r->connection;
     hl_client_t *cl = ap_get_module_config(c->conn_config, &hotlimit_module);
@@ -128,6 +131,7 @@ static const hl_client_t *client_of(request_rec *r, const hl_server_conf_t *sc)
     len = strlen(ip);
     if (!cl) {
         cl = apr_palloc(c->pool, sizeof(*cl));
+        cl->upgrade = NULL;
         ap_set_module_config(c->conn_config, &hotlimit_module, cl);
     }
     cl->ip[0] = '\0';
@@ -396,6 +400,7 @@ static void add_match(request_rec *r, const hl_server_conf_t *sc,
     m->item.stats_name_len = sc->tag_len + scope_len;
     m->item.peek = 0;
     m->item.exact = 0;
+    m->prepaid = 0;
 }
 
 /* Collects the quotas applying to r at this stage into m: the table's rule
@@ -622,13 +627,25 @@ static int drop_decided(const hl_pending_t *p, hl_match_t *m, int n)
     return kept;
 }
 
+/* Marks prepaid the matches of m (n) that the HTTP/1.1 request r replays
+ * as an HTTP/2 stream was counted under (h2c upgrade): the note is on the
+ * master connection's client record. */
+static void claim_prepaid(request_rec *r, hl_match_t *m, int n)
+{
+    const hl_client_t *master = ap_get_module_config(
+        r->connection->master->conn_config, &hotlimit_module);
+
+    if (master)
+        hl_upgrade_claim(master->upgrade, m, n);
+}
+
 /* Runs the whole decision for r at one stage. Returns DECLINED, or the
  * 429 outcome (DONE / HTTP_TOO_MANY_REQUESTS). */
 static int limit_request(request_rec *r, hl_stage_t stage)
 {
     const hl_dir_conf_t *dc;
     const hl_server_conf_t *sc;
-    const hl_client_t *cl;
+    hl_client_t *cl;
     const hl_store_t *store;
     hl_match_t m[HL_MAX_MATCHES];
     hl_decide_item_t *items[HL_MAX_MATCHES];
@@ -667,6 +684,8 @@ static int limit_request(request_rec *r, hl_stage_t stage)
         n = drop_decided(state, m, n);
     if (n <= 0)
         return DECLINED;
+    if (r->connection->master)
+        claim_prepaid(r, m, n);
 
     /* Everything is built; the store's critical section only counts. */
     store = hl_store_get();
@@ -680,8 +699,10 @@ static int limit_request(request_rec *r, hl_stage_t stage)
     if (admit < 0)
         return DECLINED;     /* the store could not answer: logged, admit */
 
-    for (i = 0; i < n; ++i)
+    for (i = 0; i < n; ++i) {
         remember_decided(state, &m[i]);
+        hl_upgrade_settle(&m[i]);
+    }
     primary = hl_decide_primary(items, n);
     hl_respond_annotate(r, &m[primary], dc->headers != 0);
     for (i = 0; i < n; ++i)
@@ -693,6 +714,7 @@ static int limit_request(request_rec *r, hl_stage_t stage)
         return hl_respond_reject(r, &m[primary]);
     }
     remember_pending(state, m, n);
+    hl_upgrade_note(r, &cl->upgrade, m, n);
     return DECLINED;
 }
 
@@ -769,6 +791,10 @@ int hl_log_transaction(request_rec *r)
         return DECLINED;
     while (last->next)
         last = last->next;
+    /* A 101 to h2c: the HTTP/2 replay of this request has the response,
+     * and counts it. */
+    if (hl_upgrade_switched(last))
+        return DECLINED;
     store = hl_store_get();
     for (i = 0; i < p->nmatches; ++i) {
         hl_match_t *m = &p->matches[i];

@@ -68,6 +68,10 @@ base_conf() {
         if [ "$mpm" = prefork ] && [ -n "$php_so" ]; then
             echo "LoadModule php_module $php_so"
         fi
+        # HTTP/2 (t/44-http2.t): mod_http2 stays inactive under prefork.
+        if [ "$mpm" != prefork ] && [ -f "$modules/mod_http2.so" ]; then
+            echo "LoadModule http2_module $modules/mod_http2.so"
+        fi
         echo "LoadModule hotlimit_module $work/mod_hotlimit.so"
     } > "$work/base-$mpm.conf"
 }
