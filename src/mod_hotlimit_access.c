@@ -632,11 +632,12 @@ static int drop_decided(const hl_pending_t *p, hl_match_t *m, int n)
  * master connection's client record. */
 static void claim_prepaid(request_rec *r, hl_match_t *m, int n)
 {
-    const hl_client_t *master = ap_get_module_config(
-        r->connection->master->conn_config, &hotlimit_module);
+    const conn_rec *c1 = r->connection->master;
+    const hl_client_t *master = ap_get_module_config(c1->conn_config,
+                                                     &hotlimit_module);
 
     if (master)
-        hl_upgrade_claim(master->upgrade, m, n);
+        hl_upgrade_claim(c1, master->upgrade, m, n);
 }
 
 /* Runs the whole decision for r at one stage. Returns DECLINED, or the

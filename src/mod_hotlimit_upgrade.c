@@ -15,7 +15,9 @@
 #define HL_UPGRADE_KEYS 8   /* keys one request is counted under, at most */
 
 struct hl_upgrade_note {
-    const request_rec *owner;               /* the request noted */
+    int      keepalives;                    /* c->keepalives of the request
+                                               noted: one per request of
+                                               the connection */
     int      n;
     uint64_t key_hash[HL_UPGRADE_KEYS];     /* of origin and key */
     int      claimed[HL_UPGRADE_KEYS];      /* 0, then 1 once claimed */
@@ -52,18 +54,21 @@ static int asks_for_h2c(request_rec *r)
 void hl_upgrade_note(request_rec *r, hl_upgrade_note_t **slot,
                      const hl_match_t *m, int n)
 {
-    const request_rec *owner = hl_client_request(r);
+    conn_rec *c = r->connection;
     hl_upgrade_note_t *note;
     int i, j;
 
-    if (!http2_loaded || r->connection->master || !asks_for_h2c(r))
+    if (!http2_loaded || c->master || !asks_for_h2c(r))
         return;
     if (*slot == NULL)
-        *slot = apr_pcalloc(r->connection->pool, sizeof(**slot));
+        *slot = apr_pcalloc(c->pool, sizeof(**slot));
     note = *slot;
-    if (note->owner != owner) {
+    /* httpd counts c->keepalives up with each response that keeps the
+     * connection: an earlier request's note is stale (its keys were
+     * served over HTTP/1.1). Internal redirects of r share its count. */
+    if (note->keepalives != c->keepalives) {
         memset(note, 0, sizeof(*note));
-        note->owner = owner;
+        note->keepalives = c->keepalives;
     }
     for (i = 0; i < n && note->n < HL_UPGRADE_KEYS; ++i) {
         uint64_t h;
@@ -78,11 +83,14 @@ void hl_upgrade_note(request_rec *r, hl_upgrade_note_t **slot,
     }
 }
 
-int hl_upgrade_claim(hl_upgrade_note_t *note, hl_match_t *m, int n)
+int hl_upgrade_claim(const conn_rec *master, hl_upgrade_note_t *note,
+                     hl_match_t *m, int n)
 {
     int i, j, claimed = 0;
 
-    if (note == NULL)
+    /* Only the note of the request that upgraded: the master's last. The
+     * 101 does not count up c->keepalives. */
+    if (note == NULL || note->keepalives != master->keepalives)
         return 0;
     for (i = 0; i < n; ++i) {
         uint64_t h;

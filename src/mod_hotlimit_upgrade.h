@@ -29,21 +29,24 @@ void hl_upgrade_init(void);
  * connection's pool, then reused) the keys of m[0 .. n) that were counted
  * when r, an HTTP/1.1 request asking for h2c on a connection that is no
  * HTTP/2 stream, was admitted (not the ones counted after the response).
- * A note of an earlier request of the connection is dropped first. Does
+ * A note of an earlier request of the connection is dropped first (told
+ * apart by c->keepalives, which each kept-alive response counts up). Does
  * nothing without mod_http2 or when r does not ask for h2c. Cannot fail.
  */
 void hl_upgrade_note(request_rec *r, hl_upgrade_note_t **slot,
                      const hl_match_t *m, int n);
 
 /*
- * Claims, once each, the keys of note (the master connection's; NULL: no
- * note) among m[0 .. n), for a request on an HTTP/2 secondary connection,
- * and marks those matches prepaid (checked for the headers only: never
+ * Claims, once each, the keys of note (master's, the master connection of
+ * a request on an HTTP/2 secondary connection; NULL: no note) among
+ * m[0 .. n), if the note is of the request that upgraded master, and
+ * marks those matches prepaid (checked for the headers only: never
  * counted, never refusing, not in the statistics). Safe against the other
  * streams of the connection claiming at the same time. Returns how many
  * were claimed. Cannot fail.
  */
-int hl_upgrade_claim(hl_upgrade_note_t *note, hl_match_t *m, int n);
+int hl_upgrade_claim(const conn_rec *master, hl_upgrade_note_t *note,
+                     hl_match_t *m, int n);
 
 /* Turns the peek of a prepaid match m (nothing for another match) into
  * the decision of the request that was counted: admitted, with one more

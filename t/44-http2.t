@@ -20,9 +20,10 @@ use Apache::Test;
 use Apache::TestUtil;
 use Apache::TestRequest ();
 use File::Temp qw(tempdir);
+use IO::Socket::INET;
 use HLTest;
 
-my $h2_tests = 13;
+my $h2_tests = 15;
 plan tests => 1 + $h2_tests;
 
 # --- forged upgrade headers where nothing upgrades (HTTP/1.1 server) -------
@@ -106,4 +107,61 @@ sub tally {
     # no header) would leave 0 after two.
     ok t_cmp(join(' ', map { (split ' ', (h2c('/h2cost/'))[0])[0] } 1 .. 3), '200 200 200',
              'cost=header: through h2c upgrades: charged 4 each, not 4 + 1');
+}
+
+# --- a note is for the request that upgraded, not an earlier one ------------------
+# On one connection: an HTTP/1.1 request to /h2s1/ asking for h2c without
+# HTTP2-Settings (mod_http2 does not upgrade: it is served over HTTP/1.1,
+# counted), then one to /h2s2/ that upgrades, then, as HTTP/2 stream 3,
+# /h2s1/ again. Stream 3 must be counted: /h2s1/'s note was the first
+# request's, already served.
+{
+    my ($host, $port) = split /:/, Apache::TestRequest::hostport();
+    my $sock = IO::Socket::INET->new(PeerAddr => '127.0.0.1', PeerPort => $port,
+                                     Timeout => 5) or die "connect: $!";
+    binmode $sock;
+    my $read_until = sub {
+        my ($re) = @_;
+        my $buf = '';
+        while ($buf !~ $re) {
+            my $n = sysread($sock, my $chunk, 65536);
+            last unless $n;
+            $buf .= $chunk;
+        }
+        return $buf;
+    };
+    print {$sock} "GET /h2s1/ HTTP/1.1\r\nHost: $host:$port\r\nUpgrade: h2c\r\n"
+                . "Connection: Upgrade\r\n\r\n";
+    my $first = $read_until->(qr/\r\n\r\nh2s1 page\n/);
+    print {$sock} "GET /h2s2/ HTTP/1.1\r\nHost: $host:$port\r\nUpgrade: h2c\r\n"
+                . "Connection: Upgrade, HTTP2-Settings\r\n"
+                . "HTTP2-Settings: AAMAAABkAARAAAAAAAIAAAAA\r\n\r\n";
+    my $second = $read_until->(qr/\r\n\r\n/);
+    # HTTP/2: the preface, empty SETTINGS, then HEADERS for stream 3 with
+    # :method GET, :scheme http (indexed), :path and :authority (literal,
+    # indexed names), END_STREAM | END_HEADERS.
+    my $lit = sub { my ($index, $v) = @_; pack('C C', $index, length $v) . $v };
+    my $block = "\x82\x86" . $lit->(4, '/h2s1/') . $lit->(1, "$host:$port");
+    my $frame = sub { my ($type, $flags, $stream, $payload) = @_;
+                      substr(pack('N', length $payload), 1) . pack('C C N', $type, $flags, $stream) . $payload };
+    print {$sock} "PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n" . $frame->(4, 0, 0, '')
+                . $frame->(1, 5, 3, $block);
+    # Let the server answer stream 3 (its frames are not decoded here), then close.
+    my $deadline = time + 2;
+    while (time < $deadline) {
+        my $rin = '';
+        vec($rin, fileno($sock), 1) = 1;
+        last unless select(my $rout = $rin, undef, undef, 0.3);
+        last unless sysread($sock, my $chunk, 65536);
+    }
+    close $sock;
+    t_debug("first: " . (split /\r\n/, $first)[0] . "; second: " . (split /\r\n/, $second)[0]);
+    ok t_cmp((split /\r\n/, $first)[0] . ' / ' . (split /\r\n/, $second)[0],
+             'HTTP/1.1 200 OK / HTTP/1.1 101 Switching Protocols',
+             'no upgrade without HTTP2-Settings, then an upgrade on the same connection');
+    # /h2s1/ (5/1m) was counted for the first request and for stream 3:
+    # the next request leaves 2.
+    my $res = Apache::TestRequest::GET('/h2s1/');
+    ok t_cmp($res->header('RateLimit') // '', qr/^"5\/1m";r=2;/,
+             "... stream 3 to /h2s1/ was counted: the first request's note paid for nothing");
 }
