@@ -1,6 +1,7 @@
 # Route normalization: path variants of /user/login cannot escape its quota
 # (3/1m): /user//login/, /user/./login, /user/x/../login and /%75ser/login
-# all count against <Location /user/login>.
+# all count against <Location /user/login>, as does the absolute form
+# "GET http://host/user/login".
 use strict;
 use warnings FATAL => 'all';
 use FindBin;
@@ -10,7 +11,7 @@ use Apache::TestUtil;
 use Apache::TestRequest ();
 use HLTest;
 
-plan tests => 7;
+plan tests => 8;
 
 my $port = hl_port();
 
@@ -39,4 +40,6 @@ for my $v (@variants) {
     ok t_cmp($code, 429, 'the plain path is rejected too');
     ($code) = raw_get('/user/login?x=1');
     ok t_cmp($code, 429, 'a query string does not change the route');
+    ($code) = raw_get('http://localhost/user/%6Cogin');
+    ok t_cmp($code, 429, 'nor does the absolute form of the request target');
 }
