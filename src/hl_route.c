@@ -121,15 +121,24 @@ static size_t normalize(char *out, size_t outlen, const char *path, size_t n,
     b.keep = 0;
     while (i < n) {
         size_t start, seglen;
+        const char *semi;
 
         while (i < n && is_sep(path[i], dotted))
             i++;
+        if (i == n)
+            break;
         start = i;
         while (i < n && !is_sep(path[i], dotted))
             i++;
         seglen = i - start;
+        /* A path parameter: servlet containers behind mod_proxy route
+         * "/login;jsessionid=1" as "/login" and "/a/..;x/login" as
+         * "/login", so the segment's name ends at ';'. */
+        semi = memchr(path + start, ';', seglen);
+        if (semi != NULL)
+            seglen = (size_t)(semi - (path + start));
         if (seglen == 0)
-            break;
+            continue;
         if (seglen == 1 && path[start] == '.')
             continue;
         if (seglen == 2 && path[start] == '.' && path[start + 1] == '.')
@@ -141,7 +150,8 @@ static size_t normalize(char *out, size_t outlen, const char *path, size_t n,
 }
 
 /* Returns 1 if the n bytes of p are a normalised route already: a leading
- * '/', no empty, "." or ".." segment, no trailing '/' (but "/" itself). */
+ * '/', no empty, "." or ".." segment, no path parameter (';'), no trailing
+ * '/' (but "/" itself). */
 static int already_normal(const char *p, size_t n)
 {
     size_t i;
@@ -150,9 +160,11 @@ static int already_normal(const char *p, size_t n)
         return 0;
     if (n == 1)
         return 1;
-    if (p[n - 1] == '/')
+    if (p[n - 1] == '/' || p[n - 1] == ';')
         return 0;
     for (i = 0; i + 1 < n; i++) {
+        if (p[i] == ';')
+            return 0;
         if (p[i] != '/')
             continue;
         if (p[i + 1] == '/')

@@ -1,6 +1,7 @@
 # Route candidates of the quota table (spec 3): the exact route, then each
 # parent down to the module root; the first named route wins; dotted names
-# ("user.login") are the same route as "/user/login"; the counter key is
+# ("user.login") are the same route as "/user/login"; a path parameter
+# (";jsessionid=...") is not part of a segment's name; the counter key is
 # the matched route plus the client, so sub-URLs of a route share one
 # bucket per client.
 use strict;
@@ -11,7 +12,7 @@ use Apache::Test;
 use Apache::TestUtil;
 use HotLimitTable;
 
-plan tests => 27, need need_module('mod_hotlimit.c');
+plan tests => 30, need need_module('mod_hotlimit.c');
 
 my $mpm = hl_mpm();
 
@@ -20,6 +21,7 @@ my $h = start_httpd(name => 'candidates', table => { routes => {
         'user.login'   => { max => 2, window => 60 },
         '/user'        => { limits => ['4/1m'] },
         '/api/v1/chat' => { max => 1, window => '60s' },
+        '/j/login'     => { max => 2, window => 60 },
     } }, conf => <<'CONF');
 HotLimitQuotaTable @DIR@/table.json
 HotLimitReloadInterval 1
@@ -81,4 +83,13 @@ ok t_cmp($h->get('/users/login')->header('X-HL-Route'), undef,
 ok t_cmp($h->get('/api/v1/chat/stream')->header('X-HL-Route'), '/api/v1/chat',
          "[$mpm] /api/v1/chat/stream matches /api/v1/chat");
 ok t_cmp($h->get('/api/v1')->header('X-HL-Route'), undef, "[$mpm] /api/v1 (a parent) matches nothing");
+
+# Path parameters: a servlet container behind mod_proxy routes
+# /j/login;jsessionid=A as /j/login and /j/x/..;y/login as /j/login too
+# (httpd takes "..;y" for a name): both count against /j/login.
+$res = $h->get('/j/login;jsessionid=A');
+ok t_cmp($res->header('X-HL-Route'), '/j/login', "[$mpm] /j/login;jsessionid=A matches /j/login");
+ok t_cmp($h->get('/j/x/..;y/login')->header('X-HL-Route'), '/j/login',
+         "[$mpm] /j/x/..;y/login matches /j/login");
+ok t_cmp($h->codes('/j/login;z', 1), '429', "[$mpm] ... and the third, /j/login;z, is refused");
 $h->stop;

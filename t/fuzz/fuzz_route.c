@@ -33,6 +33,7 @@ static void check_route(const char *r, size_t n, size_t outlen)
     CHECK(!(n >= 2 && strcmp(r + n - 2, "/.") == 0));
     CHECK(!(n >= 3 && strcmp(r + n - 3, "/..") == 0));
     CHECK(strchr(r, '?') == NULL && strchr(r, '#') == NULL);
+    CHECK(strchr(r, ';') == NULL);
 }
 
 /* Aborts unless normalising route r (length n) again gives r itself. */
@@ -89,18 +90,22 @@ static char *ref_route(const char *p, size_t size, int from_name, size_t outlen)
         size_t start;
         while (i < span && (p[i] == '/' || (dotted && p[i] == '.')))
             i++;
+        size_t name;
         start = i;
         while (i < span && !(p[i] == '/' || (dotted && p[i] == '.')))
             i++;
-        if (i == start || (i - start == 1 && p[start] == '.'))
+        /* the name ends at a path parameter's ';' */
+        for (name = 0; start + name < i && p[start + name] != ';'; ++name)
+            ;
+        if (name == 0 || (name == 1 && p[start] == '.'))
             continue;
-        if (i - start == 2 && p[start] == '.' && p[start + 1] == '.') {
+        if (name == 2 && p[start] == '.' && p[start + 1] == '.') {
             if (nseg > 0)
                 nseg--;
             continue;
         }
         off[nseg] = start;
-        seg[nseg++] = i - start;
+        seg[nseg++] = name;
     }
     for (k = 0; k < nseg; ++k) {
         r[len++] = '/';

@@ -59,6 +59,13 @@ static void test_normalize(void)
     is_str(norm("/a/b/../../../c/./d//"), "/c/d", "mixed");
     is_str(norm("///a///b///"), "/a/b", "many slashes");
     is_str(norm("/a/\xff\x01/b"), "/a/\xff\x01/b", "raw bytes kept");
+    is_str(norm("/user/login;jsessionid=1"), "/user/login",
+           "a path parameter is not part of the name (servlet containers)");
+    is_str(norm("/a/..;x/login"), "/login", "..;x is .. (the Tomcat bypass)");
+    is_str(norm("/a/.;x/login"), "/a/login", ".;x is .");
+    is_str(norm("/;x/user;y/login;"), "/user/login", "a bare ;x is an empty segment");
+    is_str(norm("/x;a/y;b=/c"), "/x/y/c", "parameters in every segment");
+    is_str(norm(";"), "/", "; alone is the root");
 
     hl_route_normalize(buf, sizeof(buf), "/a\0/../b", 8);
     is_str(buf, "/a", "stops at NUL within len");
