@@ -229,6 +229,31 @@ static const char *hashed_value(request_rec *r, char prefix, const char *value,
     return out;
 }
 
+/* Writes into out (room for n + 1 bytes) the key form of the n bytes of
+ * header value v: lowercased (ASCII), each run of white space made one
+ * space, none at either end. An application that reads "Bearer tok" and
+ * "bearer   tok" as one credential gets one key for them; one that tells
+ * them apart gets a stricter limit, never a way around it. Returns the
+ * length written. */
+static apr_size_t header_form(char *out, const char *v, apr_size_t n)
+{
+    apr_size_t i, len = 0;
+    int space = 0;
+
+    for (i = 0; i < n; ++i) {
+        if (apr_isspace(v[i])) {
+            space = len > 0;
+            continue;
+        }
+        if (space)
+            out[len++] = ' ';
+        space = 0;
+        out[len++] = (char)apr_tolower(v[i]);
+    }
+    out[len] = '\0';
+    return len;
+}
+
 /* Lowercases the n bytes of v (ASCII) and drops white space around them,
  * in place. Returns the new length. */
 static apr_size_t account_form(char *v, apr_size_t n)
@@ -264,7 +289,12 @@ static const char *client_part(request_rec *r, const hl_quota_t *q,
         break;
     case HL_BY_HEADER:
         v = apr_table_get(r->headers_in, q->by_name);
-        v = v && *v ? hashed_value(r, 'h', v, strlen(v)) : NULL;
+        if (v) {
+            size_t size = strlen(v);
+            char *form = apr_palloc(r->pool, size + 1);
+            size = header_form(form, v, size);
+            v = size > 0 ? hashed_value(r, 'h', form, size) : NULL;
+        }
         break;
     case HL_BY_COOKIE:
         v = apr_table_get(r->headers_in, "Cookie");

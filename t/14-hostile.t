@@ -30,7 +30,7 @@ my @odd_paths = (
     '/oddreq//////////' . ('/' x 3000),
 );
 
-plan tests => 6 + @hostile_headers + 2 + @odd_paths + 9 + 9 + 3;
+plan tests => 6 + @hostile_headers + 2 + @odd_paths + 9 + 10 + 3;
 
 my $port = hl_port();
 my $eoff = hl_offset(hl_error_log());
@@ -119,6 +119,12 @@ for my $p (@odd_paths) {
     ok t_cmp(codes('/hkey/', 1), '429', 'no X-Api-Key: 429 after 2');
     ok t_cmp(codes('/hkey/', 'X-Api-Key' => '', 1), '429', 'an empty X-Api-Key: the address bucket');
     ok t_cmp(codes('/hkey/', 'X-Api-Key' => "k3\xff\x80\t", 2), '200 200', 'a key with odd bytes: its own bucket');
+    # One credential, however it is spelled: an application that reads the
+    # scheme without case ("bearer") and splits on white space would take
+    # all of these for one key; so does the limiter.
+    ok t_cmp(join(' ', map { codes('/hkey/', 'X-Api-Key' => $_, 1) }
+                  'Bearer tok4', 'bearer tok4', "BEARER \t tok4"),
+             '200 200 429', 'Bearer / bearer / BEARER<ws>tok4: one bucket');
     my ($code, $res) = raw('/hkey/', 'X-Api-Key' => $k1, Accept => 'application/json');
     ok t_cmp($res, qr/"route":"\/hkey"/, 'the 429 of a by=header quota names the route');
     ok t_cmp($res !~ /KKKKKKKK/ ? 1 : 0, 1, 'the 429 does not echo the key');
