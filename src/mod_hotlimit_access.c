@@ -284,8 +284,14 @@ static const char *client_part(request_rec *r, const hl_quota_t *q,
         v = "*";
         break;
     case HL_BY_USER:
-        if (r->user && *r->user)
-            v = apr_pstrcat(r->pool, "u:", r->user, NULL);
+        if (r->user && *r->user) {
+            /* One account however it is spelled: directories such as
+             * LDAP match names without case. */
+            char *u = apr_pstrcat(r->pool, "u:", r->user, NULL);
+            apr_size_t ulen = account_form(u + 2, strlen(u + 2));
+            u[2 + ulen] = '\0';
+            v = ulen ? u : NULL;
+        }
         break;
     case HL_BY_HEADER:
         v = apr_table_get(r->headers_in, q->by_name);

@@ -11,7 +11,7 @@ use Apache::TestUtil;
 use Apache::TestRequest qw(GET);
 use HLTest;
 
-plan tests => 11;
+plan tests => 12;
 
 sub codes {
     my ($path, $n, @h) = @_;
@@ -22,7 +22,7 @@ sub codes {
 {
     my $file = hl_logs() . '/hl.htpasswd';
     open my $fh, '>', $file or die "$file: $!";
-    for my $u (qw(alice bob)) {
+    for my $u (qw(alice bob Carol carol)) {
         print {$fh} "$u:" . crypt("$u-secret", '$5$hltestsalt$') . "\n";
     }
     close $fh;
@@ -34,6 +34,12 @@ sub codes {
     ok t_cmp((hl_json($res) || {})->{route}, '/byuser', 'by=user: the 429 names the route');
     ok t_cmp(GET('/byuser/', username => 'alice', password => 'wrong')->code, 401,
              'by=user: a wrong password is refused by authentication (401)');
+    # A directory that matches names without case (LDAP, Active Directory)
+    # takes Carol and carol for one account: so does the limiter (two
+    # htpasswd entries stand in for it here).
+    ok t_cmp(join(' ', map { GET('/byuser/', username => $_, password => "$_-secret")->code }
+                  qw(Carol carol CAROL carol)),
+             '200 200 401 429', 'by=user: Carol and carol share one bucket (CAROL is no user)');
 }
 
 # --- by=env:hl_tenant (SetEnvIf X-Tenant) -----------------------------------------------------
