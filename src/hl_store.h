@@ -14,8 +14,11 @@
 
 typedef struct {
     const char *name;          /* "shm", for messages */
-    /* Prepares one item before any lock or round trip (slot keys and
-     * their hashes). Never fails. */
+    /* Prepares one item before any lock or round trip: fills its refs
+     * (slot keys and their hashes) and shard, from its key, origin and
+     * number of windows only, so a caller may keep them for the same
+     * item later (mod_hotlimit_access.c does, per connection). Never
+     * fails. */
     void (*prepare)(void *ctx, hl_decide_item_t *it);
     /* Decides *items[0 .. n) at now_ms (hl_decide_locked's semantics).
      * Returns 1 admitted, 0 rejected, -1 when the store cannot answer

@@ -81,6 +81,21 @@ typedef struct {
     hl_match_t   matches[HL_MAX_MATCHES];  /* matches, for log_transaction */
 } hl_pending_t;
 
+#define HL_PREPARED_KEY_MAX 256  /* longest counter key kept prepared */
+
+/* The counter of the last directive quota decided for a connection's
+ * client, prepared: the next request of that client under that quota has
+ * the same key, slot keys and hashes, and the store's prepare (which
+ * reads only the key: hl_store.h) is skipped. */
+typedef struct {
+    const hl_dir_quota_t   *dq;    /* NULL: nothing kept */
+    const hl_server_conf_t *sc;    /* the key starts with its tag */
+    size_t        key_len;
+    char          key[HL_PREPARED_KEY_MAX];
+    unsigned      shard;
+    hl_slot_ref_t refs[HL_MAX_WINDOWS];
+} hl_prepared_t;
+
 /* The client address of a connection, parsed once: keep-alive requests
  * (and, behind mod_remoteip, requests for the same client) reuse it. */
 typedef struct {
@@ -92,6 +107,9 @@ typedef struct {
     char      key[HL_KEY_MAX + 1]; /* the by=ip client key */
     hl_upgrade_note_t *upgrade;    /* what an h2c upgrade request was
                                       counted under, for its HTTP/2 replay */
+    hl_prepared_t prepared;        /* this client's last directive counter */
+    int       switched;            /* the client changed at this request
+                                      (behind a proxy): nothing is kept */
 } hl_client_t;
 
 /* Returns the state of the client request r belongs to, created on first
@@ -122,18 +140,25 @@ static hl_client_t *client_of(request_rec *r, const hl_server_conf_t *sc)
     size_t len;
 
     /* The connection's own address never changes: no comparison needed. */
-    if (cl && cl->from_conn && ip == c->client_ip)
+    if (cl && cl->from_conn && ip == c->client_ip) {
+        cl->switched = 0;
         return cl;
+    }
     if (cl && !strcmp(cl->ip, ip)) {
         cl->from_conn = ip == c->client_ip;
+        cl->switched = 0;
         return cl;
     }
     len = strlen(ip);
     if (!cl) {
         cl = apr_palloc(c->pool, sizeof(*cl));
         cl->upgrade = NULL;
+        cl->switched = 0;
         ap_set_module_config(c->conn_config, &hotlimit_module, cl);
     }
+    else
+        cl->switched = 1;
+    cl->prepared.dq = NULL;        /* another client: its counters differ */
     cl->ip[0] = '\0';
     cl->from_conn = ip == c->client_ip;
     if (len < sizeof(cl->ip))
@@ -409,17 +434,30 @@ static void add_match(request_rec *r, const hl_server_conf_t *sc,
                       const char *route, hl_origin_t origin, int dry_run,
                       const hl_dir_quota_t *dq)
 {
+    const hl_prepared_t *kept = &cl->prepared;
     size_t clen, klen;
-    const char *client = client_part(r, q, cl, &clen);
     char *key;
 
-    klen = sc->tag_len + scope_len + 1 + clen;
-    key = apr_palloc(r->pool, klen + 1);
-    memcpy(key, sc->tag, sc->tag_len);
-    memcpy(key + sc->tag_len, scope, scope_len);
-    key[sc->tag_len + scope_len] = '|';
-    memcpy(key + sc->tag_len + scope_len + 1, client, clen);
-    key[klen] = '\0';
+    m->prepared = dq && kept->dq == dq && kept->sc == sc;
+    if (m->prepared) {
+        /* The same client under the same quota: the same counter. */
+        klen = kept->key_len;
+        key = apr_pstrmemdup(r->pool, kept->key, klen);
+        m->item.shard = kept->shard;
+        memcpy(m->item.refs, kept->refs,
+               sizeof(kept->refs[0]) * (size_t)q->nwindows);
+    }
+    else {
+        const char *client = client_part(r, q, cl, &clen);
+
+        klen = sc->tag_len + scope_len + 1 + clen;
+        key = apr_palloc(r->pool, klen + 1);
+        memcpy(key, sc->tag, sc->tag_len);
+        memcpy(key + sc->tag_len, scope, scope_len);
+        key[sc->tag_len + scope_len] = '|';
+        memcpy(key + sc->tag_len + scope_len + 1, client, clen);
+        key[klen] = '\0';
+    }
 
     m->dq = dq;
     m->route = route;
@@ -663,6 +701,29 @@ static int drop_decided(const hl_pending_t *p, hl_match_t *m, int n)
     return kept;
 }
 
+/* Keeps the counter of match m, just prepared, as cl's for the next
+ * request: a directive quota keyed by the client address alone (a
+ * header, cookie, user or parameter key may differ from one request to
+ * the next), whose key fits, unless the connection's client changed at
+ * this request (a proxy's connection carries many clients: keeping each
+ * would cost every request and serve none). */
+static void keep_prepared(hl_client_t *cl, const hl_server_conf_t *sc,
+                          const hl_match_t *m)
+{
+    hl_prepared_t *kept = &cl->prepared;
+    const hl_quota_t *q = m->item.quota;
+
+    if (cl->switched || !m->dq || q->by != HL_BY_IP
+        || m->item.key_len >= sizeof(kept->key))
+        return;
+    kept->dq = m->dq;
+    kept->sc = sc;
+    kept->key_len = m->item.key_len;
+    memcpy(kept->key, m->item.key, m->item.key_len);
+    kept->shard = m->item.shard;
+    memcpy(kept->refs, m->item.refs, sizeof(kept->refs[0]) * (size_t)q->nwindows);
+}
+
 /* Marks prepaid the matches of m (n) that the HTTP/1.1 request r replays
  * as an HTTP/2 stream was counted under (h2c upgrade): the note is on the
  * master connection's client record. */
@@ -728,7 +789,10 @@ static int limit_request(request_rec *r, hl_stage_t stage)
     store = hl_store_get();
     for (i = 0; i < n; ++i) {
         items[i] = &m[i].item;
-        store->ops->prepare(store->ctx, items[i]);
+        if (!m[i].prepared) {
+            store->ops->prepare(store->ctx, items[i]);
+            keep_prepared(cl, sc, &m[i]);
+        }
     }
     admit = store->ops->decide(store->ctx, items, n, hl_mono_ms());
     if (admit == -2)

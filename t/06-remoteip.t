@@ -11,7 +11,7 @@ use Apache::TestUtil;
 use Apache::TestRequest qw(GET POST);
 use HLTest;
 
-plan tests => 15;
+plan tests => 16;
 
 # Resets KEY through the main server's status handler; returns 1 if a
 # counter of that key existed. Keeps the vhost selected.
@@ -32,6 +32,23 @@ sub codes {
 
 # --- trusted proxy 127.0.0.1 (hl_xff), /who 2/1m ------------------------------------
 Apache::TestRequest::module('hl_xff');
+
+# One keep-alive connection of the proxy carries two clients in turn: each
+# request is counted for its own client, whatever the one before it was
+# (the module keeps the last client's counter on the connection).
+{
+    my @xff = qw(203.0.113.50 203.0.113.50 203.0.113.51 203.0.113.50 203.0.113.51 203.0.113.51);
+    my $req = '';
+    for my $i (0 .. $#xff) {
+        $req .= "GET /kawho/ HTTP/1.1\r\nHost: localhost\r\nX-Forwarded-For: $xff[$i]\r\n"
+              . ($i == $#xff ? "Connection: close\r\n" : '') . "\r\n";
+    }
+    my $res = hl_raw(hl_port(), $req) // '';
+    my @codes = $res =~ m{^HTTP/1\.1 (\d{3})}mg;
+    ok t_cmp("@codes", '200 200 200 429 200 429',
+             'one connection, clients .50 .50 .51 .50 .51 .51: 2 each, counted per client');
+}
+
 ok t_cmp(codes('/who/', '203.0.113.1', 3), '200 200 429', 'trusted proxy: client 203.0.113.1 gets 2');
 ok t_cmp(codes('/who/', '203.0.113.2', 3), '200 200 429', 'trusted proxy: client 203.0.113.2 has its own bucket');
 ok t_cmp(codes('/who/', '192.0.2.9, 203.0.113.3', 3), '200 200 429',
