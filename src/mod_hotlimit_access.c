@@ -50,6 +50,7 @@
 #include "mod_hotlimit_store.h"
 #include "mod_hotlimit_table.h"
 #include "mod_hotlimit_upgrade.h"
+#include "hl_keyform.h"
 #include "hl_php.h"
 #include "hl_route.h"
 #include "hl_table.h"
@@ -254,46 +255,6 @@ static const char *hashed_value(request_rec *r, char prefix, const char *value,
     return out;
 }
 
-/* Writes into out (room for n + 1 bytes) the key form of the n bytes of
- * header value v: lowercased (ASCII), each run of white space made one
- * space, none at either end. An application that reads "Bearer tok" and
- * "bearer   tok" as one credential gets one key for them; one that tells
- * them apart gets a stricter limit, never a way around it. Returns the
- * length written. */
-static apr_size_t header_form(char *out, const char *v, apr_size_t n)
-{
-    apr_size_t i, len = 0;
-    int space = 0;
-
-    for (i = 0; i < n; ++i) {
-        if (apr_isspace(v[i])) {
-            space = len > 0;
-            continue;
-        }
-        if (space)
-            out[len++] = ' ';
-        space = 0;
-        out[len++] = (char)apr_tolower(v[i]);
-    }
-    out[len] = '\0';
-    return len;
-}
-
-/* Lowercases the n bytes of v (ASCII) and drops white space around them,
- * in place. Returns the new length. */
-static apr_size_t account_form(char *v, apr_size_t n)
-{
-    apr_size_t start = 0, i;
-
-    while (start < n && apr_isspace(v[start]))
-        start++;
-    while (n > start && apr_isspace(v[n - 1]))
-        n--;
-    for (i = start; i < n; ++i)
-        v[i - start] = (char)apr_tolower(v[i]);
-    return n - start;
-}
-
 /* Returns the client part of the key for quota q and sets *len, falling
  * back to the client address when the named header, cookie, user or
  * variable is absent. Allocated from r->pool or the connection's cache;
@@ -313,7 +274,7 @@ static const char *client_part(request_rec *r, const hl_quota_t *q,
             /* One account however it is spelled: directories such as
              * LDAP match names without case. */
             char *u = apr_pstrcat(r->pool, "u:", r->user, NULL);
-            apr_size_t ulen = account_form(u + 2, strlen(u + 2));
+            size_t ulen = hl_keyform_account(u + 2, strlen(u + 2));
             u[2 + ulen] = '\0';
             v = ulen ? u : NULL;
         }
@@ -323,7 +284,7 @@ static const char *client_part(request_rec *r, const hl_quota_t *q,
         if (v) {
             size_t size = strlen(v);
             char *form = apr_palloc(r->pool, size + 1);
-            size = header_form(form, v, size);
+            size = hl_keyform_header(form, v, size);
             v = size > 0 ? hashed_value(r, 'h', form, size) : NULL;
         }
         break;
@@ -347,7 +308,7 @@ static const char *client_part(request_rec *r, const hl_quota_t *q,
          * "ADMIN" are one key (a stricter limit when the application tells
          * them apart, never a way around it when it does not). */
         if (pv)
-            plen = account_form(pv, plen);
+            plen = hl_keyform_account(pv, plen);
         v = pv && plen ? hashed_value(r, 'p', pv, plen) : NULL;
         break;
     }
