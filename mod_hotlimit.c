@@ -237,7 +237,8 @@ static const char *set_quota(cmd_parms *cmd, void *dconf, int argc,
     d->quota = dq;
     /* Listed on the status page from the start; a .htaccess line is read
      * per request, from the request's pool, and is not. */
-    if (cmd->pool == cmd->server->process->pconf)
+    dq->lasting = cmd->pool == cmd->server->process->pconf;
+    if (dq->lasting)
         APR_ARRAY_PUSH(server_conf(cmd)->quotas, const hl_dir_quota_t *) = dq;
     return NULL;
 }

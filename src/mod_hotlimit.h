@@ -63,6 +63,10 @@ typedef struct {
                                <Directory>, <Files> and .htaccess; never NULL */
     int         url_scope;  /* 1 for <Location>/<LocationMatch>: the scope
                                may be shown to clients as the route */
+    int         lasting;    /* 1 when read from the configuration files: it
+                               lives as long as they do; 0 for a .htaccess
+                               line, read per request from its pool (its
+                               address may be another quota's later) */
     const char *spec;       /* the directive's arguments, for messages */
     /* Precomputed at configuration time, so a request formats little: */
     size_t      scope_len;

@@ -663,9 +663,10 @@ static int drop_decided(const hl_pending_t *p, hl_match_t *m, int n)
 }
 
 /* Keeps the counter of match m, just prepared, as cl's for the next
- * request: a directive quota keyed by the client address alone (a
- * header, cookie, user or parameter key may differ from one request to
- * the next), whose key fits, unless the connection's client changed at
+ * request: a directive quota of the configuration files (an .htaccess
+ * quota's address may be another's at the next request) keyed by the
+ * client address alone (a header, cookie, user or parameter key may
+ * differ from one request to the next), whose key fits, unless the connection's client changed at
  * this request (a proxy's connection carries many clients: keeping each
  * would cost every request and serve none). */
 static void keep_prepared(hl_client_t *cl, const hl_server_conf_t *sc,
@@ -674,7 +675,7 @@ static void keep_prepared(hl_client_t *cl, const hl_server_conf_t *sc,
     hl_prepared_t *kept = &cl->prepared;
     const hl_quota_t *q = m->item.quota;
 
-    if (cl->switched || !m->dq || q->by != HL_BY_IP
+    if (cl->switched || !m->dq || !m->dq->lasting || q->by != HL_BY_IP
         || m->item.key_len >= sizeof(kept->key))
         return;
     kept->dq = m->dq;

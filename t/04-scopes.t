@@ -11,7 +11,7 @@ use Apache::TestUtil;
 use Apache::TestRequest qw(GET);
 use HLTest;
 
-plan tests => 42;
+plan tests => 43;
 
 sub json429 { hl_json(GET($_[0], Accept => 'application/problem+json')) || {} }
 
@@ -90,6 +90,21 @@ ok t_cmp(GET('/htq/')->code, 429, '.htaccess quota: third rejected');
 {
     my @codes = map { GET('/htq/open/')->code } 1 .. 4;
     ok t_cmp("@codes", '200 200 200 200', '.htaccess HotLimitEngine Off in a subdirectory');
+}
+# Two .htaccess quotas asked in turn on one keep-alive connection: each
+# request is counted under its own directory's quota (a .htaccess quota
+# is read per request, from the request's pool, so one request's may sit
+# where the one before had another's).
+{
+    my $req = '';
+    for my $i (1 .. 6) {
+        my $dir = $i % 2 ? 'hka' : 'hkb';
+        $req .= "GET /$dir/ HTTP/1.1\r\nHost: localhost\r\n"
+              . ($i == 6 ? "Connection: close\r\n" : '') . "\r\n";
+    }
+    my @codes = (hl_raw(hl_port(), $req) // '') =~ m{^HTTP/1\.1 (\d{3})}mg;
+    ok t_cmp("@codes", '200 200 200 200 429 429',
+             'one connection, /hka/ /hkb/ in turn (a .htaccess quota each): 2 each');
 }
 {
     my $off = hl_offset(hl_error_log());
