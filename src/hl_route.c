@@ -149,46 +149,52 @@ static size_t normalize(char *out, size_t outlen, const char *path, size_t n,
     return rb_finish(&b);
 }
 
-/* Returns 1 if the n bytes of p are a normalised route already: a leading
- * '/', no empty, "." or ".." segment, no path parameter (';'), no trailing
- * '/' (but "/" itself). */
-static int already_normal(const char *p, size_t n)
+/*
+ * Copies path (at most len bytes, up to the first NUL, '?' or '#') into
+ * out when it is a normalised route already and fits: a leading '/', no
+ * empty segment, no segment starting with '.', no path parameter (';'), no
+ * trailing '/' (but "/" itself). Returns its length, or 0 when it is not
+ * (the caller then normalises it; what was written to out is garbage).
+ * One pass: httpd has normalised r->uri already, so this is the usual case.
+ */
+static size_t copy_if_normal(char *out, size_t outlen, const char *path,
+                             size_t len)
 {
-    size_t i;
+    /* 1: ends the route; 2: '/', '.' or ';', which need a look */
+    static const unsigned char kind[256] = {
+        ['\0'] = 1, ['?'] = 1, ['#'] = 1, ['/'] = 2, ['.'] = 2, [';'] = 2 };
+    size_t i, max = len < outlen - 1 ? len : outlen - 1;
 
-    if (n == 0 || p[0] != '/')
+    if (max == 0 || path[0] != '/')
         return 0;
-    if (n == 1)
-        return 1;
-    if (p[n - 1] == '/' || p[n - 1] == ';')
-        return 0;
-    for (i = 0; i + 1 < n; i++) {
-        if (p[i] == ';')
+    out[0] = '/';
+    for (i = 1; i < max; ++i) {
+        unsigned char c = (unsigned char)path[i];
+
+        if (kind[c] == 1)
+            break;
+        /* "//", "/." (".", ".." and dot names alike) or ';' */
+        if (kind[c] == 2 && (c == ';' || path[i - 1] == '/'))
             return 0;
-        if (p[i] != '/')
-            continue;
-        if (p[i + 1] == '/')
-            return 0;
-        if (p[i + 1] == '.'
-            && (i + 2 == n || p[i + 2] == '/'
-                || (p[i + 2] == '.' && (i + 3 == n || p[i + 3] == '/'))))
-            return 0;
+        out[i] = (char)c;
     }
-    return 1;
+    if (i == max && max < len && kind[(unsigned char)path[max]] != 1)
+        return 0;                       /* longer than out: cut there */
+    if (i > 1 && out[i - 1] == '/')
+        return 0;                       /* a trailing '/' */
+    out[i] = '\0';
+    return i;
 }
 
 /* outlen < 2 or out NULL: writes "" if it can and returns 0. Owns nothing. */
 size_t hl_route_normalize(char *out, size_t outlen, const char *path, size_t len)
 {
-    size_t n = path ? route_span(path, len) : 0;
+    size_t n;
 
-    /* httpd has normalised r->uri already: most paths are copied as they
-     * are, a scan cheaper than rebuilding them segment by segment. */
-    if (out != NULL && n < outlen && already_normal(path, n)) {
-        memcpy(out, path, n);
-        out[n] = '\0';
+    if (out != NULL && outlen >= 2 && path != NULL
+        && (n = copy_if_normal(out, outlen, path, len)) > 0)
         return n;
-    }
+    n = path ? route_span(path, len) : 0;
     return normalize(out, outlen, path, n, 0);
 }
 

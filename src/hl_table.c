@@ -148,9 +148,9 @@ uint64_t hl_table_route_hash(const char *route, size_t len)
 }
 
 /*
- * Returns the rule named route (len bytes, hl_table_route_hash h), or NULL.
- * Walks one chain; a damaged chain (index out of range, or longer than
- * nrules) ends the walk.
+ * Returns the rule named route (len bytes, 0 < len < HL_TABLE_ROUTE_MAX,
+ * hl_table_route_hash h) in t (table_ok), or NULL. Walks one chain; a
+ * damaged chain (index out of range, or longer than nrules) ends the walk.
  */
 static const hl_rule_t *lookup_hashed(const hl_table_t *t, const char *route,
                                       size_t len, uint64_t h)
@@ -158,9 +158,6 @@ static const hl_rule_t *lookup_hashed(const hl_table_t *t, const char *route,
     const hl_rule_t *rules;
     uint32_t idx, steps = 0;
 
-    if (!table_ok(t) || route == NULL || len == 0
-        || len >= HL_TABLE_ROUTE_MAX)
-        return NULL;
     rules = rules_of(t);
     idx = buckets_of(t)[h & (t->nbuckets - 1)];
     while (idx != 0 && idx <= t->nrules && steps++ < t->nrules) {
@@ -177,7 +174,7 @@ static const hl_rule_t *lookup_hashed(const hl_table_t *t, const char *route,
 const hl_rule_t *hl_table_lookup(const hl_table_t *t, const char *route,
                                  size_t len)
 {
-    if (route == NULL || len == 0 || len >= HL_TABLE_ROUTE_MAX)
+    if (!table_ok(t) || route == NULL || len == 0 || len >= HL_TABLE_ROUTE_MAX)
         return NULL;
     return lookup_hashed(t, route, len, hl_table_route_hash(route, len));
 }
@@ -240,7 +237,7 @@ const hl_rule_t *hl_table_match(const hl_table_t *t, const char *route)
     for (i = 0; i < n; ++i) {
         const hl_rule_t *r;
 
-        if (lens[i] >= HL_TABLE_ROUTE_MAX)
+        if (lens[i] == 0 || lens[i] >= HL_TABLE_ROUTE_MAX)
             continue;
         r = lookup_hashed(t, route, lens[i], hl_hash64_end(states[i]));
         if (r != NULL)
@@ -254,7 +251,7 @@ int hl_table_exempt(const hl_table_t *t, const hl_cidr_t *ip)
 {
     uint32_t i;
 
-    if (!table_ok(t) || ip == NULL)
+    if (ip == NULL || t == NULL || t->nexempt == 0 || !table_ok(t))
         return 0;
     for (i = 0; i < t->nexempt && i < HL_TABLE_MAX_EXEMPT; i++) {
         if (hl_cidr_match(&t->exempt[i], ip))

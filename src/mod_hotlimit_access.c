@@ -84,15 +84,19 @@ typedef struct {
 
 #define HL_PREPARED_KEY_MAX 256  /* longest counter key kept prepared */
 
-/* The counter of the last directive quota decided for a connection's
- * client, prepared: the next request of that client under that quota has
- * the same key, slot keys and hashes, and the store's prepare (which
- * reads only the key: hl_store.h) is skipped. */
+/* The counter last prepared for a connection's client: the store's
+ * prepare reads only the key, its origin and the number of windows
+ * (hl_store.h), so a later match with the same key text and origin, and
+ * no more windows, has the same slot keys, hashes and stripe. A directive
+ * quota of the configuration files keyed by the client address is also
+ * found by its address (dq), which skips building the key. */
 typedef struct {
-    const hl_dir_quota_t   *dq;    /* NULL: nothing kept */
+    const hl_dir_quota_t   *dq;    /* NULL: not found by address */
     const hl_server_conf_t *sc;    /* the key starts with its tag */
-    size_t        key_len;
+    size_t        key_len;         /* 0: nothing kept */
     char          key[HL_PREPARED_KEY_MAX];
+    hl_origin_t   origin;
+    int           nwindows;
     unsigned      shard;
     hl_slot_ref_t refs[HL_MAX_WINDOWS];
 } hl_prepared_t;
@@ -160,6 +164,7 @@ static hl_client_t *client_of(request_rec *r, const hl_server_conf_t *sc)
     else
         cl->switched = 1;
     cl->prepared.dq = NULL;        /* another client: its counters differ */
+    cl->prepared.key_len = 0;
     cl->ip[0] = '\0';
     cl->from_conn = ip == c->client_ip;
     if (len < sizeof(cl->ip))
@@ -418,6 +423,16 @@ static void add_match(request_rec *r, const hl_server_conf_t *sc,
         key[sc->tag_len + scope_len] = '|';
         memcpy(key + sc->tag_len + scope_len + 1, client, clen);
         key[klen] = '\0';
+        /* The same counter as the last one prepared (a table rule, or a
+         * key from a header): its text says so. */
+        m->prepared = kept->key_len == klen && kept->origin == origin
+                      && kept->nwindows >= q->nwindows
+                      && memcmp(kept->key, key, klen) == 0;
+        if (m->prepared) {
+            m->item.shard = kept->shard;
+            memcpy(m->item.refs, kept->refs,
+                   sizeof(kept->refs[0]) * (size_t)q->nwindows);
+        }
     }
 
     m->dq = dq;
@@ -440,7 +455,8 @@ static void add_match(request_rec *r, const hl_server_conf_t *sc,
 
 /* Collects the quotas applying to r at this stage into m: the table's rule
  * for it and its global bucket (hit NULL without a table), and the scope's
- * HotLimitQuota. Returns their number, or -1 when the table's kill switch
+ * HotLimitQuota. The table's matches point at quotas in hit, which must
+ * outlive them. Returns their number, or -1 when the table's kill switch
  * or exempt list says to admit the request untouched. */
 static int collect_matches(request_rec *r, const hl_dir_conf_t *dc,
                            const hl_server_conf_t *sc, const hl_client_t *cl,
@@ -457,8 +473,7 @@ static int collect_matches(request_rec *r, const hl_dir_conf_t *dc,
         if (hit->has_rule && decided_at(&hit->rule, stage)) {
             size_t len = strlen(hit->route);
             const char *route = apr_pstrmemdup(r->pool, hit->route, len);
-            m[n].quota_copy = hit->rule;
-            add_match(r, sc, cl, &m[n], &m[n].quota_copy, route, len,
+            add_match(r, sc, cl, &m[n], &hit->rule, route, len,
                       hit->route_hash, route, HL_ORIGIN_TABLE,
                       hit->rule.dry_run >= 0 ? hit->rule.dry_run
                                              : dc->dry_run == 1, NULL);
@@ -468,8 +483,7 @@ static int collect_matches(request_rec *r, const hl_dir_conf_t *dc,
             if (!global_hash)
                 global_hash = hl_table_route_hash(HL_TABLE_GLOBAL_ROUTE,
                                                   strlen(HL_TABLE_GLOBAL_ROUTE));
-            m[n].quota_copy = hit->global;
-            add_match(r, sc, cl, &m[n], &m[n].quota_copy, HL_TABLE_GLOBAL_ROUTE,
+            add_match(r, sc, cl, &m[n], &hit->global, HL_TABLE_GLOBAL_ROUTE,
                       strlen(HL_TABLE_GLOBAL_ROUTE), global_hash,
                       HL_TABLE_GLOBAL_ROUTE, HL_ORIGIN_TABLE, dc->dry_run == 1,
                       NULL);
@@ -534,8 +548,10 @@ static void remember_pending(hl_pending_t *p, const hl_match_t *m, int n)
             continue;
         copy = &p->matches[p->nmatches++];
         *copy = m[i];
-        if (m[i].item.quota == &m[i].quota_copy)
+        if (!m[i].dq) {         /* a table rule's, in the caller's frame */
+            copy->quota_copy = *m[i].item.quota;
             copy->item.quota = &copy->quota_copy;
+        }
     }
 }
 
@@ -652,36 +668,35 @@ static int drop_decided(const hl_pending_t *p, hl_match_t *m, int n)
     for (i = 0; i < n; ++i) {
         if (already_decided(p, &m[i]))
             continue;
-        if (kept != i) {
+        if (kept != i)
             m[kept] = m[i];
-            if (m[i].item.quota == &m[i].quota_copy)
-                m[kept].item.quota = &m[kept].quota_copy;
-        }
         ++kept;
     }
     return kept;
 }
 
 /* Keeps the counter of match m, just prepared, as cl's for the next
- * request: a directive quota of the configuration files (an .htaccess
- * quota's address may be another's at the next request) keyed by the
- * client address alone (a header, cookie, user or parameter key may
- * differ from one request to the next), whose key fits, unless the connection's client changed at
- * this request (a proxy's connection carries many clients: keeping each
- * would cost every request and serve none). */
+ * request, if its key fits, unless the connection's client changed at this
+ * request (a proxy's connection carries many clients: keeping each would
+ * cost every request and serve none). It may be found by its quota's
+ * address only for a directive quota of the configuration files (an
+ * .htaccess quota's address may be another's at the next request) keyed
+ * by the client address alone (a header, cookie, user or parameter key
+ * may differ from one request to the next); else by its key text. */
 static void keep_prepared(hl_client_t *cl, const hl_server_conf_t *sc,
                           const hl_match_t *m)
 {
     hl_prepared_t *kept = &cl->prepared;
     const hl_quota_t *q = m->item.quota;
 
-    if (cl->switched || !m->dq || !m->dq->lasting || q->by != HL_BY_IP
-        || m->item.key_len >= sizeof(kept->key))
+    if (cl->switched || m->item.key_len >= sizeof(kept->key))
         return;
-    kept->dq = m->dq;
+    kept->dq = m->dq && m->dq->lasting && q->by == HL_BY_IP ? m->dq : NULL;
     kept->sc = sc;
     kept->key_len = m->item.key_len;
     memcpy(kept->key, m->item.key, m->item.key_len);
+    kept->origin = m->item.origin;
+    kept->nwindows = q->nwindows;
     kept->shard = m->item.shard;
     memcpy(kept->refs, m->item.refs, sizeof(kept->refs[0]) * (size_t)q->nwindows);
 }
@@ -712,7 +727,7 @@ static int limit_request(request_rec *r, hl_stage_t stage)
     hl_table_hit_t hit, *table = NULL;
     const hl_ban_t *ban;
     hl_pending_t *state;
-    int n, i, admit, primary, rc;
+    int n, i, admit, primary, rc, kept;
 
     /* Subrequests are lookups, not served (a fast redirect is decided at
      * fixups); the ErrorDocument of our own 429 is not a new attempt. */
@@ -749,11 +764,17 @@ static int limit_request(request_rec *r, hl_stage_t stage)
 
     /* Everything is built; the store's critical section only counts. */
     store = hl_store_get();
+    for (i = 0, kept = 0; i < n; ++i)
+        kept |= m[i].prepared;
     for (i = 0; i < n; ++i) {
         items[i] = &m[i].item;
         if (!m[i].prepared) {
             store->ops->prepare(store->ctx, items[i]);
-            keep_prepared(cl, sc, &m[i]);
+            /* One counter is kept: the first, unless one was found kept
+             * (two would take each other's place at every request). */
+            if (!kept)
+                keep_prepared(cl, sc, &m[i]);
+            kept = 1;
         }
     }
     admit = store->ops->decide(store->ctx, items, n, hl_mono_ms());

@@ -12,8 +12,10 @@
 /* One quota that applies to a request, and what the limiter said. */
 typedef struct {
     hl_decide_item_t item;       /* the core's view: quota, key, decision */
-    hl_quota_t    quota_copy;    /* a table rule's quota (item.quota points
-                                    here): the table may change meanwhile */
+    hl_quota_t    quota_copy;    /* a table rule's quota, when the match is
+                                    kept past its decision for
+                                    log_transaction (item.quota points here):
+                                    the table may change meanwhile */
     const char   *route;         /* what clients are told: the <Location> or
                                     matched table route, else the URL path */
     const char   *scope;         /* what is counted: the section path or

@@ -11,8 +11,9 @@ use lib "$FindBin::Bin/lib";
 use Apache::Test;
 use Apache::TestUtil;
 use HotLimitTable;
+use HLTest qw(hl_raw);
 
-plan tests => 30, need need_module('mod_hotlimit.c');
+plan tests => 32, need need_module('mod_hotlimit.c');
 
 my $mpm = hl_mpm();
 
@@ -22,12 +23,42 @@ my $h = start_httpd(name => 'candidates', table => { routes => {
         '/user'        => { limits => ['4/1m'] },
         '/api/v1/chat' => { max => 1, window => '60s' },
         '/j/login'     => { max => 2, window => 60 },
+        '/ka/a'        => { max => 2, window => 60 },
+        '/ka/b'        => { max => 3, window => 60 },
     } }, conf => <<'CONF');
 HotLimitQuotaTable @DIR@/table.json
 HotLimitReloadInterval 1
 RemoteIPHeader X-Forwarded-For
 RemoteIPTrustedProxy 127.0.0.1
+<Location /kh>
+    HotLimitQuota 2/1m by=header:X-Api-Key
+</Location>
 CONF
+
+# Codes of the requests sent one after the other on one keep-alive
+# connection: GET of each path in @$paths, with header line $hdr->($i).
+sub one_connection {
+    my ($paths, $hdr) = @_;
+    my $req = '';
+    for my $i (0 .. $#$paths) {
+        $req .= "GET $paths->[$i] HTTP/1.1\r\nHost: localhost\r\n"
+              . ($hdr ? $hdr->($i) : '')
+              . ($i == $#$paths ? "Connection: close\r\n" : '') . "\r\n";
+    }
+    my $res = hl_raw($h->port, $req) // '';
+    return join ' ', $res =~ m{^HTTP/1\.1 (\d{3})}mg;
+}
+
+# The connection keeps its client's last counter, found again by its key:
+# two routes (and two API keys) of the same length in turn on one
+# connection are still two counters, each exact.
+ok t_cmp(one_connection([qw(/ka/a /ka/b /ka/a /ka/b /ka/a /ka/b /ka/b)]),
+         '200 200 200 200 429 200 429',
+         "[$mpm] one connection, /ka/a (2) and /ka/b (3) in turn: counted apart");
+my @keys = qw(k1 k2 k1 k2 k1 k2);
+ok t_cmp(one_connection([('/kh/') x 6], sub { "X-Api-Key: $keys[$_[0]]\r\n" }),
+         '200 200 200 200 429 429',
+         "[$mpm] one connection, by=header keys k1 and k2 in turn: 2 each");
 
 # /user/login/sms: no such route, its parent /user/login (written
 # "user.login" in the table) wins over the root /user.
