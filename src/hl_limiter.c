@@ -95,17 +95,22 @@ void hl_limiter_refs(const hl_slots_t *t, hl_origin_t origin, int nwindows,
         size_t len = hl_limiter_slot_key(refs[i].key, origin, i, key, keylen);
         refs[i].len = (uint16_t)len;
         refs[i].hash = hl_slots_hash(t, refs[i].key, len);
+        refs[i].hint = 0;
     }
 }
 
-/* Returns the slot of prepared window ref in class cls, created if needed.
+/* Returns the slot of prepared window ref in class cls, created if needed,
+ * looked for first where *hint says (hint NULL: no hint; else updated).
  * Never NULL. */
 static hl_slot_t *ref_slot(hl_slots_t *t, const hl_quota_t *q,
-                           const hl_slot_ref_t *ref, uint64_t cls,
-                           int64_t now_ms)
+                           const hl_slot_ref_t *ref, uint32_t *hint,
+                           uint64_t cls, int64_t now_ms)
 {
-    return hl_slots_get_hashed(t, ref->key, ref->len, ref->hash, slot_tag(q),
-                               cls, now_ms, NULL);
+    if (hint == NULL)
+        return hl_slots_get_hashed(t, ref->key, ref->len, ref->hash,
+                                   slot_tag(q), cls, now_ms, NULL);
+    return hl_slots_get_hinted(t, ref->key, ref->len, ref->hash, slot_tag(q),
+                               cls, now_ms, hint);
 }
 
 void hl_limiter_decide(hl_slots_t *t, const hl_quota_t *q, hl_origin_t origin,
@@ -122,7 +127,7 @@ void hl_limiter_decide(hl_slots_t *t, const hl_quota_t *q, hl_origin_t origin,
 }
 
 void hl_limiter_decide_refs(hl_slots_t *t, const hl_quota_t *q,
-                            const hl_slot_ref_t *refs, uint64_t cls,
+                            hl_slot_ref_t *refs, uint64_t cls,
                             int64_t now_ms, int commit, hl_decision_t *d)
 {
     hl_slot_t *slots[HL_MAX_WINDOWS];
@@ -136,7 +141,7 @@ void hl_limiter_decide_refs(hl_slots_t *t, const hl_quota_t *q,
     d->remaining = UINT32_MAX;
     for (i = 0; i < q->nwindows; ++i) {
         hl_policy_from_quota(q, i, &pol[i]);
-        slots[i] = ref_slot(t, q, &refs[i], cls, now_ms);
+        slots[i] = ref_slot(t, q, &refs[i], &refs[i].hint, cls, now_ms);
         hl_bucket_check(&slots[i]->bucket, &pol[i], now_ms, &d->windows[i]);
         slots[i]->expires_ms = hl_bucket_expires_ms(&slots[i]->bucket, &pol[i]);
         if (!d->windows[i].admit) {
@@ -173,7 +178,7 @@ void hl_limiter_decide_refs(hl_slots_t *t, const hl_quota_t *q,
 }
 
 void hl_limiter_peek_refs(hl_slots_t *t, const hl_quota_t *q,
-                          const hl_slot_ref_t *refs, uint64_t cls,
+                          hl_slot_ref_t *refs, uint64_t cls,
                           int64_t now_ms, hl_decision_t *d)
 {
     int i;
@@ -232,7 +237,7 @@ void hl_limiter_count_refs_n(hl_slots_t *t, const hl_quota_t *q,
 
         hl_policy_from_quota(q, i, &pol);
         k = n < pol.limit || pol.limit == 0 ? n : pol.limit;
-        s = ref_slot(t, q, &refs[i], cls, now_ms);
+        s = ref_slot(t, q, &refs[i], NULL, cls, now_ms);
         /* The check only rolls the counter forward; it tells whether these
          * requests take the last room the window has. */
         hl_bucket_check(&s->bucket, &pol, now_ms, &v);

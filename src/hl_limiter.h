@@ -34,9 +34,12 @@ typedef struct {
 
 /* One window's slot key ("<origin><window><key>", compacted) and its hash
  * in the table, computed before the lock is taken (the table's seed never
- * changes once attached), so the critical section hashes nothing. */
+ * changes once attached), so the critical section hashes nothing; and
+ * where its slot was last found (hl_slots_get_hinted), which a caller that
+ * keeps the ref for the same key's next decision saves a lookup with. */
 typedef struct {
     uint64_t hash;
+    uint32_t hint;         /* slot index + 1 last found; 0 unknown */
     uint16_t len;
     char     key[HL_KEY_MAX];
 } hl_slot_ref_t;
@@ -52,10 +55,10 @@ void hl_limiter_refs(const hl_slots_t *t, hl_origin_t origin, int nwindows,
 /*
  * hl_limiter_decide with the slot keys prepared by hl_limiter_refs and the
  * eviction class given (hl_limiter_class or hl_limiter_class_of): nothing
- * is hashed or formatted here. Never fails.
+ * is hashed or formatted here. Updates each ref's hint. Never fails.
  */
 void hl_limiter_decide_refs(hl_slots_t *t, const hl_quota_t *q,
-                            const hl_slot_ref_t *refs, uint64_t cls,
+                            hl_slot_ref_t *refs, uint64_t cls,
                             int64_t now_ms, int commit, hl_decision_t *d);
 
 /*
@@ -65,7 +68,7 @@ void hl_limiter_decide_refs(hl_slots_t *t, const hl_quota_t *q,
  * Never fails.
  */
 void hl_limiter_peek_refs(hl_slots_t *t, const hl_quota_t *q,
-                          const hl_slot_ref_t *refs, uint64_t cls,
+                          hl_slot_ref_t *refs, uint64_t cls,
                           int64_t now_ms, hl_decision_t *d);
 
 /* hl_limiter_count with prepared slot keys and class. Never fails. */

@@ -806,6 +806,36 @@ hl_slot_t *hl_slots_get_hashed(hl_slots_t *t, const char *key, size_t len,
     return s;
 }
 
+hl_slot_t *hl_slots_get_hinted(hl_slots_t *t, const char *key, size_t len,
+                               uint64_t hash, uint8_t tag, uint64_t cls,
+                               int64_t now_ms, uint32_t *hint)
+{
+    uint32_t idx = *hint;
+    hl_slot_t *s;
+
+    if (tag == 0)
+        tag = 1;
+    if (idx >= 1 && idx <= t->hdr->capacity) {
+        s = slot_at(t, idx);
+        /* A used slot holding this key is its only slot; in this class
+         * with this tag, hl_slots_get_hashed would only make it the most
+         * recently used. */
+        if (s->tag == tag && s->hash == hash && s->key_len == len
+            && cls != 0 && t->classes[s->cls].hash == cls
+            && memcmp(s->key, key, len) == 0) {
+            if (t->classes[s->cls].head[list_of(s)] != idx) {
+                list_unlink(t, idx);
+                list_push_head(t, idx);
+            }
+            remember(t, idx);
+            return s;
+        }
+    }
+    s = hl_slots_get_hashed(t, key, len, hash, tag, cls, now_ms, NULL);
+    *hint = s != NULL ? (uint32_t)(s - t->slots) + 1 : 0;
+    return s;
+}
+
 /* Moves s to the head of its class's at-limit list (at_limit nonzero) or
  * open list, if it is not in that list already. Never fails. */
 void hl_slots_set_at_limit(hl_slots_t *t, hl_slot_t *s, int at_limit)

@@ -159,6 +159,14 @@ hl_slot_t *hl_slots_get_hashed(hl_slots_t *t, const char *key, size_t len,
                                uint64_t hash, uint8_t tag, uint64_t cls,
                                int64_t now_ms, int *created);
 
+/* hl_slots_get_hashed, looking first at the slot *hint names (index + 1,
+ * from an earlier call for the same key; 0 or a slot that holds another
+ * key, tag or class now: looked up as usual) and setting *hint to the
+ * slot returned. The same results and failures. */
+hl_slot_t *hl_slots_get_hinted(hl_slots_t *t, const char *key, size_t len,
+                               uint64_t hash, uint8_t tag, uint64_t cls,
+                               int64_t now_ms, uint32_t *hint);
+
 hl_slot_t *hl_slots_get(hl_slots_t *t, const char *key, size_t len,
                         uint8_t tag, uint64_t cls, int64_t now_ms,
                         int *created);

@@ -682,15 +682,16 @@ static int drop_decided(const hl_pending_t *p, hl_match_t *m, int n)
  * address only for a directive quota of the configuration files (an
  * .htaccess quota's address may be another's at the next request) keyed
  * by the client address alone (a header, cookie, user or parameter key
- * may differ from one request to the next); else by its key text. */
-static void keep_prepared(hl_client_t *cl, const hl_server_conf_t *sc,
-                          const hl_match_t *m)
+ * may differ from one request to the next); else by its key text.
+ * Returns 1 if kept, else 0. */
+static int keep_prepared(hl_client_t *cl, const hl_server_conf_t *sc,
+                         const hl_match_t *m)
 {
     hl_prepared_t *kept = &cl->prepared;
     const hl_quota_t *q = m->item.quota;
 
     if (cl->switched || m->item.key_len >= sizeof(kept->key))
-        return;
+        return 0;
     kept->dq = m->dq && m->dq->lasting && q->by == HL_BY_IP ? m->dq : NULL;
     kept->sc = sc;
     kept->key_len = m->item.key_len;
@@ -699,6 +700,17 @@ static void keep_prepared(hl_client_t *cl, const hl_server_conf_t *sc,
     kept->nwindows = q->nwindows;
     kept->shard = m->item.shard;
     memcpy(kept->refs, m->item.refs, sizeof(kept->refs[0]) * (size_t)q->nwindows);
+    return 1;
+}
+
+/* Copies into cl's kept counter where the decision of match m, the kept
+ * one, found its slots: the next decision looks there first. */
+static void keep_hints(hl_client_t *cl, const hl_match_t *m)
+{
+    int w;
+
+    for (w = 0; w < m->item.quota->nwindows && w < cl->prepared.nwindows; ++w)
+        cl->prepared.refs[w].hint = m->item.refs[w].hint;
 }
 
 /* Marks prepaid the matches of m (n) that the HTTP/1.1 request r replays
@@ -764,17 +776,17 @@ static int limit_request(request_rec *r, hl_stage_t stage)
 
     /* Everything is built; the store's critical section only counts. */
     store = hl_store_get();
-    for (i = 0, kept = 0; i < n; ++i)
-        kept |= m[i].prepared;
+    for (i = 0, kept = -1; i < n; ++i)
+        if (m[i].prepared && kept < 0)
+            kept = i;
     for (i = 0; i < n; ++i) {
         items[i] = &m[i].item;
         if (!m[i].prepared) {
             store->ops->prepare(store->ctx, items[i]);
             /* One counter is kept: the first, unless one was found kept
              * (two would take each other's place at every request). */
-            if (!kept)
-                keep_prepared(cl, sc, &m[i]);
-            kept = 1;
+            if (kept == -1)
+                kept = keep_prepared(cl, sc, &m[i]) ? i : -2;
         }
     }
     admit = store->ops->decide(store->ctx, items, n, hl_mono_ms());
@@ -783,6 +795,8 @@ static int limit_request(request_rec *r, hl_stage_t stage)
     if (admit < 0)
         return DECLINED;     /* the store could not answer: logged, admit */
 
+    if (kept >= 0)
+        keep_hints(cl, &m[kept]);
     for (i = 0; i < n; ++i) {
         remember_decided(state, &m[i]);
         hl_upgrade_settle(&m[i]);

@@ -1526,6 +1526,65 @@ static int count_visit(const hl_slot_t *s, void *baton)
 }
 
 /* hl_slots_scan: bounded chunks that together visit every used slot once. */
+/* hl_slots_get_hinted leaves a table exactly as hl_slots_get_hashed does,
+ * whatever its hints say: two tables with one seed take the same random
+ * gets (keys of 3 classes and 2 tags, under eviction, some slots flagged
+ * at limit, some removed), one plain, one hinted with the hints it set
+ * itself, stale ones after evictions and removals, or garbage; their
+ * memory must stay byte for byte the same. */
+static void test_hinted(void)
+{
+    enum { CAP = 48, KEYS = 120, STEPS = 20000 };
+    size_t size;
+    void *ma = new_block(CAP, &size), *mb = tap_calloc(size);
+    hl_slots_t a, b;
+    uint32_t hints[KEYS];
+    int step, same = 1, hinted_found = 0, agree = 1;
+
+    memset(hints, 0, sizeof(hints));
+    hl_slots_attach(&a, ma, size, CAP, 77);
+    hl_slots_attach(&b, mb, size, CAP, 77);
+    rng_state = 4242;
+    for (step = 0; step < STEPS && same; ++step) {
+        uint32_t id = (uint32_t)(rng() % KEYS), before;
+        uint64_t cls = (id % 3) * 0x1000003ULL;   /* class 0 too */
+        uint8_t tag = (uint8_t)(1 + (rng() % 8 == 0));
+        int64_t now = step;
+        char k[HL_KEY_MAX];
+        size_t len = simple_key(k, id);
+        uint64_t h = hl_slots_hash(&a, k, len);
+        hl_slot_t *sa, *sb;
+
+        if (rng() % 16 == 0) {
+            hl_slots_remove(&a, k, len);
+            hl_slots_remove(&b, k, len);
+            continue;
+        }
+        if (rng() % 32 == 0)
+            hints[id] = (uint32_t)rng() % (CAP + 3);   /* garbage */
+        before = hints[id];
+        sa = hl_slots_get_hashed(&a, k, len, h, tag, cls, now, NULL);
+        sb = hl_slots_get_hinted(&b, k, len, h, tag, cls, now, &hints[id]);
+        agree &= sa - a.slots == sb - b.slots
+                 && hints[id] == (uint32_t)(sb - b.slots) + 1;
+        hinted_found += before == hints[id];
+        sa->expires_ms = sb->expires_ms = now + (int64_t)(rng() % 200);
+        if (rng() % 4 == 0) {
+            int lim = (int)(rng() % 2);
+            hl_slots_set_at_limit(&a, sa, lim);
+            hl_slots_set_at_limit(&b, sb, lim);
+        }
+        same = memcmp(ma, mb, size) == 0;
+    }
+    ok(same, "hinted gets leave the table byte for byte as plain gets");
+    ok(agree, "... return the same slot and set the hint to it");
+    okf(hinted_found > STEPS / 4, "... and the hints were used (%d times)",
+        hinted_found);
+    ok(check_structure(&b), "hinted table sound");
+    free(ma);
+    free(mb);
+}
+
 static void test_scan_chunks(void)
 {
     size_t size;
@@ -1555,6 +1614,7 @@ int main(void)
     test_expired_reuse();
     test_tags();
     test_lru_order();
+    test_hinted();
     test_odd_keys();
     test_key_compact();
     test_class_flood();
