@@ -56,13 +56,6 @@ sub h2c {
     return @lines;
 }
 
-# Returns "ADMITTED REFUSED" over lines.
-sub tally {
-    my %c;
-    $c{(split ' ', $_)[0]}++ for @_;
-    return ($c{200} // 0) . ' ' . ($c{429} // 0);
-}
-
 # --- 40 streams against 10 ---------------------------------------------------
 {
     my @lines = h2c('/h2/?[1-40]');
@@ -71,7 +64,7 @@ sub tally {
     ok t_cmp(scalar(@lines), 40, '40 transfers made');
     ok t_cmp($h2 == 40 && $reused >= 30 ? 1 : 0, 1,
              "... every one over HTTP/2, $reused of them as streams of a connection already open");
-    ok t_cmp(tally(@lines), '10 30',
+    ok t_cmp(hl_tally(@lines), '10 30',
              '10 admitted and 30 refused of 40 (the upgrading request counted once)');
 
     my $head = `curl --http2-prior-knowledge -sS -D - -o '$tmp/body' -H 'Accept: application/json' '$site/h2/' 2>&1`;
@@ -95,9 +88,9 @@ sub tally {
 {
     my @lines = h2c('/h2a/', '/h2b/?[1-5]');
     ok t_cmp((split ' ', $lines[0])[0], 200, 'upgrade to /h2a/, 5 streams to /h2b/: /h2a/ admitted');
-    ok t_cmp(tally(@lines[1 .. $#lines]), '3 2',
+    ok t_cmp(hl_tally(@lines[1 .. $#lines]), '3 2',
              '... /h2b/ (3/1m) admits 3 of 5: the upgrade paid for no /h2b/ stream');
-    ok t_cmp(tally(map { h2c('/h2a/') } 1 .. 3), '2 1', '... /h2a/ has 2 left: counted once');
+    ok t_cmp(hl_tally(map { h2c('/h2a/') } 1 .. 3), '2 1', '... /h2a/ has 2 left: counted once');
 }
 
 # --- after-response counting (cost=header:) is the replay's -----------------------

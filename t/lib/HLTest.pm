@@ -15,7 +15,7 @@ use Apache::TestRequest ();
 
 our @EXPORT = qw(
     hl_port hl_logs hl_access_log hl_error_log
-    hl_hammer hl_raw hl_ab
+    hl_hammer hl_raw hl_ab hl_tally
     hl_offset hl_lines_since hl_wait_lines hl_access_since
     hl_json hl_httpd_pid hl_children hl_server_up hl_php_module
 );
@@ -64,6 +64,14 @@ sub hl_raw {
     }
     close $s;
     return $buf;
+}
+
+# Returns "ADMITTED REFUSED": how many of the lines (each starting with a
+# status code, e.g. curl's -w output) say 200 and how many 429.
+sub hl_tally {
+    my %c;
+    $c{(split ' ', $_)[0]}++ for @_;
+    return ($c{200} // 0) . ' ' . ($c{429} // 0);
 }
 
 # Returns the status code of a raw response text, or 0.
