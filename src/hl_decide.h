@@ -19,8 +19,9 @@
 #include "hl_limiter.h"
 #include "hl_stats.h"
 
-#define HL_DECIDE_MAX 3     /* quotas one request can meet: the scope's, a
-                               table rule and the table's global bucket */
+#define HL_DECIDE_MAX 4     /* quotas one request can meet: the scope's, a
+                               table rule and the table's global bucket;
+                               and the look at its client's ban */
 
 /* One quota meeting one request. */
 typedef struct {

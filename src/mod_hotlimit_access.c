@@ -7,10 +7,12 @@
  *    quota table's rule for the request's route and its global bucket.
  * 2. Skip exempt clients (HotLimitExempt, env hotlimit-exempt).
  * 3. Build each key "scope|client".
- * 4. Under the global mutex, taken once: look the route up in the quota
- *    table, drop the quotas this client request has already been decided
- *    on, decide the rest, count the request only if every non-dry-run
- *    quota admits it, update the per-route statistics.
+ * 4. Look the route up in the quota table, drop the quotas this client
+ *    request has already been decided on; then, in one call to the store
+ *    (under the stripes' mutexes, or one Redis round trip), decide the
+ *    rest and look at the client's ban (HotLimitBan), count the request
+ *    only if the client is not banned and every non-dry-run quota admits
+ *    it, update the per-route statistics.
  * 5. After unlocking: environment, RateLimit headers, logging, the 429.
  *
  * Which requests are decided. A client request may become several
@@ -58,7 +60,7 @@
 
 APLOG_USE_MODULE(hotlimit);
 
-#define HL_MAX_MATCHES HL_DECIDE_MAX
+#define HL_MAX_MATCHES (HL_DECIDE_MAX - 1)  /* quotas; the last item: a ban */
 
 typedef enum { HL_STAGE_ACCESS, HL_STAGE_FIXUPS } hl_stage_t;
 
@@ -591,28 +593,29 @@ static int decide_one(hl_decide_item_t *it)
     return store->ops->decide(store->ctx, &it, 1, hl_mono_ms());
 }
 
-/* Returns the 429 outcome (hl_respond_reject) when the client of r is
- * banned from r's server under ban b, with Retry-After = the time left;
- * else DECLINED (also when the store cannot answer). Counts nothing and
- * creates no counter. */
-static int refuse_if_banned(request_rec *r, const hl_server_conf_t *sc,
-                            const hl_ban_t *b, const hl_client_t *cl)
+/* Fills *m (zeroed first) with the question "is the client of r banned
+ * from r's server under ban b?": a look at the ban counter, which counts
+ * nothing and creates no counter, decided with the request's quotas. */
+static void ban_check(request_rec *r, const hl_server_conf_t *sc,
+                      const hl_ban_t *b, const hl_client_t *cl, hl_match_t *m)
 {
-    hl_match_t m;   /* used only during the call: hl_respond_reject keeps
-                       nothing of it */
+    memset(m, 0, sizeof(*m));
+    ban_item(r, sc, cl, HL_BAN_SCOPE, &b->ban, &m->item);
+    m->item.peek = 1;
+    m->route = r->uri ? r->uri : "/";
+    m->scope = HL_BAN_SCOPE;
+}
 
-    memset(&m, 0, sizeof(m));
-    ban_item(r, sc, cl, HL_BAN_SCOPE, &b->ban, &m.item);
-    m.item.peek = 1;
-    if (decide_one(&m.item) != 0)
-        return DECLINED;
-    m.route = r->uri ? r->uri : "/";
-    m.scope = HL_BAN_SCOPE;
+/* Returns the 429 outcome (hl_respond_reject) for a request refused
+ * because its client is banned (ban check m said so), with Retry-After =
+ * the time the ban has left. */
+static int refuse_banned(request_rec *r, const hl_match_t *m)
+{
     ap_log_rerror(APLOG_MARK, APLOG_DEBUG, 0, r,
                   "HL00103: banned, refused client=%s key=%s retry_after=%ld",
-                  r->useragent_ip, ap_escape_logitem(r->pool, m.item.key),
-                  m.item.decision.retry_after_s);
-    return hl_respond_reject(r, &m);
+                  r->useragent_ip, ap_escape_logitem(r->pool, m->item.key),
+                  m->item.decision.retry_after_s);
+    return hl_respond_reject(r, m);
 }
 
 /* Counts a refusal of the client of r toward its server's ban b. The refusal
@@ -734,12 +737,12 @@ static int limit_request(request_rec *r, hl_stage_t stage)
     const hl_server_conf_t *sc;
     hl_client_t *cl;
     const hl_store_t *store;
-    hl_match_t m[HL_MAX_MATCHES];
-    hl_decide_item_t *items[HL_MAX_MATCHES];
+    hl_match_t m[HL_MAX_MATCHES], banned, *ban_m = NULL;
+    hl_decide_item_t *items[HL_MAX_MATCHES + 1];
     hl_table_hit_t hit, *table = NULL;
     const hl_ban_t *ban;
     hl_pending_t *state;
-    int n, i, admit, primary, rc, kept;
+    int n, i, admit, primary, kept;
 
     /* Subrequests are lookups, not served (a fast redirect is decided at
      * fixups); the ErrorDocument of our own 429 is not a new attempt. */
@@ -763,15 +766,14 @@ static int limit_request(request_rec *r, hl_stage_t stage)
         table = &hit;
     }
     ban = server_ban(sc, table);
-    if (ban && stage == HL_STAGE_ACCESS && dc->dry_run != 1
-        && (rc = refuse_if_banned(r, sc, ban, cl)) != DECLINED)
-        return rc;
+    if (ban && stage == HL_STAGE_ACCESS && dc->dry_run != 1)
+        ban_m = &banned;
     n = collect_matches(r, dc, sc, cl, table, stage, m);
     if (n > 0)
         n = drop_decided(state, m, n);
-    if (n <= 0)
+    if (n < 0 || (n == 0 && !ban_m))
         return DECLINED;
-    if (r->connection->master)
+    if (n > 0 && r->connection->master)
         claim_prepaid(r, m, n);
 
     /* Everything is built; the store's critical section only counts. */
@@ -789,11 +791,24 @@ static int limit_request(request_rec *r, hl_stage_t stage)
                 kept = keep_prepared(cl, sc, &m[i]) ? i : -2;
         }
     }
-    admit = store->ops->decide(store->ctx, items, n, hl_mono_ms());
+    if (ban_m) {
+        /* Asked with the quotas, in the same call (one round trip to a
+         * remote store): a banned client's request is refused by it, so
+         * nothing is counted. */
+        ban_check(r, sc, ban, cl, ban_m);
+        store->ops->prepare(store->ctx, &ban_m->item);
+        items[n] = &ban_m->item;
+    }
+    admit = store->ops->decide(store->ctx, items, n + (ban_m != NULL),
+                               hl_mono_ms());
     if (admit == -2)
         return HTTP_SERVICE_UNAVAILABLE;  /* HotLimitStoreFailure closed */
     if (admit < 0)
         return DECLINED;     /* the store could not answer: logged, admit */
+    if (ban_m && !ban_m->item.decision.admit)
+        return refuse_banned(r, ban_m);
+    if (n == 0)
+        return DECLINED;     /* only the ban was asked about */
 
     if (kept >= 0)
         keep_hints(cl, &m[kept]);

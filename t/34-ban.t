@@ -13,7 +13,7 @@ use Apache::TestRequest qw(GET POST);
 use Time::HiRes qw(sleep time);
 use HLTest;
 
-plan tests => 26;
+plan tests => 28;
 
 # The status page, from the main server (the vhost's own would be banned).
 sub status_json {
@@ -108,3 +108,13 @@ $res = $h->get('/elsewhere');
 ok t_cmp($res->code, 429, 'table ban: another route refused');
 ok t_cmp(($res->header('Retry-After') // 0) <= 3 ? 1 : 0, 1,
          'Retry-After within the table\'s 3 s');
+
+# A request refused because its client is banned is a refusal at the route
+# it asked for (it is decided with the route's quota, in one call to the
+# store): /tb shows 1 admitted and 2 + 2 refused.
+ok t_cmp($h->codes('/tb', 2), '429 429', 'table ban: /tb refused while banned');
+my $metrics = $h->metrics;
+my ($adm) = $metrics =~ m{^hotlimit_requests_total\{route="/tb",decision="admitted"\} (\d+)$}m;
+my ($rej) = $metrics =~ m{^hotlimit_requests_total\{route="/tb",decision="rejected"\} (\d+)$}m;
+ok t_cmp(($adm // 0) . ' ' . ($rej // 0), '1 4',
+         '... and counted at /tb: 1 admitted, 4 refused');

@@ -17,7 +17,7 @@ use HotLimitTable;
 use HLTest ();
 use HLRedis;
 
-plan tests => 36, need { 'redis-server (apt-get install redis-server)' => HLRedis::available() };
+plan tests => 37, need { 'redis-server (apt-get install redis-server)' => HLRedis::available() };
 
 my $redis = HLRedis->new('redis');
 my $rport = $redis->port;
@@ -229,7 +229,14 @@ BAN
     # list of keys at their limit filled past its bound of 10,000 with
     # counters of an hour: the ban must still be listed (it is neither among
     # the 200 that clear last nor kept by a list that drops the soonest).
+    # With a ban in force, each decision asks about it in the same script
+    # call: 210 requests, 210 calls (not 420).
+    cli('CONFIG RESETSTAT');
     $d->get('/many', 'X-K' => "k$_") for 1 .. 210;
+    my $st = cli('INFO', 'commandstats');
+    my $scripts = (($st =~ /cmdstat_evalsha:calls=(\d+)/)[0] // 0) + (($st =~ /cmdstat_eval:calls=(\d+)/)[0] // 0);
+    ok t_cmp($scripts >= 210 && $scripts <= 215 ? 1 : 0, 1,
+             "HotLimitBan: one script call per decision, ban check included ($scripts for 210)");
     {
         my $fill = $redis->dir . "/fill.lua";
         open my $fh, '>', $fill or die "$fill: $!";
