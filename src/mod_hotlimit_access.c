@@ -117,6 +117,11 @@ typedef struct {
     hl_prepared_t prepared;        /* this client's last directive counter */
     int       switched;            /* the client changed at this request
                                       (behind a proxy): nothing is kept */
+    int       table_kept;          /* 1: table_hit is the table's answer
+                                      for this client and table_uri */
+    uint32_t  table_version;       /* hl_table_version it was found at */
+    char      table_uri[HL_ROUTE_MAX];
+    hl_table_hit_t table_hit;
 } hl_client_t;
 
 /* Returns the state of the client request r belongs to, created on first
@@ -167,6 +172,8 @@ static hl_client_t *client_of(request_rec *r, const hl_server_conf_t *sc)
         cl->switched = 1;
     cl->prepared.dq = NULL;        /* another client: its counters differ */
     cl->prepared.key_len = 0;
+    cl->table_kept = 0;            /* and the table's exempt list may not
+                                      say the same of it */
     cl->ip[0] = '\0';
     cl->from_conn = ip == c->client_ip;
     if (len < sizeof(cl->ip))
@@ -372,6 +379,42 @@ static void request_route(request_rec *r, const hl_dir_conf_t *dc, char *buf)
                        r->uri ? strlen(r->uri) : 1);
 }
 
+/* Returns the quota table's answer for r, whose client is cl: the one cl
+ * keeps when r's route comes from its path and r asks for the same path as
+ * the request it was found for, and no table was published since (a
+ * keep-alive client asking again costs a comparison); else the answer
+ * looked up now, kept in cl when r's route comes from its path, the path
+ * fits and r is the client's request itself (not an internal redirect to
+ * a front controller, which would take the place of the URL the client
+ * asks for at every request), else written into *hit. Points into cl or
+ * at hit. */
+static const hl_table_hit_t *table_answer(request_rec *r,
+                                          const hl_dir_conf_t *dc,
+                                          hl_client_t *cl, hl_table_hit_t *hit)
+{
+    const char *uri = r->uri ? r->uri : "/";
+    const hl_cidr_t *ip = cl->ok ? &cl->addr : NULL;
+    uint32_t version = hl_table_version();
+    int from_path = dc->route_from == HL_ROUTE_FROM_UNSET
+                    || dc->route_from == HL_ROUTE_FROM_PATH;
+    char route[HL_ROUTE_MAX];
+    size_t len;
+
+    if (from_path && cl->table_kept && cl->table_version == version
+        && strcmp(cl->table_uri, uri) == 0)
+        return &cl->table_hit;
+    request_route(r, dc, route);
+    len = strlen(uri);
+    if (!from_path || r->prev || len >= sizeof(cl->table_uri)) {
+        hl_table_find(r, route, ip, hit);
+        return hit;
+    }
+    cl->table_kept = hl_table_find(r, route, ip, &cl->table_hit);
+    cl->table_version = version;
+    memcpy(cl->table_uri, uri, len + 1);
+    return &cl->table_hit;
+}
+
 /* Sets the eviction class and statistics hash of match m, of origin,
  * whose scope hashes to scope_hash, counted in server sc: from dq (a
  * directive quota, NULL for table rules) in the main server, where they
@@ -462,7 +505,8 @@ static void add_match(request_rec *r, const hl_server_conf_t *sc,
  * or exempt list says to admit the request untouched. */
 static int collect_matches(request_rec *r, const hl_dir_conf_t *dc,
                            const hl_server_conf_t *sc, const hl_client_t *cl,
-                           hl_table_hit_t *hit, hl_stage_t stage, hl_match_t *m)
+                           const hl_table_hit_t *hit, hl_stage_t stage,
+                           hl_match_t *m)
 {
     static uint64_t global_hash;
     int n = 0;
@@ -739,7 +783,8 @@ static int limit_request(request_rec *r, hl_stage_t stage)
     const hl_store_t *store;
     hl_match_t m[HL_MAX_MATCHES], banned, *ban_m = NULL;
     hl_decide_item_t *items[HL_MAX_MATCHES + 1];
-    hl_table_hit_t hit, *table = NULL;
+    hl_table_hit_t hit;
+    const hl_table_hit_t *table = NULL;
     const hl_ban_t *ban;
     hl_pending_t *state;
     int n, i, admit, primary, kept;
@@ -759,12 +804,8 @@ static int limit_request(request_rec *r, hl_stage_t stage)
     cl = client_of(r, sc);
     if (client_exempt(r, sc, cl->ok ? &cl->addr : NULL))
         return DECLINED;
-    if (hl_table_configured()) {
-        char route[HL_ROUTE_MAX];
-        request_route(r, dc, route);
-        hl_table_find(r, route, cl->ok ? &cl->addr : NULL, &hit);
-        table = &hit;
-    }
+    if (hl_table_configured())
+        table = table_answer(r, dc, cl, &hit);
     ban = server_ban(sc, table);
     if (ban && stage == HL_STAGE_ACCESS && dc->dry_run != 1)
         ban_m = &banned;

@@ -661,6 +661,11 @@ static void find_in_active(const char *route, const hl_cidr_t *ip,
     }
 }
 
+uint32_t hl_table_version(void)
+{
+    return region ? __atomic_load_n(&region->seq, __ATOMIC_ACQUIRE) : 0;
+}
+
 int hl_table_find(request_rec *r, const char *route, const hl_cidr_t *ip,
                   hl_table_hit_t *hit)
 {

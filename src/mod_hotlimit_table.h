@@ -87,6 +87,14 @@ apr_status_t hl_table_check_source(apr_pool_t *p, const char *path,
 int hl_table_find(request_rec *r, const char *route, const hl_cidr_t *ip,
                   hl_table_hit_t *hit);
 
+/*
+ * Returns the published table's version: it changes whenever the reloader
+ * starts rewriting a bank or switches banks, so what hl_table_find answered
+ * after the version was read stays the table's answer while the version is
+ * the same. 0 without a table. No lock; never fails.
+ */
+uint32_t hl_table_version(void);
+
 /* A route of the published table with its quota, as the status page lists it. */
 typedef struct {
     char       route[HL_TABLE_ROUTE_MAX];

@@ -12,20 +12,27 @@ use Apache::Test;
 use Apache::TestUtil;
 use HotLimitTable;
 use HLTest qw(hl_raw);
+use IO::Socket::INET ();
+use JSON::PP ();
 
-plan tests => 32, need need_module('mod_hotlimit.c');
+plan tests => 34, need need_module('mod_hotlimit.c');
 
 my $mpm = hl_mpm();
 
 # X-Forwarded-For from 127.0.0.1 names the client, for a second client key.
-my $h = start_httpd(name => 'candidates', table => { routes => {
+# /ka/a, /ka/b and /kr are files: requests for them are not redirected to
+# the FallbackResource, so the connection's kept answer is the one asked.
+my $h = start_httpd(name => 'candidates',
+    files => { 'ka/a' => "a\n", 'ka/b' => "b\n", 'kr' => "kr\n" },
+    table => { routes => {
         'user.login'   => { max => 2, window => 60 },
         '/user'        => { limits => ['4/1m'] },
         '/api/v1/chat' => { max => 1, window => '60s' },
         '/j/login'     => { max => 2, window => 60 },
         '/ka/a'        => { max => 2, window => 60 },
         '/ka/b'        => { max => 3, window => 60 },
-    } }, conf => <<'CONF');
+        '/kr'          => { max => 2, window => 60 },
+    }, exempt => ['203.0.113.99'] }, conf => <<'CONF');
 HotLimitQuotaTable @DIR@/table.json
 HotLimitReloadInterval 1
 RemoteIPHeader X-Forwarded-For
@@ -55,6 +62,45 @@ sub one_connection {
 ok t_cmp(one_connection([qw(/ka/a /ka/b /ka/a /ka/b /ka/a /ka/b /ka/b)]),
          '200 200 200 200 429 200 429',
          "[$mpm] one connection, /ka/a (2) and /ka/b (3) in turn: counted apart");
+# The connection keeps the table's answer for the path it was last asked:
+# it is asked again for another client behind the proxy (the table's
+# exempt list names 203.0.113.99, not .98) ...
+{
+    my @xff = qw(203.0.113.98 203.0.113.99 203.0.113.98);
+    my $req = '';
+    for my $i (0 .. $#xff) {
+        $req .= "GET /ka/a HTTP/1.1\r\nHost: localhost\r\nX-Forwarded-For: $xff[$i]\r\n"
+              . ($i == $#xff ? "Connection: close\r\n" : '') . "\r\n";
+    }
+    my @res = split m{(?=^HTTP/1\.1 )}m, hl_raw($h->port, $req) // '';
+    ok t_cmp(join(' ', map { /^ratelimit-policy:/mi ? 'limited' : 'exempt' } @res),
+             'limited exempt limited',
+             "[$mpm] one connection, clients .98 .99 .98: the exempt .99 is exempt");
+}
+# ... and after the table changes: a reload on a connection held open.
+{
+    my $sock = IO::Socket::INET->new(PeerAddr => '127.0.0.1', PeerPort => $h->port,
+                                     Timeout => 10) or die "connect: $!";
+    my $ask = sub {
+        print {$sock} "GET /kr HTTP/1.1\r\nHost: localhost\r\n\r\n";
+        my $buf = '';
+        $buf .= $_ while $buf !~ /\r\n\r\n/ && defined($_ = <$sock>);
+        my ($len) = $buf =~ /^Content-Length: (\d+)/mi;
+        read($sock, my $body, $len // 0);
+        my ($q) = $buf =~ /^RateLimit-Policy: "[^"]*";q=(\d+)/mi;
+        return $q // '-';
+    };
+    my $before = $ask->();
+    my $gen = $h->generation;
+    HotLimitTable::write_table($h->table_path, { routes => {
+        %{ JSON::PP::decode_json(do { local (@ARGV, $/) = ($h->table_path); <> })->{routes} },
+        '/kr' => { max => 5, window => 60 } }, exempt => ['203.0.113.99'] });
+    $h->wait_generation($gen, 5);
+    ok t_cmp("$before " . $ask->(), '2 5',
+             "[$mpm] one connection across a reload: /kr's quota 2, then the new 5");
+    close $sock;
+}
+
 my @keys = qw(k1 k2 k1 k2 k1 k2);
 ok t_cmp(one_connection([('/kh/') x 6], sub { "X-Api-Key: $keys[$_[0]]\r\n" }),
          '200 200 200 200 429 429',
