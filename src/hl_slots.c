@@ -220,8 +220,15 @@ static void tree_build(hl_slots_t *t)
 static void count_add(hl_slots_t *t, uint32_t c, int delta)
 {
     uint32_t n;
+    int largest = t->class_tree[1] == c;
 
     t->classes[c].count = (uint32_t)((int64_t)t->classes[c].count + delta);
+    /* The largest class won every node on its way to the root; grown, it
+     * wins them by more, and no other node compares it: nothing changes.
+     * (A flood of new keys in one quota adds to the largest class at every
+     * request.) */
+    if (delta > 0 && largest)
+        return;
     for (n = (HL_CLASSES + c) / 2; n >= 1; n /= 2)
         tree_set(t, n);
 }
@@ -369,7 +376,6 @@ void hl_slots_clear(hl_slots_t *t)
 
     memset(t->classes, 0, HL_CLASSES * sizeof(hl_slot_class_t));
     memset(t->class_index, 0, HL_CLASS_INDEX * sizeof(uint16_t));
-    memset(t->class_tree, 0, HL_CLASSES * sizeof(uint16_t));  /* all counts 0 */
     memset(t->buckets, 0, (size_t)h->nbuckets * sizeof(uint32_t));
     memset(t->slots, 0, (size_t)h->capacity * sizeof(hl_slot_t));
     for (i = 0; i + 1 < h->capacity; i++)
@@ -383,6 +389,7 @@ void hl_slots_clear(hl_slots_t *t)
     h->evictions = 0;
     h->reclaims = 0;
     h->inserts = 0;
+    tree_build(t);      /* all counts 0: each node names its lowest record */
 }
 
 /*

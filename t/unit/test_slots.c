@@ -177,6 +177,18 @@ static int check_structure(const hl_slots_t *t)
                 best = c;
         if (t->class_tree[1] != best) { why = "class tree does not name the largest class"; goto out; }
     }
+    {   /* every inner node names the larger of its children's (lower on a
+         * tie), as a rebuild would: hl_slots skips nodes it knows unchanged */
+        static uint16_t want[2 * HL_CLASSES];
+        uint32_t nn;
+        for (nn = 0; nn < HL_CLASSES; nn++)
+            want[HL_CLASSES + nn] = (uint16_t)nn;
+        for (nn = HL_CLASSES - 1; nn >= 1; nn--) {
+            uint16_t a = want[2 * nn], b = want[2 * nn + 1];
+            want[nn] = t->classes[b].count > t->classes[a].count ? b : a;
+            if (t->class_tree[nn] != want[nn]) { why = "class tree node differs from a rebuild"; goto out; }
+        }
+    }
     /* free list */
     for (idx = h->free_head, n = 0; idx != 0; idx = t->slots[idx - 1].chain) {
         if (idx > cap) { why = "free link out of range"; goto out; }
