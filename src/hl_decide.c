@@ -31,10 +31,15 @@ static void count_decision(hl_stats_t *st, const hl_decide_item_t *it,
         hl_stats_add_hashed(st, it->stats_hash, it->stats_name, kind, now_ms);
 }
 
+void hl_decide_not_asked(hl_decide_item_t *it)
+{
+    memset(&it->decision, 0, sizeof(it->decision));
+}
+
 int hl_decide_locked(hl_slots_t *const *tables,
                      hl_decide_item_t *const *items, int n, int64_t now_ms)
 {
-    int admit = 1, i;
+    int admit = 1, i, j;
 
     for (i = 0; i < n; ++i) {
         hl_decide_item_t *it = items[i];
@@ -48,8 +53,16 @@ int hl_decide_locked(hl_slots_t *const *tables,
         else
             hl_limiter_decide_refs(tables[i], it->quota, it->refs, it->cls,
                                    now_ms, commit, &it->decision);
-        if (!it->decision.admit && !it->dry_run)
+        if (!it->decision.admit && !it->dry_run) {
             admit = 0;
+            if (it->peek) {
+                /* A banned client's request touches no other counter:
+                 * creating one could evict the ban itself. */
+                for (j = i + 1; j < n; ++j)
+                    hl_decide_not_asked(items[j]);
+                return 0;
+            }
+        }
     }
     if (n > 1 && admit) {
         for (i = 0; i < n; ++i)

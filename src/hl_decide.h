@@ -52,11 +52,19 @@ void hl_decide_prepare(const hl_slots_t *t, hl_decide_item_t *it);
  * Decides *items[0 .. n) at now_ms, item i in table tables[i] (a store may
  * keep keys in several tables, each with its own lock); the caller holds
  * the locks of every table named. Fills each item's decision and counts
- * the request as described above. Returns 1 if the request is admitted, 0
- * if rejected. Never fails: a full table evicts (hl_slots_get).
+ * the request as described above. A look (peek) not in dry run that
+ * refuses ends the decision: the items after it are not asked (no slot is
+ * looked up, created or evicted for them; hl_decide_not_asked), so a
+ * caller puts its looks (a ban) first. Returns 1 if the request is
+ * admitted, 0 if rejected. Never fails: a full table evicts
+ * (hl_slots_get).
  */
 int hl_decide_locked(hl_slots_t *const *tables,
                      hl_decide_item_t *const *items, int n, int64_t now_ms);
+
+/* Sets the decision of it to "not asked": refused, no window (an item
+ * after a look that refused). Never fails. */
+void hl_decide_not_asked(hl_decide_item_t *it);
 
 /*
  * Adds one outcome of the request per item (with a stats_name) to st,

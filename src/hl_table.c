@@ -147,21 +147,49 @@ uint64_t hl_table_route_hash(const char *route, size_t len)
     return hl_hash64(route, len, HL_SEED_TABLE);
 }
 
+/* Where one lookup reads an image: its sizes read once, so that a reader
+ * racing a rewrite of the image (hl_table_init zeroes the header first;
+ * the lock-free reader sees the rewrite afterwards and reads again) never
+ * indexes with a size it did not check. */
+typedef struct {
+    const uint32_t  *buckets;
+    const hl_rule_t *rules;
+    uint32_t         mask;     /* nbuckets - 1 */
+    uint32_t         nrules;
+} table_view_t;
+
+/* Fills *v for t. Returns 1, or 0 when t is not a table (table_ok) or its
+ * sizes read now are not sane. */
+static int view_of(const hl_table_t *t, table_view_t *v)
+{
+    uint32_t nb, nr;
+
+    if (!table_ok(t))
+        return 0;
+    nb = __atomic_load_n(&t->nbuckets, __ATOMIC_RELAXED);
+    nr = __atomic_load_n(&t->nrules, __ATOMIC_RELAXED);
+    if (nb == 0 || (nb & (nb - 1)) != 0 || nr > t->max_rules)
+        return 0;
+    v->buckets = buckets_of(t);
+    v->rules = (const hl_rule_t *)(const void *)((const char *)t + rules_offset(nb));
+    v->mask = nb - 1;
+    v->nrules = nr;
+    return 1;
+}
+
 /*
  * Returns the rule named route (len bytes, 0 < len < HL_TABLE_ROUTE_MAX,
- * hl_table_route_hash h) in t (table_ok), or NULL. Walks one chain; a
- * damaged chain (index out of range, or longer than nrules) ends the walk.
+ * hl_table_route_hash h) in the image seen as v, or NULL. Walks one chain;
+ * a damaged chain (index out of range, or longer than nrules) ends the
+ * walk.
  */
-static const hl_rule_t *lookup_hashed(const hl_table_t *t, const char *route,
+static const hl_rule_t *lookup_hashed(const table_view_t *v, const char *route,
                                       size_t len, uint64_t h)
 {
-    const hl_rule_t *rules;
-    uint32_t idx, steps = 0;
+    uint32_t idx = v->buckets[h & v->mask], steps = 0;
 
-    rules = rules_of(t);
-    idx = buckets_of(t)[h & (t->nbuckets - 1)];
-    while (idx != 0 && idx <= t->nrules && steps++ < t->nrules) {
-        const hl_rule_t *r = &rules[idx - 1];
+    while (idx != 0 && idx <= v->nrules && steps++ < v->nrules) {
+        const hl_rule_t *r = &v->rules[idx - 1];
 
         if (r->hash == h && memcmp(r->route, route, len) == 0
             && r->route[len] == '\0')
@@ -174,9 +202,12 @@ static const hl_rule_t *lookup_hashed(const hl_table_t *t, const char *route,
 const hl_rule_t *hl_table_lookup(const hl_table_t *t, const char *route,
                                  size_t len)
 {
-    if (!table_ok(t) || route == NULL || len == 0 || len >= HL_TABLE_ROUTE_MAX)
+    table_view_t v;
+
+    if (route == NULL || len == 0 || len >= HL_TABLE_ROUTE_MAX
+        || !view_of(t, &v))
         return NULL;
-    return lookup_hashed(t, route, len, hl_table_route_hash(route, len));
+    return lookup_hashed(&v, route, len, hl_table_route_hash(route, len));
 }
 
 /* Writes into lens[] the lengths of the candidates route (len bytes) and
@@ -224,9 +255,10 @@ const hl_rule_t *hl_table_match(const hl_table_t *t, const char *route)
 {
     size_t lens[HL_ROUTE_MAX / 2 + 1], len;
     uint64_t states[HL_ROUTE_MAX / 2 + 1];
+    table_view_t v;
     int n, i, cut = 0;
 
-    if (!table_ok(t) || route == NULL)
+    if (route == NULL || !view_of(t, &v))
         return NULL;
     len = strnlen(route, HL_ROUTE_MAX);
     if (len >= HL_ROUTE_MAX) {      /* not a normalised route: use parents */
@@ -239,7 +271,7 @@ const hl_rule_t *hl_table_match(const hl_table_t *t, const char *route)
 
         if (lens[i] == 0 || lens[i] >= HL_TABLE_ROUTE_MAX)
             continue;
-        r = lookup_hashed(t, route, lens[i], hl_hash64_end(states[i]));
+        r = lookup_hashed(&v, route, lens[i], hl_hash64_end(states[i]));
         if (r != NULL)
             return r;
     }

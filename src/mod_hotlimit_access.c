@@ -782,7 +782,7 @@ static int limit_request(request_rec *r, hl_stage_t stage)
     hl_client_t *cl;
     const hl_store_t *store;
     hl_match_t m[HL_MAX_MATCHES], banned, *ban_m = NULL;
-    hl_decide_item_t *items[HL_MAX_MATCHES + 1];
+    hl_decide_item_t *all[HL_MAX_MATCHES + 1], **items;
     hl_table_hit_t hit;
     const hl_table_hit_t *table = NULL;
     const hl_ban_t *ban;
@@ -817,8 +817,11 @@ static int limit_request(request_rec *r, hl_stage_t stage)
     if (n > 0 && r->connection->master)
         claim_prepaid(r, m, n);
 
-    /* Everything is built; the store's critical section only counts. */
+    /* Everything is built; the store's critical section only counts. The
+     * look at the client's ban, if any, goes first: a banned client's
+     * request is refused by it before any quota is asked (hl_decide.h). */
     store = hl_store_get();
+    items = ban_m ? all + 1 : all;
     for (i = 0, kept = -1; i < n; ++i)
         if (m[i].prepared && kept < 0)
             kept = i;
@@ -834,18 +837,18 @@ static int limit_request(request_rec *r, hl_stage_t stage)
     }
     if (ban_m) {
         /* Asked with the quotas, in the same call (one round trip to a
-         * remote store): a banned client's request is refused by it, so
-         * nothing is counted. */
+         * remote store). */
         ban_check(r, sc, ban, cl, ban_m);
         store->ops->prepare(store->ctx, &ban_m->item);
-        items[n] = &ban_m->item;
+        all[0] = &ban_m->item;
     }
-    admit = store->ops->decide(store->ctx, items, n + (ban_m != NULL),
+    admit = store->ops->decide(store->ctx, all, n + (ban_m != NULL),
                                hl_mono_ms());
-    if (admit == -2)
+    if (admit == -2 && n > 0)
         return HTTP_SERVICE_UNAVAILABLE;  /* HotLimitStoreFailure closed */
     if (admit < 0)
-        return DECLINED;     /* the store could not answer: logged, admit */
+        return DECLINED;     /* the store could not answer: logged, admit
+                                (a route without a quota: never a 503) */
     if (ban_m && !ban_m->item.decision.admit)
         return refuse_banned(r, ban_m);
     if (n == 0)

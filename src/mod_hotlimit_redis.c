@@ -531,20 +531,29 @@ static uint64_t refused_key(hl_decide_item_t *const *items, int n)
     return h | 1;
 }
 
+/* Returns 1 if a refusal of items (n) by their first item can be noted and
+ * answered again from the note: the first is the only one, or a look (a
+ * ban), which refuses whatever quotas come after it (hl_decide.h). */
+static int notable(hl_decide_item_t *const *items, int n)
+{
+    return n == 1 || (n > 1 && items[0]->peek);
+}
+
 /* Answers from this thread's refused-until notes: returns 1 and fills the
- * single rejecting item when key is refused until later, else 0. */
+ * first item (the others: not asked) when key, the note key of the first
+ * item, is refused until later, else 0. */
 static int still_refused(uint64_t key, hl_decide_item_t *const *items, int n,
                          int64_t now)
 {
     hl_refused_t *e = &refused[key % HL_REFUSED_CACHE];
     int i;
 
-    if (e->key != key || now >= e->until_ms || now >= e->recheck_ms || n != 1)
+    if (e->key != key || now >= e->until_ms || now >= e->recheck_ms)
         return 0;
-    for (i = 0; i < n; ++i) {
-        items[i]->decision = e->decision;
-        items[i]->decision.retry_after_s = (long)((e->until_ms - now + 999) / 1000);
-    }
+    items[0]->decision = e->decision;
+    items[0]->decision.retry_after_s = (long)((e->until_ms - now + 999) / 1000);
+    for (i = 1; i < n; ++i)
+        hl_decide_not_asked(items[i]);
     return 1;
 }
 
@@ -637,16 +646,17 @@ static void keep_lease(uint64_t key, const redisReply *reply,
 static int redis_decide(void *ctx, hl_decide_item_t *const *items, int n,
                         int64_t now)
 {
-    /* Refused-until notes and leases are kept for single-quota decisions
-     * only: their key is not worth hashing otherwise. */
-    uint64_t key = n == 1 ? refused_key(items, n) : 0;
+    /* Refused-until notes are kept for refusals by the first item alone
+     * (one quota, or a ban), leases for single-quota decisions: their key
+     * is not worth hashing otherwise. */
+    uint64_t key = notable(items, n) ? refused_key(items, 1) : 0;
     const char *why = "unknown";
     redisReply *reply;
     uint32_t want = 0, gen = 0;
     int admit, i;
     (void)ctx;
 
-    if (n == 1 && still_refused(key, items, n, now)) {
+    if (key != 0 && still_refused(key, items, n, now)) {
         hl_decide_stats(hl_store_stats(), items, n, now);
         return 0;
     }
@@ -670,7 +680,8 @@ static int redis_decide(void *ctx, hl_decide_item_t *const *items, int n,
     }
     succeeded();
     hl_decide_stats(hl_store_stats(), items, n, now);
-    if (!admit && n == 1 && !items[0]->dry_run) {
+    if (!admit && key != 0 && !items[0]->dry_run
+        && !items[0]->decision.admit) {
         hl_refused_t *e = &refused[key % HL_REFUSED_CACHE];
         int64_t retry = 0;
         for (i = 0; i < items[0]->decision.nwindows; ++i)

@@ -29,7 +29,7 @@ static int decide(hl_slots_t *const *tables, hl_stats_t *st,
 static void *mem;
 static hl_slots_t table;
 static hl_stats_t stats;
-static hl_slots_t *tables[HL_DECIDE_MAX] = { &table, &table, &table };
+static hl_slots_t *tables[HL_DECIDE_MAX] = { &table, &table, &table, &table };
 
 /* Starts every test on an empty table and empty statistics. */
 static void fresh(void)
@@ -235,6 +235,37 @@ static void test_peek_and_cost(void)
        "overshoot to 149 of 100: refused");
 }
 
+/* A ban look asked with the quotas, first: a banned client's request
+ * refuses before any quota is asked, so no quota counter is looked up,
+ * created or evicted (creating one could evict the ban itself); a client
+ * not banned is decided and counted as without the look. */
+static void test_ban_look_first(void)
+{
+    hl_quota_t ban = quota("1/5s"), q = quota("5/1m");
+    hl_decide_item_t b, a, *its[2] = { &b, &a };
+    char skey[HL_KEY_MAX];
+    size_t n;
+
+    fresh();
+    item(&b, &ban, "ban|1", 0);
+    b.stats_name = NULL;
+    decide(tables, &stats, its, 1, NOW);         /* the ban starts */
+    b.peek = 1;
+    item(&a, &q, "/q|1", 0);
+    a.decision.admit = 1;
+    ok(decide(tables, &stats, its, 2, NOW + 1000) == 0 && !b.decision.admit,
+       "banned: refused by the look");
+    ok(!a.decision.admit && a.decision.nwindows == 0,
+       "... the quota after it not asked (refused, no window)");
+    n = hl_limiter_slot_key(skey, HL_ORIGIN_DIRECTIVE, 0, a.key, a.key_len);
+    ok(hl_slots_find(&table, skey, n) == NULL, "... and no counter created for it");
+    is_int((int)stat_of("/q|1", HL_DECISION_REJECTED), 1,
+           "... counted as rejected at its route");
+    ok(decide(tables, &stats, its, 2, NOW + 5000) == 1 && b.decision.admit
+       && a.decision.admit && a.decision.remaining == 4,
+       "the ban over: the quota is decided and counted (4 left)");
+}
+
 static void test_prepare_matches_limiter(void)
 {
     hl_quota_t q = quota("5/1m 30/1h");
@@ -259,6 +290,7 @@ int main(void)
     test_primary_and_tightest();
     test_prepare_matches_limiter();
     test_peek_and_cost();
+    test_ban_look_first();
     free(mem);
     return done_testing();
 }
