@@ -15,11 +15,13 @@ void hl_decide_prepare(const hl_slots_t *t, hl_decide_item_t *it)
 
 /* Adds to st, under it's stats_name, what became of the request at item
  * it: refused (refused: 1, whichever quota refused it), admitted, or a
- * would-be rejection of a quota in dry run. */
+ * would-be rejection of a quota in dry run (one asked: an item not asked,
+ * after a ban look that refused, would not have been refused by it). */
 static void count_decision(hl_stats_t *st, const hl_decide_item_t *it,
                            int refused, int64_t now_ms)
 {
-    hl_decision_kind_t kind = !it->decision.admit && it->dry_run
+    int asked = it->decision.nwindows > 0;
+    hl_decision_kind_t kind = !it->decision.admit && it->dry_run && asked
                               ? HL_DECISION_DRY_RUN
                               : refused ? HL_DECISION_REJECTED
                               : HL_DECISION_ADMITTED;

@@ -63,7 +63,8 @@ int hl_decide_locked(hl_slots_t *const *tables,
                      hl_decide_item_t *const *items, int n, int64_t now_ms);
 
 /* Sets the decision of it to "not asked": refused, no window (an item
- * after a look that refused). Never fails. */
+ * after a look that refused; counted as rejected in the statistics, even
+ * in dry run). Never fails. */
 void hl_decide_not_asked(hl_decide_item_t *it);
 
 /*

@@ -60,7 +60,8 @@
 
 APLOG_USE_MODULE(hotlimit);
 
-#define HL_MAX_MATCHES (HL_DECIDE_MAX - 1)  /* quotas; the last item: a ban */
+#define HL_MAX_MATCHES (HL_DECIDE_MAX - 1)  /* quotas; the ban's look goes
+                                               before them */
 
 typedef enum { HL_STAGE_ACCESS, HL_STAGE_FIXUPS } hl_stage_t;
 

@@ -531,12 +531,19 @@ static uint64_t refused_key(hl_decide_item_t *const *items, int n)
     return h | 1;
 }
 
+/* Returns 1 if the first of items (n) refusing ends the decision: a look
+ * (a ban) not in dry run, followed by quotas (hl_decide.h). */
+static int look_first(hl_decide_item_t *const *items, int n)
+{
+    return n > 1 && items[0]->peek && !items[0]->dry_run;
+}
+
 /* Returns 1 if a refusal of items (n) by their first item can be noted and
- * answered again from the note: the first is the only one, or a look (a
- * ban), which refuses whatever quotas come after it (hl_decide.h). */
+ * answered again from the note: the first is not in dry run (it never
+ * refuses) and is the only one, or a look that ends the decision. */
 static int notable(hl_decide_item_t *const *items, int n)
 {
-    return n == 1 || (n > 1 && items[0]->peek);
+    return !items[0]->dry_run && (n == 1 || look_first(items, n));
 }
 
 /* Answers from this thread's refused-until notes: returns 1 and fills the
@@ -671,6 +678,9 @@ static int redis_decide(void *ctx, hl_decide_item_t *const *items, int n,
     if (!reply)
         return fallback(items, n, now);
     admit = read_decisions(reply, items, n);
+    if (admit == 0 && look_first(items, n) && !items[0]->decision.admit)
+        for (i = 1; i < n; ++i)   /* as the shared-memory store: not asked */
+            hl_decide_not_asked(items[i]);
     if (admit > 0 && want > 0)
         keep_lease(key, reply, items[0], now, gen);
     freeReplyObject(reply);

@@ -17,7 +17,7 @@ use HotLimitTable;
 use HLTest ();
 use HLRedis;
 
-plan tests => 38, need { 'redis-server (apt-get install redis-server)' => HLRedis::available() };
+plan tests => 39, need { 'redis-server (apt-get install redis-server)' => HLRedis::available() };
 
 my $redis = HLRedis->new('redis');
 my $rport = $redis->port;
@@ -37,6 +37,12 @@ HotLimitStoreTimeout 50
 </Location>
 <Location /flush>
     HotLimitQuota 5/1m
+</Location>
+<Location /drn>
+    HotLimitQuota 1/1m
+</Location>
+<Location /drn/sub>
+    HotLimitDryRun On
 </Location>
 <Location /down>
     HotLimitQuota 10/1m
@@ -138,6 +144,16 @@ my ($evals) = $stats =~ /cmdstat_eval:calls=(\d+)/;
 # note without a round trip, so calls <= 8.
 ok t_cmp(($calls // 0) + ($evals // 0) <= 8 && ($calls // 0) + ($evals // 0) >= 6 ? 1 : 0, 1,
          'one script call per decided request at most (' . (($calls // 0) + ($evals // 0)) . ' for 8)');
+
+# --- a dry run never refuses, not even from a refused-until note ----------------
+# One connection (one thread): /drn refused leaves a note on its counter;
+# /drn/sub counts under the same counter in dry run and is admitted.
+{
+    my $req = join '', map { "GET $_ HTTP/1.1\r\nHost: localhost\r\n\r\n" } '/drn/x', '/drn/x';
+    $req .= "GET /drn/sub/x HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n";
+    my @codes = (HLTest::hl_raw($a->port, $req) // '') =~ m{^HTTP/1\.1 (\d{3})}mg;
+    ok t_cmp("@codes", '200 429 200', 'dry run under a refused counter: admitted (no note answers it)');
+}
 
 # --- SCRIPT FLUSH heals ---------------------------------------------------------------
 cli('SCRIPT', 'FLUSH');

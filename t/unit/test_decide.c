@@ -242,7 +242,7 @@ static void test_peek_and_cost(void)
 static void test_ban_look_first(void)
 {
     hl_quota_t ban = quota("1/5s"), q = quota("5/1m");
-    hl_decide_item_t b, a, *its[2] = { &b, &a };
+    hl_decide_item_t b, a, d, *its[3] = { &b, &a, &d };
     char skey[HL_KEY_MAX];
     size_t n;
 
@@ -261,6 +261,11 @@ static void test_ban_look_first(void)
     ok(hl_slots_find(&table, skey, n) == NULL, "... and no counter created for it");
     is_int((int)stat_of("/q|1", HL_DECISION_REJECTED), 1,
            "... counted as rejected at its route");
+    item(&d, &q, "/d|1", 1);
+    decide(tables, &stats, its, 3, NOW + 1000);
+    ok(stat_of("/d|1", HL_DECISION_REJECTED) == 1
+       && stat_of("/d|1", HL_DECISION_DRY_RUN) == 0,
+       "... a quota in dry run not asked: rejected, not a would-be rejection");
     ok(decide(tables, &stats, its, 2, NOW + 5000) == 1 && b.decision.admit
        && a.decision.admit && a.decision.remaining == 4,
        "the ban over: the quota is decided and counted (4 left)");
