@@ -828,8 +828,12 @@ hl_php_form_t hl_php_form_type(const char *content_type, char *boundary,
         return HL_PHP_FORM_URLENCODED;
     if (n != sizeof(multi) - 1 || strncasecmp(content_type, multi, n) != 0)
         return HL_PHP_FORM_NONE;
-    /* rfc1867.c: strstr "boundary", then '=', quoted or up to , or ; */
+    /* rfc1867.c: strstr "boundary" (else the same without case: PHP
+     * lowercases a copy and looks again), then '=', quoted or up to , or ; */
     p = strstr(content_type, "boundary");
+    for (bs = content_type; p == NULL && *bs != '\0'; ++bs)
+        if (strncasecmp(bs, "boundary", 8) == 0)
+            p = bs;
     if (p == NULL || (p = strchr(p, '=')) == NULL)
         return HL_PHP_FORM_NONE;
     bs = p + 1;

@@ -100,7 +100,8 @@ long hl_cookie_value(char *out, size_t outlen, const char *cookie_header,
 /*
  * Returns the kind of body a request with this Content-Type carries for
  * PHP (the type before any ';', ',' or ' ', compared without case), and for
- * multipart writes the boundary into boundary (boundary_size bytes). A
+ * multipart writes the boundary into boundary (boundary_size bytes),
+ * "boundary" found as PHP finds it (with its case, else without). A
  * multipart type without a usable boundary (none, empty, unterminated
  * quote, longer than HL_PHP_BOUNDARY_MAX or the buffer) is
  * HL_PHP_FORM_NONE. content_type may be NULL. Owns nothing.

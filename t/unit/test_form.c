@@ -357,6 +357,14 @@ static void test_form_type(void)
     is_int(hl_php_form_type("multipart/form-data; boundary=ab,c", b, sizeof(b)),
            HL_PHP_FORM_MULTIPART, "boundary ends at ,");
     is_str(b, "ab", "boundary before ,");
+    /* PHP 8.2 reads "BOUNDARY=" too (a lowercased copy, looked at when
+     * "boundary" is not there as written): its body is a form. */
+    is_int(hl_php_form_type("multipart/form-data; BOUNDARY=Xy", b, sizeof(b)),
+           HL_PHP_FORM_MULTIPART, "BOUNDARY= in capitals");
+    is_str(b, "Xy", "... its boundary, case kept");
+    is_int(hl_php_form_type("multipart/form-data; Boundary=\"q\"", b, sizeof(b)),
+           HL_PHP_FORM_MULTIPART, "Boundary= quoted");
+    is_str(b, "q", "... read");
     is_int(hl_php_form_type("multipart/form-data; boundary=\"abc", b, sizeof(b)),
            HL_PHP_FORM_NONE, "unterminated quote");
     is_int(hl_php_form_type("multipart/form-data; boundary=", b, sizeof(b)),
