@@ -22,6 +22,7 @@
  */
 #include <string.h>
 #include <stdlib.h>
+#include <arpa/inet.h>
 
 #include "httpd.h"
 #include "http_config.h"
@@ -930,9 +931,47 @@ static void write_html(request_rec *r, const hl_snapshot_t *snap)
 }
 
 /*
+ * Returns 1 if host (len bytes, from an Origin) cannot be a name someone
+ * else's DNS points at this server for a while (DNS rebinding: a page of
+ * evil.example, whose name then resolves to 127.0.0.1, is same-origin with
+ * the status page it reaches): an IP address, localhost, or a name of r's
+ * virtual host (ServerName, ServerAlias). Else 0.
+ */
+static int host_is_ours(request_rec *r, const char *host, size_t len)
+{
+    const server_rec *s = r->server;
+    char name[256];
+    struct in6_addr a6;
+    struct in_addr a4;
+    int i;
+
+    if (len == 0 || len >= sizeof(name))
+        return 0;
+    memcpy(name, host, len);
+    name[len] = '\0';
+    if (name[0] == '[' && name[len - 1] == ']') {       /* [IPv6] */
+        name[len - 1] = '\0';
+        return inet_pton(AF_INET6, name + 1, &a6) == 1;
+    }
+    if (inet_pton(AF_INET, name, &a4) == 1 || !strcasecmp(name, "localhost")
+        || (s->server_hostname && !strcasecmp(name, s->server_hostname)))
+        return 1;
+    for (i = 0; s->names && i < s->names->nelts; ++i)
+        if (!strcasecmp(name, APR_ARRAY_IDX(s->names, i, const char *)))
+            return 1;
+    for (i = 0; s->wild_names && i < s->wild_names->nelts; ++i)
+        if (!ap_strcasecmp_match(name, APR_ARRAY_IDX(s->wild_names, i,
+                                                     const char *)))
+            return 1;
+    return 0;
+}
+
+/*
  * Returns NULL if r may be a same-site request, else why it is cross-site:
- * a Sec-Fetch-Site other than same-origin or none (typed or bookmarked), or
- * an Origin other than this server's scheme://Host. A request with neither
+ * a Sec-Fetch-Site other than same-origin or none (typed or bookmarked), an
+ * Origin other than this server's scheme://Host, or an Origin whose host
+ * is not one of this server's (host_is_ours: a same-origin request of a
+ * page that reached this server by DNS rebinding). A request with neither
  * header (curl, scripts) is not a browser's cross-site request.
  */
 static const char *cross_site(request_rec *r)
@@ -952,6 +991,14 @@ static const char *cross_site(request_rec *r)
     own = apr_pstrcat(r->pool, ap_http_scheme(r), "://", host, NULL);
     if (strcasecmp(origin, own))
         return apr_pstrcat(r->pool, "Origin: ", origin, NULL);
+    {
+        const char *h = strstr(origin, "://") + 3;   /* origin == own */
+        size_t n = h[0] == '[' ? strcspn(h, "]") + 1 : strcspn(h, ":/");
+
+        if (!host_is_ours(r, h, n))
+            return apr_pstrcat(r->pool, "Origin: ", origin,
+                               " (not a name of this server)", NULL);
+    }
     return NULL;
 }
 

@@ -10,7 +10,7 @@ use Apache::TestUtil;
 use Apache::TestRequest qw(GET POST);
 use HLTest;
 
-plan tests => 21 + 5 + 7 + 2 + 5;
+plan tests => 22 + 5 + 7 + 2 + 5;
 
 my @codes = map { GET('/stat/')->code } 1 .. 4;
 ok t_cmp("@codes", '200 200 429 429', '/stat: 2 admitted, 2 rejected');
@@ -106,6 +106,13 @@ ok t_cmp("@codes", '200 200 429 429', '/stat: 2 admitted, 2 rejected');
     $res = POST '/hotlimit-status', content => [ reset => '/stat|127.0.0.1' ],
                 Origin => 'null';
     ok t_cmp($res->code, 403, 'POST reset with Origin: null (sandboxed page): 403');
+    # DNS rebinding: a page of evil.example, whose name now resolves to this
+    # server, is same-origin with the status page as the browser sees it.
+    my ($port) = Apache::TestRequest::hostport() =~ /:(\d+)$/;
+    $res = POST '/hotlimit-status', content => [ reset => '/stat|127.0.0.1' ],
+                Host => "evil.example:$port", Origin => "http://evil.example:$port",
+                'Sec-Fetch-Site' => 'same-origin';
+    ok t_cmp($res->code, 403, 'POST reset from a name that is not this server\'s (DNS rebinding): 403');
     ok t_cmp(GET('/stat/')->code, 429, 'the key is still spent after the refused resets');
     my @l = hl_wait_lines(hl_error_log(), $off, sub { grep { /HL00301/ } @_ }, 3);
     ok t_cmp(scalar(grep { /HL00301: cross-site reset refused \(Origin: https:\/\/evil\.example\)/ } @l), 1,
