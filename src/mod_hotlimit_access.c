@@ -115,7 +115,7 @@ typedef struct {
     char      key[HL_KEY_MAX + 1]; /* the by=ip client key */
     hl_upgrade_note_t *upgrade;    /* what an h2c upgrade request was
                                       counted under, for its HTTP/2 replay */
-    hl_prepared_t prepared;        /* this client's last directive counter */
+    hl_prepared_t prepared;        /* this client's counter last prepared */
     int       switched;            /* the client changed at this request
                                       (behind a proxy): nothing is kept */
     int       table_kept;          /* 1: table_hit is the table's answer
@@ -455,9 +455,6 @@ static void add_match(request_rec *r, const hl_server_conf_t *sc,
         /* The same client under the same quota: the same counter. */
         klen = kept->key_len;
         key = apr_pstrmemdup(r->pool, kept->key, klen);
-        m->item.shard = kept->shard;
-        memcpy(m->item.refs, kept->refs,
-               sizeof(kept->refs[0]) * (size_t)q->nwindows);
     }
     else {
         const char *client = client_part(r, q, cl, &clen);
@@ -474,11 +471,11 @@ static void add_match(request_rec *r, const hl_server_conf_t *sc,
         m->prepared = kept->key_len == klen && kept->origin == origin
                       && kept->nwindows >= q->nwindows
                       && memcmp(kept->key, key, klen) == 0;
-        if (m->prepared) {
-            m->item.shard = kept->shard;
-            memcpy(m->item.refs, kept->refs,
-                   sizeof(kept->refs[0]) * (size_t)q->nwindows);
-        }
+    }
+    if (m->prepared) {
+        m->item.shard = kept->shard;
+        memcpy(m->item.refs, kept->refs,
+               sizeof(kept->refs[0]) * (size_t)q->nwindows);
     }
 
     m->dq = dq;
