@@ -1,7 +1,8 @@
 /*
  * hl_php.c - request variables read as PHP reads them (see hl_php.h).
  *
- * One pass over the input, no allocation. Each token's name is walked the
+ * One pass over the input, no allocation (a multipart body: one scratch
+ * buffer, see scan_multipart). Each token's name is walked the
  * way php_register_variable_ex walks it (decoded on the fly; a ']' is
  * looked for ahead), and reduced to what the token does to the variable
  * asked for: set it to a string; make it an array and set, append or nest
@@ -16,6 +17,7 @@
  * levels; only the variable's own array is tracked.
  */
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 #include "hl_php.h"
@@ -575,52 +577,120 @@ long hl_cookie_value(char *out, size_t outlen, const char *cookie_header,
 
 /* ---- multipart/form-data (main/rfc1867.c) ---- */
 
-/* A line of body from *pos: up to '\n' (excluded), a '\r' before it
- * dropped. Returns 0 and moves *pos past the '\n', or -1 when no '\n' is
- * left (PHP's get_line fails on a last line without one). */
-static int next_line(const char *b, size_t len, size_t *pos,
-                     const char **line, size_t *n)
-{
-    const char *nl = memchr(b + *pos, '\n', len - *pos);
+/*
+ * PHP reads a multipart body through a buffer of FILLUNIT (5,120) bytes, or
+ * the boundary's length + 6 if larger, and what it sees depends on where
+ * that buffer stands: a line longer than the buffer is cut into pieces, and
+ * the piece may be a boundary line. mp_buf_t follows that buffer over the
+ * body held in memory: its window is body[begin, begin + avail), and
+ * begin + avail is always how far PHP has read (mod_php's read_post fills
+ * the buffer whole until the body ends).
+ */
+#define MP_FILLUNIT      5120
+#define MP_MAX_UPLOADS   20                     /* max_file_uploads */
+#define MP_UPLOAD_MAX    (2 * 1024 * 1024)      /* upload_max_filesize */
+#define MP_PARTS_MAX     (HL_PHP_MAX_INPUT_VARS + MP_MAX_UPLOADS)
 
-    if (nl == NULL)
+typedef struct {
+    const char *body;
+    size_t      len;
+    size_t      begin;      /* buf_begin, as an offset into body */
+    size_t      avail;      /* bytes_in_buffer */
+    size_t      size;       /* bufsize */
+    const char *next;       /* "\n--BOUNDARY" */
+    size_t      next_len;
+} mp_buf_t;
+
+/* fill_buffer: returns the bytes added to the window. */
+static size_t mp_fill(mp_buf_t *m)
+{
+    size_t room = m->size - m->avail, left = m->len - (m->begin + m->avail);
+    size_t n = room < left ? room : left;
+
+    m->avail += n;
+    return n;
+}
+
+/* multipart_buffer_eof: 1 when the window is empty and the body ends. */
+static int mp_eof(mp_buf_t *m)
+{
+    return m->avail == 0 && mp_fill(m) < 1;
+}
+
+/* next_line: the line at the window's start, up to '\n' (a '\r' before
+ * it dropped), or the whole window when it is full and holds no '\n'; read
+ * as a C string (cut at a NUL). Returns 0 and consumes it, or -1 when the
+ * window holds no whole line and is not full. */
+static int mp_next_line(mp_buf_t *m, const char **line, size_t *n)
+{
+    const char *s = m->body + m->begin, *nl = memchr(s, '\n', m->avail), *nul;
+
+    if (nl != NULL) {
+        size_t used = (size_t)(nl - s) + 1;
+
+        *n = (size_t)(nl - s);
+        if (*n > 0 && s[*n - 1] == '\r')
+            (*n)--;
+        m->begin += used;
+        m->avail -= used;
+    } else if (m->avail < m->size) {
         return -1;
-    *line = b + *pos;
-    *n = (size_t)(nl - *line);
-    if (*n > 0 && (*line)[*n - 1] == '\r')
-        (*n)--;
-    *pos = (size_t)(nl - b) + 1;
+    } else {
+        *n = m->avail;
+        m->begin += m->avail;
+        m->avail = 0;
+    }
+    *line = s;
+    if ((nul = memchr(s, '\0', *n)) != NULL)
+        *n = (size_t)(nul - s);
     return 0;
 }
 
-/* Returns the first occurrence of needle (nlen bytes) in hay (hlen bytes),
- * or NULL. */
-static const char *find_bytes(const char *hay, size_t hlen, const char *needle,
-                              size_t nlen)
+/* get_line: next_line, refilling the window once if needed. */
+static int mp_get_line(mp_buf_t *m, const char **line, size_t *n)
 {
-    const char *p = hay, *stop = hay + hlen;
-
-    while (nlen > 0 && (size_t)(stop - p) >= nlen
-           && (p = memchr(p, needle[0], (size_t)(stop - p) - nlen + 1))) {
-        if (memcmp(p, needle, nlen) == 0)
-            return p;
-        p++;
-    }
-    return NULL;
+    if (mp_next_line(m, line, n) == 0)
+        return 0;
+    mp_fill(m);
+    return mp_next_line(m, line, n);
 }
 
-/* php_ap_memstr's partial match: returns the first position in the last
- * nlen-1 bytes of hay where the rest of hay is a prefix of needle, or
- * NULL. (At the end of the body PHP takes such a tail for a boundary.) */
-static const char *partial_tail(const char *hay, size_t hlen,
-                                const char *needle, size_t nlen)
+/* php_ap_memstr with partial matches: the offset in the window of the
+ * first place where "\n--BOUNDARY" starts, or where the window ends with
+ * a beginning of it; or -1. */
+static long mp_bound(const mp_buf_t *m)
 {
-    size_t i = hlen >= nlen ? hlen - nlen + 1 : 0;
+    const char *w = m->body + m->begin, *p = w, *stop = w + m->avail;
 
-    for (; i < hlen; ++i)
-        if (memcmp(hay + i, needle, hlen - i) == 0)
-            return hay + i;
-    return NULL;
+    while (p < stop && (p = memchr(p, m->next[0], (size_t)(stop - p)))) {
+        size_t left = (size_t)(stop - p);
+
+        if (memcmp(p, m->next, left < m->next_len ? left : m->next_len) == 0)
+            return (long)(p - w);
+        p++;
+    }
+    return -1;
+}
+
+/* multipart_buffer_read(bytes = FILLUNIT): consumes the part's next
+ * piece of data, up to a boundary. Returns its length (0: the part ends).
+ * A '\r' just before a boundary is left in the window, so the pieces
+ * together are one run of the body. */
+static size_t mp_read(mp_buf_t *m)
+{
+    long bound;
+    size_t max, len;
+
+    if (MP_FILLUNIT > m->avail)
+        mp_fill(m);
+    bound = mp_bound(m);
+    max = bound >= 0 ? (size_t)bound : m->avail;
+    len = max < MP_FILLUNIT - 1 ? max : MP_FILLUNIT - 1;
+    if (len > 0 && bound >= 0 && m->body[m->begin + len - 1] == '\r')
+        len--;
+    m->begin += len;
+    m->avail -= len;
+    return len;
 }
 
 /* php_ap_getword: returns the end of the word at s (NUL-terminated) that
@@ -673,14 +743,34 @@ static long conf_value(const char *s, const char *end, char *out, size_t outlen)
     return (long)n;
 }
 
-/* Reads a Content-Disposition value (cd, NUL-terminated) as rfc1867.c
- * does: writes its name= into name (namelen bytes) and sets *has_name, and
- * *has_file when it has a filename=. A name too long for the buffer is
- * treated as absent. */
-static void disposition(const char *cd, char *name, size_t namelen,
-                        int *has_name, int *has_file)
+/* Returns 1 if php_ap_getword_conf gives "" for the value at s (up to
+ * end): nothing but white space, or a quote closed at once. */
+static int conf_empty(const char *s, const char *end)
 {
-    *has_name = *has_file = 0;
+    while (s < end && is_space((unsigned char)*s))
+        s++;
+    if (s == end)
+        return 1;
+    if (*s == '"' || *s == '\'')
+        return s + 1 == end || s[1] == *s;
+    return 0;
+}
+
+/* What a part's Content-Disposition says (rfc1867.c reads its pairs in
+ * order; a later name= or filename= replaces an earlier one). */
+typedef struct {
+    int has_name;
+    int has_file;
+    int file_empty;      /* filename="": no file sent, its data left unread */
+} mp_disposition_t;
+
+/* Reads a Content-Disposition value (cd, NUL-terminated) as rfc1867.c
+ * does into *d, and its name= into name (namelen bytes, at least strlen(cd)
+ * + 1, so it always fits). */
+static void disposition(const char *cd, char *name, size_t namelen,
+                        mp_disposition_t *d)
+{
+    memset(d, 0, sizeof(*d));
     while (is_space((unsigned char)*cd))
         cd++;
     while (*cd) {
@@ -701,61 +791,138 @@ static void disposition(const char *cd, char *name, size_t namelen,
             while (v < pend && *v == '=')
                 v++;
             if (klen == 4 && strncasecmp(pair, "name", 4) == 0)
-                *has_name = conf_value(v, pend, name, namelen) >= 0;
-            else if (klen == 8 && strncasecmp(pair, "filename", 8) == 0)
-                *has_file = 1;
+                d->has_name = conf_value(v, pend, name, namelen) >= 0;
+            else if (klen == 8 && strncasecmp(pair, "filename", 8) == 0) {
+                d->has_file = 1;
+                d->file_empty = conf_empty(v, pend);
+            }
         }
     }
 }
 
-#define MP_HEADER_MAX 2048   /* one part's Content-Disposition, kept */
-#define MP_PARTS_MAX  (HL_PHP_MAX_INPUT_VARS + 20)  /* max_multipart_body_parts */
+/* rfc1867.c's "never repair potential malicious user input": returns 1 if
+ * a file part named v is skipped (brackets not closed, or text after a
+ * ']' that does not open another). */
+static int mp_bad_brackets(const char *v)
+{
+    long c = 0;
+
+    for (; *v; ++v) {
+        if (*v == '[')
+            c++;
+        else if (*v == ']') {
+            c--;
+            if (v[1] && v[1] != '[')
+                return 1;
+        }
+        if (c < 0)
+            return 1;
+    }
+    return c != 0;
+}
+
+/* strtoll(value) as PHP reads MAX_FILE_SIZE: the value (vlen bytes) as a
+ * C string, white space and a sign first, saturating. */
+static int64_t mp_strtoll(const char *v, size_t vlen)
+{
+    const char *end = v + vlen;
+    int neg = 0;
+    uint64_t u = 0, lim;
+
+    while (v < end && is_space((unsigned char)*v))
+        v++;
+    if (v < end && (*v == '+' || *v == '-'))
+        neg = *v++ == '-';
+    lim = neg ? (uint64_t)INT64_MAX + 1 : (uint64_t)INT64_MAX;
+    for (; v < end && *v >= '0' && *v <= '9'; ++v) {
+        unsigned d = (unsigned)(*v - '0');
+        if (u > (lim - d) / 10)
+            u = lim;
+        else
+            u = u * 10 + d;
+    }
+    if (neg)
+        return u == (uint64_t)INT64_MAX + 1 ? INT64_MIN : -(int64_t)u;
+    return (int64_t)u;
+}
+
+/* Registers the text field name = val (vlen bytes) into st. (PHP 8.2
+ * registers it as sent: neither the normalization of rfc1867.c's
+ * protected names nor their guard applies to text fields, as mod_php
+ * shows; t/46-multipart-php.t checks both.) */
+static void mp_register(var_state_t *st, const want_t *w, const char *name,
+                        const char *val, size_t vlen)
+{
+    cursor_t c;
+    effect_t e;
+
+    c.s = name;
+    c.n = strlen(name);
+    c.pos = 0;
+    c.decode = 0;
+    parse_name(c, w->name, w->key, &e);
+    apply(st, &e, &c, 0, w->key_int, w->key_val, val, vlen);
+}
 
 /* Reads the text fields of a multipart body (len bytes, boundary b) into
- * st as PHP's rfc1867 handler registers them into $_POST. Borrows body. */
-static void scan_multipart(var_state_t *st, const char *body, size_t len,
-                           const char *b, const want_t *w)
+ * st as PHP's rfc1867 handler registers them into $_POST, with PHP's
+ * defaults (max_input_vars 1000, max_file_uploads 20, upload_max_filesize
+ * 2M, max_multipart_body_parts -1). Borrows body; allocates scratch as
+ * large as the body and frees it. Returns 0, or -1 when out of memory
+ * (st then holds what was read so far). */
+static int scan_multipart(var_state_t *st, const char *body, size_t len,
+                          const char *b, const want_t *w)
 {
-    char delim[HL_PHP_BOUNDARY_MAX + 3], next[HL_PHP_BOUNDARY_MAX + 4];
-    char cd[MP_HEADER_MAX], name[MP_HEADER_MAX];
-    size_t blen = strlen(b), pos = 0, n;
+    size_t blen = strlen(b), dlen = blen + 2, n, cdlen = 0;
+    size_t room = len + 16, k, start, total;
+    char *scratch, *delim, *next, *cd, *name;
     const char *line;
-    long count = 0, parts = 0;
+    long count = 0, parts_left = MP_PARTS_MAX, uploads_left = MP_MAX_UPLOADS;
+    int64_t max_file_size = 0;
+    int skip = 0;     /* rfc1867.c never clears skip_upload: once one file
+                         part is skipped, every later one is too */
+    mp_buf_t m;
 
     memset(st, 0, sizeof(*st));
     st->dec = DEC_NONE;
-    if (blen == 0 || blen > HL_PHP_BOUNDARY_MAX)
-        return;
-    delim[0] = delim[1] = '-';
+    if (blen == 0)
+        return 0;
+    if ((scratch = malloc(2 * blen + 8 + 2 * room)) == NULL)
+        return -1;
+    delim = scratch;                      /* "--" b */
+    next = delim + blen + 3;              /* "\n--" b */
+    cd = next + blen + 4;
+    name = cd + room;
+    memcpy(delim, "--", 2);
     memcpy(delim + 2, b, blen + 1);
     next[0] = '\n';
-    memcpy(next + 1, delim, blen + 3);
-    for (;;) {
-        int in_cd = 0, seen_cd = 0, too_long = 0, has_name, has_file;
-        size_t cdlen = 0;
-        const char *val, *vend;
+    memcpy(next + 1, delim, dlen + 1);
+    memset(&m, 0, sizeof(m));
+    m.body = body;
+    m.len = len;
+    m.size = blen + 6 > MP_FILLUNIT ? blen + 6 : MP_FILLUNIT;
+    m.next = next;
+    m.next_len = dlen + 1;
 
-        do {                                  /* find_boundary */
-            if (next_line(body, len, &pos, &line, &n) < 0)
-                return;
-        } while (n != blen + 2 || memcmp(line, delim, n) != 0);
-        if (++parts > MP_PARTS_MAX)
-            return;
+    while (!mp_eof(&m)) {
+        int header = 0, in_cd = 0, seen_cd = 0, cancel;
+        mp_disposition_t d;
+
+        do {                              /* find_boundary */
+            if (mp_get_line(&m, &line, &n) < 0)
+                goto done;
+        } while (n != dlen || memcmp(line, delim, dlen) != 0);
+        cdlen = 0;
         cd[0] = '\0';
-        for (;;) {                            /* multipart_buffer_headers */
-            const char *colon = NULL, *s, *nul;
-            size_t m;
+        /* multipart_buffer_headers: the first Content-Disposition, with
+         * the lines that continue it. */
+        while (mp_get_line(&m, &line, &n) == 0 && n > 0) {
+            const char *colon = NULL, *s = line;
 
-            if (next_line(body, len, &pos, &line, &n) < 0)
-                break;
-            if ((nul = memchr(line, '\0', n)) != NULL)   /* C strings */
-                n = (size_t)(nul - line);
-            if (n == 0)
-                break;
             if (!is_space((unsigned char)line[0]))
                 colon = memchr(line, ':', n);
-            s = line;
-            if (colon) {                      /* a new header */
+            if (colon) {
+                header = 1;
                 in_cd = !seen_cd && colon - line == 19
                         && strncasecmp(line, "Content-Disposition", 19) == 0;
                 if (!in_cd)
@@ -764,50 +931,57 @@ static void scan_multipart(var_state_t *st, const char *body, size_t len,
                 s = colon + 1;
                 while (s < line + n && is_space((unsigned char)*s))
                     s++;
-            } else if (!in_cd) {              /* goes to another header */
+            } else if (!header || !in_cd) {
                 continue;
             }
-            m = (size_t)(line + n - s);
-            if (cdlen + m >= sizeof(cd)) {
-                too_long = 1;
-                continue;
-            }
-            memcpy(cd + cdlen, s, m);
-            cdlen += m;
+            memcpy(cd + cdlen, s, (size_t)(line + n - s));
+            cdlen += (size_t)(line + n - s);
             cd[cdlen] = '\0';
         }
-        if (!seen_cd || too_long)
-            continue;                         /* skipped by find_boundary */
-        disposition(cd, name, sizeof(name), &has_name, &has_file);
-        if (!has_name && !has_file)
-            return;                           /* "Mime headers garbled" */
-        val = body + pos;
-        vend = find_bytes(val, len - pos, next, blen + 3);
-        if (vend == NULL)
-            vend = partial_tail(val, len - pos, next, blen + 3);
-        if (vend == NULL) {
-            vend = body + len;
-            pos = len;
-        } else {
-            pos = (size_t)(vend - body) + 1;
-            if (vend > val && vend[-1] == '\r')
-                vend--;
-        }
-        if (has_file || ++count > HL_PHP_MAX_INPUT_VARS)
+        if (!seen_cd)
             continue;
-        {
-            cursor_t c;
-            effect_t e;
+        if (--parts_left < 0)
+            goto done;
+        disposition(cd, name, room, &d);
 
-            c.s = name;
-            c.n = strlen(name);
-            c.pos = 0;
-            c.decode = 0;
-            parse_name(c, w->name, w->key, &e);
-            apply(st, &e, &c, 0, w->key_int, w->key_val, val,
-                  (size_t)(vend - val));
+        if (!d.has_file && d.has_name) {  /* a text field */
+            start = m.begin;
+            total = 0;
+            while ((k = mp_read(&m)) > 0)
+                total += k;
+            if (++count <= HL_PHP_MAX_INPUT_VARS)
+                mp_register(st, w, name, body + start, total);
+            if (strcasecmp(name, "MAX_FILE_SIZE") == 0)
+                max_file_size = mp_strtoll(body + start, total);
+            continue;
+        }
+        if (uploads_left <= 0)
+            skip = 1;
+        if (!d.has_name && !d.has_file)
+            goto done;                    /* "Mime headers garbled" */
+        if (!skip && d.has_name)          /* else a number: no brackets */
+            skip = mp_bad_brackets(name);
+        if (skip)
+            continue;                     /* its data is read as lines */
+        cancel = d.file_empty;
+        total = 0;
+        k = 0;
+        if (!cancel) {
+            k = mp_read(&m);
+            uploads_left--;
+        }
+        while (!cancel && k > 0) {
+            if (total + k > MP_UPLOAD_MAX
+                || (max_file_size && (int64_t)(total + k) > max_file_size))
+                cancel = 1;
+            else
+                total += k;
+            k = mp_read(&m);
         }
     }
+done:
+    free(scratch);
+    return 0;
 }
 
 /* Returns the form type; writes the boundary (or "") into boundary. */
@@ -877,7 +1051,7 @@ long hl_php_request_param(char *out, size_t outlen, const char *query,
     if (body != NULL && form == HL_PHP_FORM_URLENCODED)
         scan_tokens(p, body, body_len, HL_PHP_POST, &w);
     else if (body != NULL && form == HL_PHP_FORM_MULTIPART && boundary != NULL)
-        scan_multipart(p, body, body_len, boundary, &w);
+        (void)scan_multipart(p, body, body_len, boundary, &w);  /* out of memory: what was read */
     /* request_order "GP": $_POST overwrites $_GET, arrays are merged (the
      * $_GET keys stay first). */
     if (p->type == T_ARRAY && g->type == T_ARRAY && g->fk_set)

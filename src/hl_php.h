@@ -2,7 +2,8 @@
  * hl_php.h - request variables read as PHP 8.2 reads them: $_GET from a
  * query string and $_COOKIE from a Cookie header, so that a route or a key
  * taken from a request is the one the PHP application sees (spec section 8).
- * Pure: no httpd headers, no allocation (callers give buffers).
+ * Pure: no httpd headers; no allocation (callers give buffers), except a
+ * scratch buffer the size of a multipart body, freed before returning.
  *
  * The rules, as php_default_treat_data and php_register_variable_ex apply
  * them with PHP's defaults (checked against php8.2 8.2.36, see
@@ -34,20 +35,34 @@
  * after it is read, so the first max_input_vars + 1 tokens are registered.
  * The body is read by length: a raw NUL ends a name, not the input.
  *
- * $_POST from a multipart/form-data body (main/rfc1867.c): the boundary is
- * what follows "boundary=" in the Content-Type (quoted, or up to ',' or
- * ';'). Lines end at '\n' (a '\r' before it dropped); a part starts at a
- * line "--BOUNDARY" and its headers end at an empty line; header lines that
- * start with white space continue the header before. The first
- * Content-Disposition gives name= (quoted or not, '\' escaping the quote)
- * and filename=; parts with a filename are files, not $_POST; a part with
- * neither ends the reading ("garbled"). A value runs up to "\n--BOUNDARY"
- * (a '\r' before it dropped), or to the end of the body; it is raw (not
- * decoded) and its name is mangled like any other. The first
- * max_input_vars text parts are registered, and at most max_input_vars + 20
- * parts (max_multipart_body_parts) are read. Limits of this reader, not of
- * PHP: a boundary longer than HL_PHP_BOUNDARY_MAX or a Content-Disposition
- * longer than 2047 bytes make a part nameless.
+ * $_POST from a multipart/form-data body (main/rfc1867.c, with PHP's
+ * defaults; checked against mod_php by t/46-multipart-php.t): the boundary
+ * is what follows "boundary=" in the Content-Type (quoted, or up to ',' or
+ * ';'); PHP reads no body with a boundary over 5,116 bytes. PHP reads the
+ * body through a buffer of 5,120 bytes (the boundary's length + 6 if
+ * larger), and this reader follows that buffer byte for byte:
+ *  - Lines end at '\n' (a '\r' before it dropped) and are C strings (cut
+ *    at a NUL); a line that fills the buffer without a '\n' is cut there,
+ *    and what follows is a line of its own.
+ *  - A part starts at a line equal to "--BOUNDARY"; its headers end at an
+ *    empty line; a header line that starts with white space or has no ':'
+ *    continues the header before. The first Content-Disposition (of any
+ *    length) gives name= (quoted or not, '\' escaping the quote) and
+ *    filename=, the last of each winning.
+ *  - A part without a Content-Disposition is passed over and not counted;
+ *    the 1,021st with one ends the reading (max_multipart_body_parts), and
+ *    so does one with neither name= nor filename= ("garbled").
+ *  - A text field (name=, no filename=) runs up to "\n--BOUNDARY" (a '\r'
+ *    before it dropped) or the end of the body; it is raw, its name
+ *    mangled like any other; the first max_input_vars (1000) register.
+ *  - A file part's data is read up to "\n--BOUNDARY" too, except when PHP
+ *    leaves it unread and the next part is looked for line by line: with
+ *    filename="", after the 20th file (max_file_uploads), and when its
+ *    name's brackets are not closed or text follows a ']' (and then for
+ *    every later file part: PHP never clears that flag); a file cut short
+ *    by MAX_FILE_SIZE or upload_max_filesize (2M) stops being read after
+ *    the piece that went over, and one more.
+ * Not followed: session upload progress (its callback can cancel a file).
  *
  * $_REQUEST with request_order "GP": $_GET, then $_POST over it; a string
  * replaces, two arrays are merged with the $_GET keys first.
@@ -60,7 +75,7 @@
 #define HL_PHP_MAX_INPUT_VARS 1000   /* PHP's max_input_vars default */
 #define HL_PHP_MAX_NESTING    64     /* PHP's max_input_nesting_level */
 #define HL_PHP_KEY_MAX        256    /* the first array key kept, bytes */
-#define HL_PHP_BOUNDARY_MAX   256    /* longest multipart boundary read */
+#define HL_PHP_BOUNDARY_MAX   5116   /* longest boundary PHP 8.2 accepts ("Boundary too large") */
 
 /* Which superglobal's rules apply. */
 typedef enum {

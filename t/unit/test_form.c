@@ -256,6 +256,61 @@ static const form_vec_t vectors[] = {
       "", 0,
       "--XyZb\r\nContent-Disposition: form-data; name=\"do[x]\"\r\n\r\n1\r\n--XyZb\r\nContent-Disposition: form-data; name=\"do\"\r\n\r\ns\r\n--XyZb--\r\n",
       "do", STR, "s", 1 },
+    /* PHP's 5,120-byte buffer cuts a long line: the piece after the cut
+     * is a line of its own, and may be the boundary. */
+    { NULL, "multipart/form-data; boundary=XyZb",
+      "x", 5120,
+      "--XyZb\r\nContent-Disposition: form-data; name=\"do\"\r\n\r\nlogin\r\n--XyZb--\r\n",
+      "do", STR, "login", 5 },
+    { NULL, "multipart/form-data; boundary=XyZb",
+      "x", 5119,
+      "--XyZb\r\nContent-Disposition: form-data; name=\"do\"\r\n\r\nlogin\r\n--XyZb--\r\n",
+      "do", ABS, NULL, 0 },
+    /* Parts without a Content-Disposition are not counted... */
+    { NULL, "multipart/form-data; boundary=XyZb",
+      "--XyZb\r\nX-A: 1\r\n\r\nx\r\n", 1100,
+      "--XyZb\r\nContent-Disposition: form-data; name=\"do\"\r\n\r\nlogin\r\n--XyZb--\r\n",
+      "do", STR, "login", 5 },
+    /* ... the others are, up to max_input_vars + max_file_uploads. */
+    { NULL, "multipart/form-data; boundary=XyZb",
+      "--XyZb\r\nContent-Disposition: form-data; name=\"f\"; filename=\"\"\r\n\r\n\r\n", 1019,
+      "--XyZb\r\nContent-Disposition: form-data; name=\"do\"\r\n\r\nlogin\r\n--XyZb--\r\n",
+      "do", STR, "login", 5 },
+    { NULL, "multipart/form-data; boundary=XyZb",
+      "--XyZb\r\nContent-Disposition: form-data; name=\"f\"; filename=\"\"\r\n\r\n\r\n", 1020,
+      "--XyZb\r\nContent-Disposition: form-data; name=\"do\"\r\n\r\nlogin\r\n--XyZb--\r\n",
+      "do", ABS, NULL, 0 },
+    /* A file part with filename="" leaves its data unread: it is read as
+     * lines, and a boundary line at its start opens a part. */
+    { NULL, "multipart/form-data; boundary=XyZb",
+      "", 0,
+      "--XyZb\r\nContent-Disposition: form-data; name=\"f\"; filename=\"\"\r\n\r\n--XyZb\r\nContent-Disposition: form-data; name=\"do\"\r\n\r\nlogin\r\n--XyZb--\r\n",
+      "do", STR, "login", 5 },
+    /* A file's data is read up to "\n--XyZb": no part starts inside. */
+    { NULL, "multipart/form-data; boundary=XyZb",
+      "", 0,
+      "--XyZb\r\nContent-Disposition: form-data; name=\"f\"; filename=\"a\"\r\n\r\n--XyZb\r\nContent-Disposition: form-data; name=\"do\"\r\n\r\nlogin\r\n--XyZb--\r\n",
+      "do", ABS, NULL, 0 },
+    /* A skipped file part (its name's brackets) makes every later file
+     * part skipped too: rfc1867.c never clears skip_upload. */
+    { NULL, "multipart/form-data; boundary=XyZb",
+      "", 0,
+      "--XyZb\r\nContent-Disposition: form-data; name=\"f]x\"; filename=\"a\"\r\n\r\nd\r\n--XyZb\r\nContent-Disposition: form-data; name=\"g\"; filename=\"a\"\r\n\r\n--XyZb\r\nContent-Disposition: form-data; name=\"do\"\r\n\r\nlogin\r\n--XyZb--\r\n",
+      "do", STR, "login", 5 },
+    /* The 21st file part is over max_file_uploads: skipped. */
+    { NULL, "multipart/form-data; boundary=XyZb",
+      "--XyZb\r\nContent-Disposition: form-data; name=\"f\"; filename=\"a\"\r\n\r\nd\r\n", 20,
+      "--XyZb\r\nContent-Disposition: form-data; name=\"g\"; filename=\"a\"\r\n\r\n--XyZb\r\nContent-Disposition: form-data; name=\"do\"\r\n\r\nlogin\r\n--XyZb--\r\n",
+      "do", STR, "login", 5 },
+    { NULL, "multipart/form-data; boundary=XyZb",
+      "--XyZb\r\nContent-Disposition: form-data; name=\"f\"; filename=\"a\"\r\n\r\nd\r\n", 19,
+      "--XyZb\r\nContent-Disposition: form-data; name=\"g\"; filename=\"a\"\r\n\r\n--XyZb\r\nContent-Disposition: form-data; name=\"do\"\r\n\r\nlogin\r\n--XyZb--\r\n",
+      "do", ABS, NULL, 0 },
+    /* A text field's value keeps a '\r' that is not before the boundary. */
+    { NULL, "multipart/form-data; boundary=XyZb",
+      "", 0,
+      "--XyZb\nContent-Disposition: form-data; name=\"do\"\n\nlog\rin\r\r\n--XyZb--\r\n",
+      "do", STR, "log\rin\r", 7 },
     { NULL, "application/x-www-form-urlencoded",
       "", 0,
       "do[x]=1&do[]=2&do[__Host-a]=3",
@@ -334,6 +389,95 @@ static void test_vectors(void)
     }
 }
 
+/* Returns what hl_php_request_param reads for "do" in the multipart body
+ * built from parts (each a pointer and length, NULL-ended) with boundary
+ * b, into out (256 bytes): its length, or -1. */
+static long mp_read_do(char *out, const char *b, const char *const *parts,
+                       const size_t *lens)
+{
+    size_t len = 0, i;
+    char *body;
+    long n;
+
+    for (i = 0; parts[i]; ++i)
+        len += lens[i];
+    body = tap_calloc(len + 1);
+    for (len = 0, i = 0; parts[i]; ++i) {
+        memcpy(body + len, parts[i], lens[i]);
+        len += lens[i];
+    }
+    n = hl_php_request_param(out, 256, NULL, body, len, HL_PHP_FORM_MULTIPART,
+                             b, "do", 1);
+    free(body);
+    return n;
+}
+
+/* Multipart bodies only an attacker sends, read as PHP 8.2 reads them
+ * (t/46-multipart-php.t checks the same against mod_php). */
+static void test_multipart_php(void)
+{
+    static const char part[] =
+        "Content-Disposition: form-data; name=\"do\"\r\n\r\nlogin\r\n--XyZb--\r\n";
+    char out[256], *zs = tap_calloc(10239), *big = tap_calloc(5117);
+    const char *p[6];
+    size_t l[6];
+
+    /* A NUL after the delimiter: PHP compares the line as a C string. */
+    static const char nul_delim[] = "--XyZb\0junk\r\n";
+    static const char nul_header[] = "--XyZb\r\nContent-Disposition: form-data; "
+        "name=\"do\"\0\"; name=\"x\"\r\n\r\nlogin\r\n--XyZb--\r\n";
+
+    p[0] = nul_delim; l[0] = sizeof(nul_delim) - 1;
+    p[1] = part; l[1] = sizeof(part) - 1;
+    p[2] = NULL;
+    ok(mp_read_do(out, "XyZb", p, l) == 5 && !strcmp(out, "login"),
+       "a NUL after the boundary delimiter ends the line");
+    /* A NUL in a header line ends it. */
+    p[0] = nul_header; l[0] = sizeof(nul_header) - 1;
+    p[1] = NULL;
+    ok(mp_read_do(out, "XyZb", p, l) == 5 && !strcmp(out, "login"),
+       "a NUL ends a part's header line");
+    /* MAX_FILE_SIZE cuts a file short after two pieces of 5,119 bytes:
+     * the rest of its data is read as lines. */
+    memset(zs, 'z', 10238);
+    p[0] = "--XyZb\r\nContent-Disposition: form-data; name=\"MAX_FILE_SIZE\"\r\n\r\n1\r\n"
+           "--XyZb\r\nContent-Disposition: form-data; name=\"f\"; filename=\"a\"\r\n\r\n";
+    l[0] = strlen(p[0]);
+    p[1] = zs; l[1] = 10238;
+    p[2] = "--XyZb\r\n"; l[2] = 8;
+    p[3] = part; l[3] = sizeof(part) - 1;
+    p[4] = NULL;
+    ok(mp_read_do(out, "XyZb", p, l) == 5 && !strcmp(out, "login"),
+       "MAX_FILE_SIZE: the rest of a cut file is read as lines");
+    p[0] = "--XyZb\r\nContent-Disposition: form-data; name=\"f\"; filename=\"a\"\r\n\r\n";
+    l[0] = strlen(p[0]);
+    ok(mp_read_do(out, "XyZb", p, l) == -1,
+       "without MAX_FILE_SIZE the same file's data is read through");
+    /* PHP's longest boundary, 5,116 bytes: the buffer is 5,122 bytes. */
+    memset(big, 'c', 5116);
+    ok(hl_php_form_type("multipart/form-data; boundary=x", out, sizeof(out))
+       == HL_PHP_FORM_MULTIPART, "a short boundary fits");
+    {
+        char ct[5200], bnd[HL_PHP_BOUNDARY_MAX + 1];
+        snprintf(ct, sizeof(ct), "multipart/form-data; boundary=%s", big);
+        ok(hl_php_form_type(ct, bnd, sizeof(bnd)) == HL_PHP_FORM_MULTIPART
+           && strlen(bnd) == 5116, "a 5,116-byte boundary is read");
+        strcat(ct, "c");
+        ok(hl_php_form_type(ct, bnd, sizeof(bnd)) == HL_PHP_FORM_NONE,
+           "a 5,117-byte boundary is not (PHP: \"Boundary too large\")");
+    }
+    p[0] = "--"; l[0] = 2;
+    p[1] = big; l[1] = 5116;
+    p[2] = "\r\nContent-Disposition: form-data; name=\"do\"\r\n\r\nlogin\r\n--"; l[2] = strlen(p[2]);
+    p[3] = big; l[3] = 5116;
+    p[4] = "--\r\n"; l[4] = 4;
+    p[5] = NULL;
+    ok(mp_read_do(out, big, p, l) == 5 && !strcmp(out, "login"),
+       "a field under a 5,116-byte boundary");
+    free(zs);
+    free(big);
+}
+
 static void test_form_type(void)
 {
     char b[16];
@@ -410,6 +554,7 @@ int main(void)
 {
     test_vectors();
     test_form_type();
+    test_multipart_php();
     test_args();
     return done_testing();
 }
