@@ -32,6 +32,7 @@
 #include "src/mod_hotlimit.h"
 #include "src/mod_hotlimit_access.h"
 #include "src/mod_hotlimit_body.h"
+#include "src/mod_hotlimit_expr.h"
 #include "src/mod_hotlimit_modstatus.h"
 #include "src/mod_hotlimit_redis.h"
 #include "src/mod_hotlimit_status.h"
@@ -64,7 +65,7 @@ static int dir_conf_empty(const hl_dir_conf_t *c)
 {
     return c->engine == HL_UNSET && c->dry_run == HL_UNSET
            && c->headers == HL_UNSET && c->route_from == HL_ROUTE_FROM_UNSET
-           && c->body_limit == HL_UNSET && !c->quota;
+           && c->body_limit == HL_UNSET && c->nquotas == 0;
 }
 
 static void *merge_dir_conf(apr_pool_t *p, void *basev, void *addv)
@@ -92,7 +93,13 @@ static void *merge_dir_conf(apr_pool_t *p, void *basev, void *addv)
         c->route_arg = base->route_arg;
     }
     c->body_limit = MERGE_INT(body_limit);
-    c->quota = add->quota ? add->quota : base->quota;
+    if (add->nquotas > 0) {
+        c->nquotas = add->nquotas;
+        memcpy(c->quotas, add->quotas, sizeof(c->quotas));
+    } else {
+        c->nquotas = base->nquotas;
+        memcpy(c->quotas, base->quotas, sizeof(c->quotas));
+    }
     return c;
 }
 
@@ -203,6 +210,11 @@ static const char *set_quota(cmd_parms *cmd, void *dconf, int argc,
     if (argc < 1)
         return apr_psprintf(cmd->pool, "%s: needs at least one COUNT/WINDOW, "
                             "e.g. 5/1m", cmd->cmd->name);
+    if (d->nquotas >= HL_DIR_QUOTAS_MAX)
+        return apr_psprintf(cmd->pool, "%s: '%s' would be line %d of one "
+                            "section: at most %d (each line may hold several "
+                            "windows)", cmd->cmd->name, argv[0],
+                            HL_DIR_QUOTAS_MAX + 1, HL_DIR_QUOTAS_MAX);
     if (hl_quota_parse_args(&dq->quota, argc, (const char *const *)argv,
                             err, sizeof(err)) != 0)
         return apr_psprintf(cmd->pool, "%s: %s", cmd->cmd->name, err);
@@ -215,8 +227,13 @@ static const char *set_quota(cmd_parms *cmd, void *dconf, int argc,
     dq->spec = "";
     for (i = 0; i < argc; ++i)
         dq->spec = apr_pstrcat(cmd->pool, dq->spec, i ? " " : "", argv[i], NULL);
-    dq->scope_len = strlen(dq->scope);
-    dq->scope_hash = hl_table_route_hash(dq->scope, dq->scope_len);
+    /* A second or third line in the section counts apart: its own
+     * counters (even with the same by=) and statistics. */
+    dq->count_scope = d->nquotas == 0 ? dq->scope
+                      : apr_psprintf(cmd->pool, "%s#%d", dq->scope,
+                                     d->nquotas + 1);
+    dq->scope_len = strlen(dq->count_scope);
+    dq->scope_hash = hl_table_route_hash(dq->count_scope, dq->scope_len);
     dq->main_cls = hl_limiter_class_of(HL_ORIGIN_DIRECTIVE, 0, dq->scope_hash);
     dq->main_stats_hash = hl_limiter_class_of(0, 0, dq->scope_hash);
     /* What the headers and the environment say of this quota never
@@ -234,7 +251,7 @@ static const char *set_quota(cmd_parms *cmd, void *dconf, int argc,
     }
     dq->policy_header = hl_render_policy_header(cmd->pool, views,
                                                 dq->quota.nwindows);
-    d->quota = dq;
+    d->quotas[d->nquotas++] = dq;
     /* Listed on the status page from the start; a .htaccess line is read
      * per request, from the request's pool, and is not. */
     dq->lasting = cmd->pool == cmd->server->process->pconf;
@@ -704,6 +721,7 @@ static void register_hooks(apr_pool_t *p)
     ap_hook_fixups(hl_fixups, after_dir, NULL, APR_HOOK_LAST);
     ap_hook_log_transaction(hl_log_transaction, NULL, NULL, APR_HOOK_MIDDLE);
     hl_body_register();
+    hl_expr_register();
     ap_hook_handler(hl_status_handler, NULL, NULL, APR_HOOK_MIDDLE);
     /* The counters' start time, for uptime; a section in mod_status's
      * server-status when mod_status is loaded (optional hook). */

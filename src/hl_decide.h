@@ -19,9 +19,10 @@
 #include "hl_limiter.h"
 #include "hl_stats.h"
 
-#define HL_DECIDE_MAX 4     /* quotas one request can meet: the scope's, a
-                               table rule and the table's global bucket;
-                               and the look at its client's ban */
+#define HL_DECIDE_MAX 6     /* quotas one request can meet: the scope's
+                               (up to three HotLimitQuota lines), a table
+                               rule and the table's global bucket; and the
+                               look at its client's ban */
 
 /* One quota meeting one request. */
 typedef struct {

@@ -61,6 +61,9 @@ typedef struct {
     const char *scope;      /* the section's path: "/user/login" for a
                                <Location>, a directory or file pattern for
                                <Directory>, <Files> and .htaccess; never NULL */
+    const char *count_scope;  /* what its counters and statistics are named
+                               by: scope, or for a section's second and third
+                               HotLimitQuota, scope + "#2" / "#3" */
     int         url_scope;  /* 1 for <Location>/<LocationMatch>: the scope
                                may be shown to clients as the route */
     int         lasting;    /* 1 when read from the configuration files: it
@@ -69,8 +72,8 @@ typedef struct {
                                address may be another quota's later) */
     const char *spec;       /* the directive's arguments, for messages */
     /* Precomputed at configuration time, so a request formats little: */
-    size_t      scope_len;
-    uint64_t    scope_hash;             /* hl_table_route_hash(scope) */
+    size_t      scope_len;              /* strlen(count_scope) */
+    uint64_t    scope_hash;             /* hl_table_route_hash(count_scope) */
     uint64_t    main_cls;               /* its eviction class and */
     uint64_t    main_stats_hash;        /* statistics hash in the main
                                            server (hl_limiter_class_of) */
@@ -81,6 +84,8 @@ typedef struct {
     const char *policy_header;          /* RateLimit-Policy */
 } hl_dir_quota_t;
 
+#define HL_DIR_QUOTAS_MAX 3   /* HotLimitQuota lines in one section */
+
 /* Per-directory configuration; HL_UNSET fields inherit from the parent. */
 typedef struct {
     int                   engine;      /* HotLimitEngine */
@@ -89,7 +94,9 @@ typedef struct {
     hl_route_from_t       route_from;  /* HotLimitRouteFrom */
     const char           *route_arg;   /* query:NAME, param:NAME */
     long                  body_limit;  /* HotLimitBodyLimit, HL_UNSET */
-    const hl_dir_quota_t *quota;       /* HotLimitQuota; a child's replaces */
+    int                   nquotas;     /* HotLimitQuota lines, each counted */
+    const hl_dir_quota_t *quotas[HL_DIR_QUOTAS_MAX];  /* apart; a child's
+                                                         replace them all */
 } hl_dir_conf_t;
 
 /* Table failure policy (HotLimitTableFailure). */

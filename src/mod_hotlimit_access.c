@@ -498,7 +498,7 @@ static void add_match(request_rec *r, const hl_server_conf_t *sc,
 
 /* Collects the quotas applying to r at this stage into m: the table's rule
  * for it and its global bucket (hit NULL without a table), and the scope's
- * HotLimitQuota. The table's matches point at quotas in hit, which must
+ * HotLimitQuota lines. The table's matches point at quotas in hit, which must
  * outlive them. Returns their number, or -1 when the table's kill switch
  * or exempt list says to admit the request untouched. */
 static int collect_matches(request_rec *r, const hl_dir_conf_t *dc,
@@ -507,7 +507,8 @@ static int collect_matches(request_rec *r, const hl_dir_conf_t *dc,
                            hl_match_t *m)
 {
     static uint64_t global_hash;
-    int n = 0;
+    const char *path_shown = NULL;
+    int n = 0, i;
 
     if (hit) {
         if (!hit->enabled || hit->exempt)
@@ -534,20 +535,26 @@ static int collect_matches(request_rec *r, const hl_dir_conf_t *dc,
             ++n;
         }
     }
-    if (dc->quota && !decided_at(&dc->quota->quota, stage))
-        request_state(r, 1)->user_pending = 1;
-    if (dc->quota && decided_at(&dc->quota->quota, stage)) {
-        const hl_dir_quota_t *dq = dc->quota;
+    for (i = 0; i < dc->nquotas; ++i) {
+        const hl_dir_quota_t *dq = dc->quotas[i];
         const char *shown = dq->scope;
-        if (!dq->url_scope) {
-            char path[HL_ROUTE_MAX];
-            hl_route_normalize(path, sizeof(path), r->uri ? r->uri : "/",
-                               r->uri ? strlen(r->uri) : 1);
-            shown = apr_pstrdup(r->pool, path);
+
+        if (!decided_at(&dq->quota, stage)) {
+            request_state(r, 1)->user_pending = 1;
+            continue;
         }
-        add_match(r, sc, cl, &m[n], &dq->quota, dq->scope, dq->scope_len,
-                  dq->scope_hash, shown, HL_ORIGIN_DIRECTIVE, dc->dry_run == 1,
-                  dq);
+        if (!dq->url_scope) {
+            if (!path_shown) {
+                char path[HL_ROUTE_MAX];
+                hl_route_normalize(path, sizeof(path), r->uri ? r->uri : "/",
+                                   r->uri ? strlen(r->uri) : 1);
+                path_shown = apr_pstrdup(r->pool, path);
+            }
+            shown = path_shown;
+        }
+        add_match(r, sc, cl, &m[n], &dq->quota, dq->count_scope,
+                  dq->scope_len, dq->scope_hash, shown, HL_ORIGIN_DIRECTIVE,
+                  dc->dry_run == 1, dq);
         ++n;
     }
     return n;
@@ -794,7 +801,7 @@ static int limit_request(request_rec *r, hl_stage_t stage)
     dc = ap_get_module_config(r->per_dir_config, &hotlimit_module);
     sc = ap_get_module_config(r->server->module_config, &hotlimit_module);
     if (!dc || dc->engine == 0
-        || (!dc->quota && !hl_table_configured() && !sc->ban))
+        || (dc->nquotas == 0 && !hl_table_configured() && !sc->ban))
         return DECLINED;
     state = request_state(r, 1);
     remember_decided_request(state, r);

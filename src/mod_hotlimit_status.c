@@ -306,7 +306,7 @@ static void collect_routes(request_rec *r, hl_snapshot_t *snap)
                                                      const hl_dir_quota_t *);
             add_conf_route(r->pool, snap,
                            apr_pstrcat(r->pool, sc->tag ? sc->tag : "",
-                                       dq->scope, NULL),
+                                       dq->count_scope, NULL),
                            &dq->quota, "directive");
         }
     }

@@ -38,6 +38,9 @@ my @bad = (
       'HotLimitStore redis://127.0.0.1:6379?prefix=a{b}',           'HotLimitStore',      'a{b}' ],
     [ 'Redis prefix over 64 bytes',
       'HotLimitStore redis://127.0.0.1:6379?prefix=' . ('p' x 65),  'HotLimitStore',      'p' x 65 ],
+    [ 'four HotLimitQuota lines in one section',
+      $loc->("HotLimitQuota 1/1m\n    HotLimitQuota 2/1m\n    HotLimitQuota 3/1m\n    HotLimitQuota 4/1m"),
+                                                                     'HotLimitQuota',      '4/1m' ],
     [ 'lease over 10000',  'HotLimitStoreLease 10001',               'HotLimitStoreLease', '10001' ],
 );
 my $good = join "\n",
@@ -51,7 +54,8 @@ my $good = join "\n",
            . "    HotLimitDryRun On\n    HotLimitHeaders Off"),
     "<Location /a/health>\n    HotLimitEngine Off\n</Location>",
     "<LocationMatch \"^/b/[0-9]+\$\">\n    HotLimitQuota 3/500ms 10/1d by=cookie:sid\n</LocationMatch>",
-    "<Location /llm>\n    HotLimitQuota 100/1m 1000/1h by=header:Authorization cost=header:X-LLM-Tokens\n</Location>";
+    "<Location /llm>\n    HotLimitQuota 100/1m 1000/1h by=header:Authorization cost=header:X-LLM-Tokens\n</Location>",
+    "<Location /login>\n    HotLimitQuota 5/1m 30/1h\n    HotLimitQuota 10/1h by=param:u\n</Location>";
 
 plan tests => 2 * @bad + 2 + 2 + 8, need { "the base config (run through t/run-httpd-tests.sh)" => -r $base };
 

@@ -11,7 +11,7 @@ use Apache::TestUtil;
 use Apache::TestRequest qw(GET);
 use HLTest;
 
-plan tests => 12;
+plan tests => 16;
 
 sub codes {
     my ($path, $n, @h) = @_;
@@ -48,6 +48,19 @@ ok t_cmp(codes('/byenv/', 2, 'X-Tenant' => 'initech'), '200 200', 'by=env: tenan
 ok t_cmp(codes('/byenv/', 3), '200 200 429', 'by=env: no tenant falls back to the client address');
 ok t_cmp(codes('/byenv/', 1, 'X-Tenant' => 'NOT valid!'), '429',
          'by=env: a header SetEnvIf does not accept: the address bucket');
+
+# --- two HotLimitQuota lines in one section: both must admit, each counts apart
+ok t_cmp(join(' ', map { GET('/twoq/', 'X-Account' => $_)->code } qw(a a a b c)),
+         '200 200 429 200 429',
+         'two quotas: account a gets 2 (its 3rd refused, not counted), the address 3 (c refused)');
+{
+    my $res = GET '/twoq/', 'X-Account' => 'd', Accept => 'application/json';
+    ok t_cmp((hl_json($res) || {})->{route}, '/twoq', 'two quotas: the 429 names the section');
+}
+ok t_cmp(codes('/twoq2/', 3), '200 200 429',
+         'two quotas with one key: each has its own counter (a shared one would refuse the 2nd)');
+my $status = GET('/hotlimit-status?json')->content;
+ok t_cmp($status =~ m{"/twoq#2"} ? 1 : 0, 1, 'two quotas: the second is listed on the status page as /twoq#2');
 
 # --- by=global (hl_global vhost, addresses from a trusted proxy) -----------------------------------
 Apache::TestRequest::module('hl_global');

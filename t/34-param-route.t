@@ -18,7 +18,7 @@ use Time::HiRes qw(time sleep);
 use HotLimitTable;
 
 my $php = hl_have_php();
-plan tests => 40 + ($php ? 12 : 0);
+plan tests => 48 + ($php ? 12 : 0);
 
 my $mpm = hl_mpm();
 my $mods = Apache::Test::vars('libexecdir') || '/usr/lib/apache2/modules';
@@ -45,10 +45,10 @@ my $h = start_httpd(name => 'param-route', table => { routes => {
     } }, files => {
         'dw/doku.cgi' => $cgi, 'small/doku.cgi' => $cgi, 'signup.cgi' => $cgi,
         'dw/doku.php' => $doku, 'small/doku.php' => $doku, 'rw/index.html' => "rw\n",
-        'dwi/doku.cgi' => $cgi,
+        'dwi/doku.cgi' => $cgi, 'xp/doku.cgi' => $cgi,
     }, setup => sub {
         chmod 0755, map { $_[0]->dir . "/htdocs/$_" }
-            qw(dw/doku.cgi small/doku.cgi signup.cgi dwi/doku.cgi);
+            qw(dw/doku.cgi small/doku.cgi signup.cgi dwi/doku.cgi xp/doku.cgi);
     }, conf => <<"CONF");
 <IfModule mpm_prefork_module>
     LoadModule cgi_module $mods/mod_cgi.so
@@ -93,6 +93,12 @@ RemoteIPInternalProxy 127.0.0.1
 </Directory>
 <Location /px>
     HotLimitRouteFrom param:do
+</Location>
+# hotlimit_param(): a request that carries u and p, as PHP reads them.
+<Location /xp>
+    <If "-n hotlimit_param('u') && -n hotlimit_param('p')">
+        HotLimitQuota 3/1m
+    </If>
 </Location>
 <Location /signup.cgi>
     HotLimitQuota 3/1m by=param:email
@@ -164,6 +170,36 @@ ok t_cmp(post('/dw/doku.cgi?do=login', 'do=show')->code, 200,
          "[$mpm] the body wins over the query (do=show)");
 ok t_cmp(post('/dw/doku.cgi', 'do=login', 'Content-Type' => 'text/plain')->code, 200,
          "[$mpm] a body PHP does not parse is no parameter");
+
+# hotlimit_param() in <If>: requests carrying u and p, however encoded.
+{
+    my $u = '/xp/doku.cgi';
+    my @codes = (
+        $ua->get($h->url("$u?id=start"))->code,
+        $ua->get($h->url("$u?id=start&u=admin&p=guess1"))->code,
+        post($u, 'u=admin&%70=guess2')->code,
+        $ua->post($h->url("$u?id=x"), 'Content-Type' => 'multipart/form-data; boundary=XyZ',
+                  Content => "--XyZ\r\nContent-Disposition: form-data; name=\"u\"\r\n\r\nadmin\r\n"
+                           . "--XyZ\r\nContent-Disposition: form-data; name=\"p\"\r\n\r\nguess3\r\n--XyZ--\r\n")->code,
+        $ua->get($h->url("$u?u=admin&p=guess4"))->code,
+    );
+    ok t_cmp("@codes", '200 200 200 200 429',
+             "[$mpm] hotlimit_param: u and p in the query, an encoded name, multipart: 3, then 429");
+    ok t_cmp($ua->get($h->url("$u?id=start"))->code, 200,
+             "[$mpm] hotlimit_param: a request without them is not limited");
+    ok t_cmp($ua->get($h->url("$u?u=admin&p[]=x"))->code, 429,
+             "[$mpm] hotlimit_param: p[]=x reads as its first key, 0: limited");
+    ok t_cmp($ua->get($h->url("$u?u=admin&p="))->code, 200,
+             "[$mpm] hotlimit_param: an empty p is not limited");
+    ok t_cmp($ua->get($h->url("$u?u=admin&p=%00"))->code, 429,
+             "[$mpm] hotlimit_param: a NUL is no empty value (it reads as %00)");
+    ok t_cmp(post("$u?u=admin", 'p=x')->code, 429,
+             "[$mpm] hotlimit_param: query and body together");
+    ok t_cmp(post($u, 'u=x&p=&id=start')->content, qr/md5=\Q${\ md5_hex('u=x&p=&id=start')}\E/,
+             "[$mpm] hotlimit_param: the body it read reaches the handler whole");
+    ok t_cmp($ua->get($h->url("$u?U=admin&P=x"))->code, 200,
+             "[$mpm] hotlimit_param: names are case-sensitive, as in PHP");
+}
 
 # multipart: text fields only, the body unchanged.
 my $mp = "--XyZ\r\nContent-Disposition: form-data; name=\"f\"; filename=\"do.txt\"\r\n"

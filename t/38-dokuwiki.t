@@ -2,7 +2,10 @@
 # recipe of conf-examples/dokuwiki.conf: its real login form is
 # brute-forced and answers 429 after exactly the quota, pages are still
 # served meanwhile, and the right password works again once the window has
-# passed. t/run-httpd-tests.sh prepares a private copy of the installed
+# passed. Logins DokuWiki takes however they are sent count (u and p on a
+# GET, an Authorization header), one account guessed from many addresses
+# is limited too, and the action spellings DokuWiki reads otherwise than
+# the module (X-DokuWiki-Do, do=re-sendpwd) are refused. t/run-httpd-tests.sh prepares a private copy of the installed
 # DokuWiki (code, configuration, data) with an admin account.
 use strict;
 use warnings FATAL => 'all';
@@ -10,33 +13,40 @@ use FindBin;
 use lib "$FindBin::Bin/lib";
 use Time::HiRes qw(time sleep);
 use HTTP::Cookies ();
+use HTTP::Request ();
 use LWP::UserAgent ();
 use Apache::Test;
 use Apache::TestUtil;
 use HotLimitTable;
 
 my $dw = ($ENV{HOTLIMIT_TEST_WORK} // '') . '/dokuwiki';
-plan tests => 11, need {
+plan tests => 16, need {
     'mod_php and the prefork MPM' => hl_have_php(),
     "Debian's dokuwiki package (apt-get install dokuwiki)" => -f "$dw/www/doku.php" };
 
-# The recipe, with the quota table's /login at 3 per 5 s for a short test.
+# The recipe, its login quotas at 3 per 5 s per address and 4 per 5 s per
+# account for a short test, served at / instead of /dokuwiki; addresses
+# from X-Forwarded-For (mod_remoteip) stand for several clients.
 my $recipe = HotLimitTable::_slurp("$FindBin::Bin/../conf-examples/dokuwiki.conf")
           // HotLimitTable::_slurp("$ENV{HOTLIMIT_TEST_WORK}/conf-examples/dokuwiki.conf");
 $recipe =~ s{/etc/apache2/hotlimit-dokuwiki\.json}{\@DIR\@/table.json};
-$recipe =~ s{/dokuwiki/doku\.php}{/doku.php}g;
+$recipe =~ s{<Location /dokuwiki/doku\.php>}{<Location /doku.php>}g;
+$recipe =~ s{<Location /dokuwiki>}{<Location />}g;
+$recipe =~ s{HotLimitQuota 5/1m 30/1h}{HotLimitQuota 3/5s} or die 'recipe: no per-address quota';
+$recipe =~ s{HotLimitQuota 10/1h by=param:u}{HotLimitQuota 4/5s by=param:u} or die 'recipe: no per-account quota';
 $recipe =~ s{^HotLimitBan .*$}{}m;
 my $h = start_httpd(name => 'dokuwiki',
-    table => { routes => { '/login' => { limits => ['3/5s'] } } },
+    table => { routes => { '/resendpwd' => { max => 3, window => 3600 } } },
     setup => sub {
         my $self = shift;
         $self->{conf} = "$recipe\n<Directory \"$dw/www\">\n    Require all granted\n</Directory>\n"
-                      . "DocumentRoot \"$dw/www\"\n";
+                      . "DocumentRoot \"$dw/www\"\n"
+                      . "RemoteIPHeader X-Forwarded-For\nRemoteIPInternalProxy 127.0.0.1\n";
         $self->{conf} =~ s/\@DIR\@/$self->{dir}/g;
         $self->_write_conf;
     });
 
-my $ua = LWP::UserAgent->new(timeout => 20, cookie_jar => HTTP::Cookies->new,
+my $ua = LWP::UserAgent->new(timeout => 60, cookie_jar => HTTP::Cookies->new,
                              max_redirect => 0);
 my $base = $h->url('/doku.php');
 
@@ -47,11 +57,12 @@ sub login_form {
     return ($res, $tok // '');
 }
 
-# Posts the login form; returns the response.
+# Posts the login form (as client $from, if given); returns the response.
 sub login {
-    my ($password, $tok) = @_;
+    my ($password, $tok, $from) = @_;
     return $ua->post("$base?id=start", [ do => 'login', id => 'start', u => 'admin',
-                                        p => $password, sectok => $tok ]);
+                                        p => $password, sectok => $tok ],
+                     $from ? ('X-Forwarded-For' => $from) : ());
 }
 
 my ($form, $tok) = login_form();
@@ -72,15 +83,45 @@ my $res = login('wrong-guess', $tok);
 ok t_cmp($res->header('Retry-After') // 0, qr/^[1-5]$/, 'the refusal says when to retry');
 ok t_cmp($res->content !~ /dw__login/ ? 1 : 0, 1, '... and PHP did not run for it');
 
-# An attacker pads the login POST past the body limit, do=login at the end.
-$res = $ua->post("$base?id=start", [ pad => ('x' x (1024 * 1024 + 100)), do => 'login',
+# An attacker pads the login POST: up to 8 MiB (PHP's post_max_size) the
+# module reads it all, and a chunked POST is refused.
+$res = $ua->post("$base?id=start", [ pad => ('x' x (8 * 1024 * 1024 - 2000)), do => 'login',
                                     u => 'admin', p => 'guess', sectok => $tok ]);
-ok t_cmp($res->code, 413, 'a login padded past the body limit is refused whole (413), not let through');
+ok t_cmp($res->code, 429, 'a login padded to nearly 8 MiB, credentials last, still counts');
+{
+    my $sent = 0;
+    $res = $ua->request(HTTP::Request->new(POST => "$base?id=start",
+        [ 'Content-Type' => 'application/x-www-form-urlencoded',
+          'X-Forwarded-For' => '198.51.100.9' ],
+        sub { $sent++ ? '' : 'do=show&id=start' }));
+    ok t_cmp($res->code, 403, 'a chunked POST (no Content-Length) is refused');
+}
 
 my $page = $ua->get("$base?id=start");
 ok t_cmp($page->code, 200, 'pages are still served meanwhile');
 ok t_cmp($form->code, 200, 'and so is the GET that shows the login form');
 ok t_cmp(login('correct-horse', $tok)->code, 429, 'the right password too is refused within the window');
+
+# DokuWiki tries u and p on any request, whatever do says, and the
+# credentials of an Authorization header: each is a login attempt.
+sleep 5.2;
+@codes = map { $ua->get("$base?id=start&u=admin&p=guess$_")->code } 1 .. 3;
+push @codes, $ua->get("$base?id=start", Authorization => 'Basic YWRtaW46Z3Vlc3M0')->code;
+ok t_cmp("@codes", qr/^(?!429)\d+ (?!429)\d+ (?!429)\d+ 429$/,
+         'a GET carrying u and p (no do) is a login attempt; so is an Authorization header');
+$res = $ua->get("$base?id=start", 'X-DokuWiki-Do' => 'login', 'X-Forwarded-For' => '198.51.100.7');
+ok t_cmp($res->code . ($res->content =~ /dw__login/ ? ' dokuwiki' : ''), '403',
+         'an X-DokuWiki-Do header is refused by httpd');
+$res = $ua->post("$base?id=start", [ do => 're-sendpwd', u => 'admin' ],
+                 'X-Forwarded-For' => '198.51.100.7');
+ok t_cmp($res->code . ($res->content =~ /dw__/ ? ' dokuwiki' : ''), '403',
+         'so is do=re-sendpwd (DokuWiki would strip the dash and reset the password)');
+
+# One account guessed from many addresses: 4 attempts, whatever the address.
+sleep 5.2;
+@codes = map { login('wrong-guess', $tok, "203.0.113.$_")->code } 1 .. 5;
+ok t_cmp("@codes", '403 403 403 403 429',
+         'the account admin gets 4 attempts in all, from five addresses');
 
 sleep 5.2;
 ($form, $tok) = login_form();

@@ -29,15 +29,18 @@ static int decide(hl_slots_t *const *tables, hl_stats_t *st,
 static void *mem;
 static hl_slots_t table;
 static hl_stats_t stats;
-static hl_slots_t *tables[HL_DECIDE_MAX] = { &table, &table, &table, &table };
+static hl_slots_t *tables[HL_DECIDE_MAX];
 
 /* Starts every test on an empty table and empty statistics. */
 static void fresh(void)
 {
     size_t size = hl_slots_size(CAPACITY);
+    int i;
 
     free(mem);
     mem = tap_calloc(size);
+    for (i = 0; i < HL_DECIDE_MAX; ++i)
+        tables[i] = &table;
     hl_slots_attach(&table, mem, size, CAPACITY, 7);
     hl_stats_clear(&stats);
 }
