@@ -1,8 +1,8 @@
 /*
  * hl_php.c - request variables read as PHP reads them (see hl_php.h).
  *
- * One pass over the input, no allocation (a multipart body: one scratch
- * buffer, see scan_multipart). Each token's name is walked the
+ * One pass over the input, no allocation (but for a multipart part's
+ * Content-Disposition over 2 KiB, see scan_multipart). Each token's name is walked the
  * way php_register_variable_ex walks it (decoded on the fly; a ']' is
  * looked for ahead), and reduced to what the token does to the variable
  * asked for: set it to a string; make it an array and set, append or nest
@@ -864,35 +864,74 @@ static void mp_register(var_state_t *st, const want_t *w, const char *name,
     apply(st, &e, &c, 0, w->key_int, w->key_val, val, vlen);
 }
 
+/* A text that grows: in buf until it needs more, then in memory of its
+ * own (malloc'd; mp_text_free frees it). Not to be copied. */
+#define MP_TEXT_STACK 2048
+
+typedef struct {
+    char   *p;
+    size_t  cap;
+    char    buf[MP_TEXT_STACK];
+} mp_text_t;
+
+static void mp_text_init(mp_text_t *t)
+{
+    t->p = t->buf;
+    t->cap = sizeof(t->buf);
+    t->p[0] = '\0';
+}
+
+/* Makes t hold at least need bytes, keeping its first keep bytes. Returns
+ * 0, or -1 when out of memory (t unchanged). */
+static int mp_text_reserve(mp_text_t *t, size_t need, size_t keep)
+{
+    size_t cap = t->cap * 2 > need ? t->cap * 2 : need;
+    char *p;
+
+    if (need <= t->cap)
+        return 0;
+    if ((p = malloc(cap)) == NULL)
+        return -1;
+    memcpy(p, t->p, keep);
+    if (t->p != t->buf)
+        free(t->p);
+    t->p = p;
+    t->cap = cap;
+    return 0;
+}
+
+static void mp_text_free(mp_text_t *t)
+{
+    if (t->p != t->buf)
+        free(t->p);
+}
+
 /* Reads the text fields of a multipart body (len bytes, boundary b) into
  * st as PHP's rfc1867 handler registers them into $_POST, with PHP's
  * defaults (max_input_vars 1000, max_file_uploads 20, upload_max_filesize
- * 2M, max_multipart_body_parts -1). Borrows body; allocates scratch as
- * large as the body and frees it. Returns 0, or -1 when out of memory
- * (st then holds what was read so far). */
+ * 2M, max_multipart_body_parts -1). Borrows body; allocates (and frees)
+ * only for a Content-Disposition over 2 KiB. Returns 0, or -1 when out of
+ * memory (st then holds what was read so far). */
 static int scan_multipart(var_state_t *st, const char *body, size_t len,
                           const char *b, const want_t *w)
 {
-    size_t blen = strlen(b), dlen = blen + 2, n, cdlen = 0;
-    size_t room = len + 16, k, start, total;
-    char *scratch, *delim, *next, *cd, *name;
+    char delim[HL_PHP_BOUNDARY_MAX + 3], next[HL_PHP_BOUNDARY_MAX + 4];
+    size_t blen = strlen(b), dlen = blen + 2, n, cdlen = 0, k, start, total;
     const char *line;
     long count = 0, parts_left = MP_PARTS_MAX, uploads_left = MP_MAX_UPLOADS;
     int64_t max_file_size = 0;
     int skip = 0;     /* rfc1867.c never clears skip_upload: once one file
                          part is skipped, every later one is too */
+    int rc = 0;
+    mp_text_t cd, name;   /* a part's Content-Disposition; its name= */
     mp_buf_t m;
 
     memset(st, 0, sizeof(*st));
     st->dec = DEC_NONE;
-    if (blen == 0)
-        return 0;
-    if ((scratch = malloc(2 * blen + 8 + 2 * room)) == NULL)
-        return -1;
-    delim = scratch;                      /* "--" b */
-    next = delim + blen + 3;              /* "\n--" b */
-    cd = next + blen + 4;
-    name = cd + room;
+    if (blen > HL_PHP_BOUNDARY_MAX)
+        return 0;                         /* PHP: "Boundary too large" */
+    mp_text_init(&cd);
+    mp_text_init(&name);
     memcpy(delim, "--", 2);
     memcpy(delim + 2, b, blen + 1);
     next[0] = '\n';
@@ -913,7 +952,7 @@ static int scan_multipart(var_state_t *st, const char *body, size_t len,
                 goto done;
         } while (n != dlen || memcmp(line, delim, dlen) != 0);
         cdlen = 0;
-        cd[0] = '\0';
+        cd.p[0] = '\0';
         /* multipart_buffer_headers: the first Content-Disposition, with
          * the lines that continue it. */
         while (mp_get_line(&m, &line, &n) == 0 && n > 0) {
@@ -934,15 +973,24 @@ static int scan_multipart(var_state_t *st, const char *body, size_t len,
             } else if (!header || !in_cd) {
                 continue;
             }
-            memcpy(cd + cdlen, s, (size_t)(line + n - s));
+            if (mp_text_reserve(&cd, cdlen + (size_t)(line + n - s) + 1,
+                                cdlen + 1) < 0) {
+                rc = -1;
+                goto done;
+            }
+            memcpy(cd.p + cdlen, s, (size_t)(line + n - s));
             cdlen += (size_t)(line + n - s);
-            cd[cdlen] = '\0';
+            cd.p[cdlen] = '\0';
         }
         if (!seen_cd)
             continue;
         if (--parts_left < 0)
             goto done;
-        disposition(cd, name, room, &d);
+        if (mp_text_reserve(&name, cdlen + 1, 0) < 0) {
+            rc = -1;
+            goto done;
+        }
+        disposition(cd.p, name.p, name.cap, &d);
 
         if (!d.has_file && d.has_name) {  /* a text field */
             start = m.begin;
@@ -950,8 +998,8 @@ static int scan_multipart(var_state_t *st, const char *body, size_t len,
             while ((k = mp_read(&m)) > 0)
                 total += k;
             if (++count <= HL_PHP_MAX_INPUT_VARS)
-                mp_register(st, w, name, body + start, total);
-            if (strcasecmp(name, "MAX_FILE_SIZE") == 0)
+                mp_register(st, w, name.p, body + start, total);
+            if (strcasecmp(name.p, "MAX_FILE_SIZE") == 0)
                 max_file_size = mp_strtoll(body + start, total);
             continue;
         }
@@ -960,7 +1008,7 @@ static int scan_multipart(var_state_t *st, const char *body, size_t len,
         if (!d.has_name && !d.has_file)
             goto done;                    /* "Mime headers garbled" */
         if (!skip && d.has_name)          /* else a number: no brackets */
-            skip = mp_bad_brackets(name);
+            skip = mp_bad_brackets(name.p);
         if (skip)
             continue;                     /* its data is read as lines */
         cancel = d.file_empty;
@@ -980,8 +1028,9 @@ static int scan_multipart(var_state_t *st, const char *body, size_t len,
         }
     }
 done:
-    free(scratch);
-    return 0;
+    mp_text_free(&cd);
+    mp_text_free(&name);
+    return rc;
 }
 
 /* Returns the form type; writes the boundary (or "") into boundary. */
@@ -1020,7 +1069,8 @@ hl_php_form_t hl_php_form_type(const char *content_type, char *boundary,
         be = bs + strcspn(bs, ",;");
     }
     n = (size_t)(be - bs);
-    if (n == 0 || boundary == NULL || n >= boundary_size
+    /* An empty boundary is one: PHP reads "--" lines as delimiters. */
+    if (boundary == NULL || n >= boundary_size
         || n > HL_PHP_BOUNDARY_MAX)
         return HL_PHP_FORM_NONE;
     memcpy(boundary, bs, n);

@@ -2,8 +2,8 @@
  * hl_php.h - request variables read as PHP 8.2 reads them: $_GET from a
  * query string and $_COOKIE from a Cookie header, so that a route or a key
  * taken from a request is the one the PHP application sees (spec section 8).
- * Pure: no httpd headers; no allocation (callers give buffers), except a
- * scratch buffer the size of a multipart body, freed before returning.
+ * Pure: no httpd headers; no allocation (callers give buffers), except for
+ * a multipart part's Content-Disposition over 2 KiB, freed before returning.
  *
  * The rules, as php_default_treat_data and php_register_variable_ex apply
  * them with PHP's defaults (checked against php8.2 8.2.36, see
@@ -117,9 +117,9 @@ long hl_cookie_value(char *out, size_t outlen, const char *cookie_header,
  * PHP (the type before any ';', ',' or ' ', compared without case), and for
  * multipart writes the boundary into boundary (boundary_size bytes),
  * "boundary" found as PHP finds it (with its case, else without). A
- * multipart type without a usable boundary (none, empty, unterminated
- * quote, longer than HL_PHP_BOUNDARY_MAX or the buffer) is
- * HL_PHP_FORM_NONE. content_type may be NULL. Owns nothing.
+ * multipart type without a usable boundary (none, unterminated quote,
+ * longer than HL_PHP_BOUNDARY_MAX or the buffer) is HL_PHP_FORM_NONE; an
+ * empty one is usable, as in PHP (the delimiter line is "--"). content_type may be NULL. Owns nothing.
  */
 hl_php_form_t hl_php_form_type(const char *content_type, char *boundary,
                                size_t boundary_size);

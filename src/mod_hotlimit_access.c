@@ -65,7 +65,7 @@ APLOG_USE_MODULE(hotlimit);
 
 typedef enum { HL_STAGE_ACCESS, HL_STAGE_FIXUPS } hl_stage_t;
 
-#define HL_MAX_DECIDED 8   /* quotas remembered per client request */
+#define HL_MAX_DECIDED 12  /* quotas remembered per client request */
 
 /* A quota already decided for this client request. */
 typedef struct {
@@ -585,8 +585,10 @@ static void log_rejection(request_rec *r, const hl_match_t *m)
 }
 
 /* Remembers admitted count=failures|status and cost=header: matches for
- * log_transaction; a table rule's quota is copied with its match. */
-static void remember_pending(hl_pending_t *p, const hl_match_t *m, int n)
+ * log_transaction (of r's client request); a table rule's quota is copied
+ * with its match. One that does not fit is logged (HL00104), not counted. */
+static void remember_pending(request_rec *r, hl_pending_t *p,
+                             const hl_match_t *m, int n)
 {
     int i;
 
@@ -594,9 +596,15 @@ static void remember_pending(hl_pending_t *p, const hl_match_t *m, int n)
         hl_match_t *copy;
 
         if (!hl_quota_after_response(m[i].item.quota)
-            || !m[i].item.decision.admit
-            || p->nmatches >= HL_MAX_MATCHES)
+            || !m[i].item.decision.admit)
             continue;
+        if (p->nmatches >= HL_MAX_MATCHES) {
+            ap_log_rerror(APLOG_MARK, APLOG_WARNING, 0, r,
+                          "HL00104: more than %d quotas counted after the "
+                          "response in one client request: route=%s not "
+                          "counted", HL_MAX_MATCHES, m[i].route);
+            continue;
+        }
         copy = &p->matches[p->nmatches++];
         *copy = m[i];
         if (!m[i].dq) {         /* a table rule's, in the caller's frame */
@@ -875,7 +883,7 @@ static int limit_request(request_rec *r, hl_stage_t stage)
             note_refusal(r, sc, ban, cl);
         return hl_respond_reject(r, &m[primary]);
     }
-    remember_pending(state, m, n);
+    remember_pending(r, state, m, n);
     hl_upgrade_note(r, &cl->upgrade, m, n);
     return DECLINED;
 }

@@ -16,6 +16,7 @@
  * Anything unusable (oversize, unreadable, not a form) leaves the parameter
  * to the query string: never an error of its own.
  */
+#include <stdlib.h>
 #include <string.h>
 
 #include "httpd.h"
@@ -42,7 +43,19 @@ typedef struct {
     char                boundary[HL_PHP_BOUNDARY_MAX + 1];
     char               *data;     /* the whole body, flattened, or NULL */
     apr_size_t          len;
+    struct hl_param_memo *memo;   /* parameters already read from it */
 } hl_body_t;
+
+/* A parameter already read for the client request: a route, a key and
+ * hotlimit_param() may each ask for it, and the body is parsed once. */
+typedef struct hl_param_memo {
+    struct hl_param_memo *next;
+    const char *name;
+    const char *query;            /* the query it was read with */
+    int         array_key;
+    char       *value;            /* NULL: absent */
+    apr_size_t  len;
+} hl_param_memo_t;
 
 static ap_filter_rec_t *body_filter_handle;
 
@@ -173,23 +186,50 @@ static hl_body_t *get_body(request_rec *r)
     return b;
 }
 
-/* Returns $_REQUEST[name] (see mod_hotlimit.h). */
+/* Returns $_REQUEST[name] (see mod_hotlimit_body.h). Each (name, array
+ * key, query) is read once per client request; the value is copied into
+ * r->pool for each caller. The parse writes into a scratch buffer as large
+ * as query and body, malloc'd and freed at once (a body may be 8 MiB). */
 char *hl_request_param(request_rec *r, const char *name, int array_key,
                        apr_size_t *len)
 {
     hl_body_t *b = get_body(r);
+    request_rec *top = hl_client_request(r);
     const char *query = r->args;
-    apr_size_t size = (query ? strlen(query) : 0)
-                      + (b->data ? b->len : 0) + HL_PHP_KEY_MAX + 2;
-    char *out = apr_palloc(r->pool, size);
-    long n = hl_php_request_param(out, size, query, b->data,
-                                  b->data ? b->len : 0, b->form, b->boundary,
-                                  name, array_key);
+    hl_param_memo_t *memo;
+    apr_size_t size;
+    char *out;
+    long n;
 
-    if (n < 0)
+    for (memo = b->memo; memo; memo = memo->next)
+        if (memo->array_key == array_key && !strcmp(memo->name, name)
+            && (memo->query == query
+                || (memo->query && query && !strcmp(memo->query, query))))
+            break;
+    if (memo == NULL) {
+        size = (query ? strlen(query) : 0) + (b->data ? b->len : 0)
+               + HL_PHP_KEY_MAX + 2;
+        if ((out = malloc(size)) == NULL)
+            return NULL;
+        n = hl_php_request_param(out, size, query, b->data,
+                                 b->data ? b->len : 0, b->form, b->boundary,
+                                 name, array_key);
+        memo = apr_pcalloc(top->pool, sizeof(*memo));
+        memo->name = apr_pstrdup(top->pool, name);
+        memo->query = query ? apr_pstrdup(top->pool, query) : NULL;
+        memo->array_key = array_key;
+        if (n >= 0) {
+            memo->value = apr_pstrmemdup(top->pool, out, (apr_size_t)n);
+            memo->len = (apr_size_t)n;
+        }
+        free(out);
+        memo->next = b->memo;
+        b->memo = memo;
+    }
+    if (memo->value == NULL)
         return NULL;
-    *len = (apr_size_t)n;
-    return out;
+    *len = memo->len;
+    return apr_pstrmemdup(r->pool, memo->value, memo->len);
 }
 
 /* The HOTLIMIT_BODY input filter: the kept body first, then the rest from
@@ -202,9 +242,13 @@ static apr_status_t body_filter(ap_filter_t *f, apr_bucket_brigade *bb,
     apr_bucket *e, *after;
     apr_status_t rv;
 
+    /* A body the module could not read whole is not handed on in part:
+     * PHP would parse the part it got (mod_php keeps whole 16 KiB blocks
+     * read before an error), where the module read only the query. The
+     * handler gets the error at once, and PHP no body. */
+    if (b && b->rv != APR_SUCCESS)
+        return b->rv;
     if (!b || !b->kept || APR_BRIGADE_EMPTY(b->kept)) {
-        if (b && b->rv != APR_SUCCESS)
-            return b->rv;
         return ap_get_brigade(f->next, bb, mode, block, readbytes);
     }
     switch (mode) {

@@ -18,7 +18,7 @@ use Apache::TestUtil;
 use HotLimitTable;
 
 my $RANDOM = $ENV{HL_MP_COUNT} || 500;
-plan tests => 2 * 13 + 3, need { 'mod_php and the prefork MPM' => hl_have_php() };
+plan tests => 2 * 13 + 4, need { 'mod_php and the prefork MPM' => hl_have_php() };
 
 my $mpm = hl_mpm();
 my $php = <<'PHP';
@@ -93,6 +93,11 @@ for my $name (sort keys %case) {
     ok t_cmp($p, 'login', "[$mpm] PHP reads do=login: $name");
     ok t_cmp($r, '/login', "[$mpm] ... and so does the module");
 }
+# An empty boundary: PHP reads "--" lines as delimiters.
+{
+    my ($p, $r) = ask('', field('', 'do', 'login') . "----\r\n");
+    ok t_cmp("$p $r", 'login /login', "[$mpm] an empty boundary: PHP and the module read do=login");
+}
 # A boundary of 300 bytes (over the old reader's 256).
 {
     my $b = 'b' x 300;
@@ -156,7 +161,7 @@ sub random_body {
 }
 my @bad;
 for my $i (1 .. $RANDOM) {
-    my $b = pick('XyZ', 'a' x 40, 'q' x 300);
+    my $b = pick('XyZ', 'a' x 40, 'q' x 300, '');
     my $body = random_body($b);
     my $query = rand() < 0.2 ? 'do=login' : rand() < 0.2 ? 'do=show' : undef;
     my ($p, $r) = ask($b, $body, $query);

@@ -53,7 +53,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     memcpy(body, nl2 + 1, blen);
     form = hl_php_form_type(ctype, boundary, sizeof(boundary));
     CHECK(form != HL_PHP_FORM_MULTIPART
-          || (boundary[0] != '\0' && strlen(boundary) <= HL_PHP_BOUNDARY_MAX));
+          || strlen(boundary) <= HL_PHP_BOUNDARY_MAX);
     for (i = 0; i < sizeof(names) / sizeof(names[0]); ++i) {
         for (j = 0; j < sizeof(outlens) / sizeof(outlens[0]); ++j) {
             char *out = malloc(outlens[j]);

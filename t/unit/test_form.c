@@ -306,6 +306,11 @@ static const form_vec_t vectors[] = {
       "--XyZb\r\nContent-Disposition: form-data; name=\"f\"; filename=\"a\"\r\n\r\nd\r\n", 19,
       "--XyZb\r\nContent-Disposition: form-data; name=\"g\"; filename=\"a\"\r\n\r\n--XyZb\r\nContent-Disposition: form-data; name=\"do\"\r\n\r\nlogin\r\n--XyZb--\r\n",
       "do", ABS, NULL, 0 },
+    /* An empty boundary: "--" lines delimit the parts, as in PHP. */
+    { NULL, "multipart/form-data; boundary=",
+      "", 0,
+      "--\r\nContent-Disposition: form-data; name=\"do\"\r\n\r\nlogin\r\n----\r\n",
+      "do", STR, "login", 5 },
     /* A text field's value keeps a '\r' that is not before the boundary. */
     { NULL, "multipart/form-data; boundary=XyZb",
       "", 0,
@@ -512,7 +517,10 @@ static void test_form_type(void)
     is_int(hl_php_form_type("multipart/form-data; boundary=\"abc", b, sizeof(b)),
            HL_PHP_FORM_NONE, "unterminated quote");
     is_int(hl_php_form_type("multipart/form-data; boundary=", b, sizeof(b)),
-           HL_PHP_FORM_NONE, "empty boundary");
+           HL_PHP_FORM_MULTIPART, "empty boundary: PHP reads the body");
+    is_str(b, "", "... its delimiter line is \"--\"");
+    is_int(hl_php_form_type("multipart/form-data; boundary=\"\"; x", b, sizeof(b)),
+           HL_PHP_FORM_MULTIPART, "empty quoted boundary");
     is_int(hl_php_form_type("multipart/form-data", b, sizeof(b)),
            HL_PHP_FORM_NONE, "no boundary");
     is_int(hl_php_form_type("multipart/form-data; boundary=0123456789abcdef",
