@@ -10,13 +10,15 @@ use lib "$FindBin::Bin/lib";
 use Apache::Test;
 use Apache::TestUtil;
 use HotLimitTable;
+use HTTP::Request ();
+use feature 'state';
 
 my $examples = "$FindBin::Bin/../conf-examples";
 $examples = "$ENV{HOTLIMIT_TEST_WORK}/conf-examples" unless -d $examples;
 my @confs = sort glob "$examples/*.conf";
 my $fail2ban = -x '/usr/bin/fail2ban-regex' ? '/usr/bin/fail2ban-regex' : '';
 
-plan tests => scalar(@confs) + 12 + 3;
+plan tests => scalar(@confs) + 18 + 3;
 
 sub slurp { local (@ARGV, $/) = @_; <> }
 
@@ -48,20 +50,56 @@ for my $conf (@confs) {
 
 # --- WordPress -------------------------------------------------------------
 my $wp_files = { 'wp-login.php' => "login form\n", 'xmlrpc.php' => "xmlrpc\n",
-                 'wp-json/wp/v2/posts' => "[]\n", 'wp-comments-post.php' => "ok\n" };
+                 'wp-json/wp/v2/posts' => "[]\n", 'wp-comments-post.php' => "ok\n",
+                 'index.php' => "index\n" };
 my $wp = start_httpd(name => 'wordpress', files => $wp_files,
-                     conf => slurp("$examples/wordpress.conf"));
-ok t_cmp($wp->codes('/wp-login.php', 6), '200 200 200 200 200 429',
-         'WordPress: wp-login.php 5/1m');
-ok t_cmp($wp->codes('/wp-login.php?action=lostpassword', 4), '200 200 200 429',
-         'WordPress: lost password 3/1h, counted apart from the spent login');
+                     conf => slurp("$examples/wordpress.conf")
+                           . "\nRemoteIPHeader X-Forwarded-For\nRemoteIPInternalProxy 127.0.0.1\n");
+# POSTs an urlencoded $body to $path (from address $from, if given).
+sub wp_post {
+    my ($path, $body, $from) = @_;
+    return $wp->{ua}->post($wp->url($path), 'Content-Type' => 'application/x-www-form-urlencoded',
+                           Content => $body, $from ? ('X-Forwarded-For' => $from) : ())->code;
+}
+ok t_cmp($wp->codes('/wp-login.php', 6), '200 200 200 200 200 200',
+         'WordPress: showing the login form is no login attempt');
+ok t_cmp(join(' ', map { wp_post('/wp-login.php', "log=admin&pwd=guess$_") } 1 .. 6),
+         '200 200 200 200 200 429', 'WordPress: login attempts 5/1m per address');
+ok t_cmp(wp_post('/wp-login.php?rest_route=/x', 'log=admin&pwd=guess'), 429,
+         'WordPress: rest_route= added to a login does not move it to the REST quota');
+ok t_cmp(join(' ', map { wp_post('/wp-login.php', "log=editor&pwd=guess$_", "203.0.113.$_") } 1 .. 11),
+         join(' ', ('200') x 10, '429'), 'WordPress: one account, 10 attempts an hour from any address');
+ok t_cmp($wp->codes('/wp-login.php?action=lostpassword', 3) . ' '
+         . wp_post('/wp-login.php', 'action=lostpassword&user_login=victim'),
+         '200 200 200 429', 'WordPress: lost password 3/1h, a POSTed action too');
 ok t_cmp($wp->get('/wp-login.php?action=lostpassword')->header('Retry-After') // 0,
          qr/^\d+$/, 'WordPress: lost password refusal has Retry-After');
 ok t_cmp($wp->codes('/xmlrpc.php', 11), join(' ', ('200') x 10, '429'),
          'WordPress: xmlrpc.php 10/1h');
-my @rest = split ' ', $wp->codes('/?rest_route=/wp/v2/posts', 31);
-ok t_cmp(scalar(grep { $_ eq '200' } @rest), 30, 'WordPress: ?rest_route= burst of 30');
+my @rest = split ' ', $wp->codes('/?rest_route=/wp/v2/posts', 28)
+    . ' ' . wp_post('/', 'rest_route=/wp/v2/posts') . ' ' . $wp->codes('/index.php/wp-json/wp/v2/posts', 1)
+    . ' ' . $wp->codes('/wp-json/wp/v2/posts', 1);
+ok t_cmp(scalar(grep { $_ ne '429' } @rest), 30,
+         'WordPress: one REST burst of 30, via ?rest_route=, a POSTed rest_route, /index.php/wp-json/ and /wp-json/');
 ok t_cmp($rest[-1], '429', 'WordPress: the 31st at once is refused');
+{
+    my $res = $wp->{ua}->request(HTTP::Request->new(POST => $wp->url('/wp-comments-post.php'),
+        [ 'Content-Type' => 'application/x-www-form-urlencoded', 'X-Forwarded-For' => '198.51.100.3' ],
+        sub { state $n = 0; $n++ ? '' : 'comment=x' }));
+    ok t_cmp($res->code, 403, 'WordPress: a POST without Content-Length (chunked) is refused');
+}
+
+# --- static files are exempt by name, not by URL ----------------------------
+{
+    my $text = slurp("$examples/exempt-health-assets.conf");
+    $text =~ s{HotLimitQuota 300/1m}{HotLimitQuota 2/1m} or die 'exempt recipe: no site quota';
+    my $ex = start_httpd(name => 'exempt', files => { 'app.css' => "x\n", 'login.php' => "l\n" },
+                         conf => $text);
+    ok t_cmp($ex->codes('/app.css', 3), '200 200 200', 'exempt: a static file is never limited');
+    ok t_cmp($ex->codes('/login.php/x.css', 3), qr/^(?!429)\d+ (?!429)\d+ 429$/,
+             'exempt: a script with PATH_INFO ending in .css is limited');
+    $ex->stop;
+}
 
 # --- a front-controller framework ------------------------------------------
 my $fc = start_httpd(name => 'front', table => { routes => {
