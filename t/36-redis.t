@@ -17,7 +17,7 @@ use HotLimitTable;
 use HLTest ();
 use HLRedis;
 
-plan tests => 39, need { 'redis-server (apt-get install redis-server)' => HLRedis::available() };
+plan tests => 40, need { 'redis-server (apt-get install redis-server)' => HLRedis::available() };
 
 my $redis = HLRedis->new('redis');
 my $rport = $redis->port;
@@ -62,6 +62,10 @@ HotLimitStoreTimeout 50
 <Location /grace>
     HotLimitQuota 40/1m by=header:X-Client
 </Location>
+<Location /twoq>
+    HotLimitQuota 3/1m
+    HotLimitQuota 2/1m by=header:X-Account
+</Location>
 CONF
 my $a = start_httpd(name => 'redis-a', conf => $conf);
 # The second server runs the other MPM when this run has it (prefork with
@@ -77,6 +81,12 @@ for my $i (1 .. 40) {
 }
 ok t_cmp($seen{200} // 0, 20, 'two servers share one quota: 20 of 40 admitted');
 ok t_cmp($seen{429} // 0, 20, '... and 20 refused');
+
+# --- two HotLimitQuota lines in one section, decided in one script call ---------
+ok t_cmp(join(' ', map { ($_->[0])->get('/twoq', 'X-Account' => $_->[1])->code }
+                   [$a, 'x'], [$b, 'x'], [$a, 'x'], [$b, 'y'], [$a, 'z']),
+         '200 200 429 200 429',
+         'two quotas on two servers: account x gets 2, the address 3, both bind');
 
 # --- 50 concurrent clients alternating between the servers: exactly 30 ------------
 {
