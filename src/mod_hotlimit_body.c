@@ -115,8 +115,11 @@ static apr_off_t read_body(request_rec *r, hl_body_t *b, apr_off_t limit,
         }
         APR_BRIGADE_CONCAT(b->kept, bb);
         total += got;
-        if (b->rv != APR_SUCCESS || (got == 0 && !*eos))
-            break;               /* nothing came: do not spin */
+        if (b->rv == APR_SUCCESS && got == 0 && !*eos)
+            b->rv = APR_INCOMPLETE;   /* nothing came: do not spin; the
+                                         body is not handed on in part */
+        if (b->rv != APR_SUCCESS)
+            break;
     }
     return total;
 }

@@ -51,7 +51,7 @@ for my $conf (@confs) {
 # --- WordPress -------------------------------------------------------------
 my $wp_files = { 'wp-login.php' => "login form\n", 'xmlrpc.php' => "xmlrpc\n",
                  'wp-json/wp/v2/posts' => "[]\n", 'wp-comments-post.php' => "ok\n",
-                 'index.php' => "index\n" };
+                 'index.php' => "index\n", 'wp-signup.php' => "signup\n" };
 my $wp = start_httpd(name => 'wordpress', files => $wp_files,
                      conf => slurp("$examples/wordpress.conf")
                            . "\nRemoteIPHeader X-Forwarded-For\nRemoteIPInternalProxy 127.0.0.1\n");
@@ -77,10 +77,10 @@ ok t_cmp($wp->get('/wp-login.php?action=lostpassword')->header('Retry-After') //
 ok t_cmp($wp->codes('/xmlrpc.php', 11), join(' ', ('200') x 10, '429'),
          'WordPress: xmlrpc.php 10/1h');
 my @rest = split ' ', $wp->codes('/?rest_route=/wp/v2/posts', 28)
-    . ' ' . wp_post('/', 'rest_route=/wp/v2/posts') . ' ' . $wp->codes('/index.php/wp-json/wp/v2/posts', 1)
+    . ' ' . wp_post('/', 'rest_route=/wp/v2/posts') . ' ' . $wp->codes('/wp-signup.php/wp-json/wp/v2/users', 1)
     . ' ' . $wp->codes('/wp-json/wp/v2/posts', 1);
 ok t_cmp(scalar(grep { $_ ne '429' } @rest), 30,
-         'WordPress: one REST burst of 30, via ?rest_route=, a POSTed rest_route, /index.php/wp-json/ and /wp-json/');
+         'WordPress: one REST burst of 30, via ?rest_route=, a POSTed rest_route, /wp-signup.php/wp-json/ and /wp-json/');
 ok t_cmp($rest[-1], '429', 'WordPress: the 31st at once is refused');
 {
     my $res = $wp->{ua}->request(HTTP::Request->new(POST => $wp->url('/wp-comments-post.php'),

@@ -20,7 +20,7 @@ use Apache::TestUtil;
 use HotLimitTable;
 
 my $dw = ($ENV{HOTLIMIT_TEST_WORK} // '') . '/dokuwiki';
-plan tests => 16, need {
+plan tests => 17, need {
     'mod_php and the prefork MPM' => hl_have_php(),
     "Debian's dokuwiki package (apt-get install dokuwiki)" => -f "$dw/www/doku.php" };
 
@@ -109,6 +109,10 @@ sleep 5.2;
 push @codes, $ua->get("$base?id=start", Authorization => 'Basic YWRtaW46Z3Vlc3M0')->code;
 ok t_cmp("@codes", qr/^(?!429)\d+ (?!429)\d+ (?!429)\d+ 429$/,
          'a GET carrying u and p (no do) is a login attempt; so is an Authorization header');
+$res = $ua->get("$base?id=start", Authorization => 'Basic YWRtaW46Z3Vlc3M1',
+               'X-Forwarded-For' => '198.51.100.8');
+ok t_cmp($res->code . ($res->content =~ /dw__login/ ? ' dokuwiki' : ''), '403',
+         'an Authorization header is refused by httpd (DokuWiki would try its credentials)');
 $res = $ua->get("$base?id=start", 'X-DokuWiki-Do' => 'login', 'X-Forwarded-For' => '198.51.100.7');
 ok t_cmp($res->code . ($res->content =~ /dw__login/ ? ' dokuwiki' : ''), '403',
          'an X-DokuWiki-Do header is refused by httpd');
