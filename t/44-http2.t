@@ -23,7 +23,7 @@ use File::Temp qw(tempdir);
 use IO::Socket::INET;
 use HLTest;
 
-my $h2_tests = 15;
+my $h2_tests = 16;
 plan tests => 1 + $h2_tests;
 
 # --- forged upgrade headers where nothing upgrades (HTTP/1.1 server) -------
@@ -91,6 +91,15 @@ sub h2c {
     ok t_cmp(hl_tally(@lines[1 .. $#lines]), '3 2',
              '... /h2b/ (3/1m) admits 3 of 5: the upgrade paid for no /h2b/ stream');
     ok t_cmp(hl_tally(map { h2c('/h2a/') } 1 .. 3), '2 1', '... /h2a/ has 2 left: counted once');
+}
+
+# --- hotlimit_param() reads an HTTP/2 request body (urlencoded, multipart) ----
+{
+    my $code = sub { `curl --http2-prior-knowledge -s -o /dev/null -w '%{http_code}' @_ '$site/h2param/' 2>/dev/null` };
+    my $codes = join ' ', $code->(q{-d 'id=1'}), $code->(q{-d 'u=a&p=b'}),
+                          $code->(q{-F u=a -F p=c}), $code->(q{-d 'u=a&%70=d'});
+    ok t_cmp($codes, qr/^(?!429)\d+ (?!429)\d+ (?!429)\d+ 429$/,
+             'HTTP/2 POST bodies: u and p urlencoded, multipart, an encoded name: 2, then 429');
 }
 
 # --- after-response counting (cost=header:) is the replay's -----------------------
