@@ -3,7 +3,8 @@
 # machine as root:
 #   bash quickstart.sh demo   installs what is missing, builds, starts the demo
 #   bash quickstart.sh test   installs what is missing, builds, runs every test
-#                             (make check, then make check-deb as root)
+#                             (make check, make check-dist, then make
+#                             check-deb as root)
 set -euo pipefail
 cd "$(dirname "$0")"
 
@@ -57,6 +58,9 @@ case "${1:-}" in
         install_missing
         build
         make check
+        # The release check: the tarball of `make dist` builds and passes
+        # its unit tests on its own.
+        make check-dist
         # The Debian package: build, lintian, install, a 429 from Debian's
         # apache2, purge. It installs a package, so only as root.
         if [ "$(id -u)" = 0 ]; then
