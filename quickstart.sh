@@ -12,12 +12,13 @@ cd "$(dirname "$0")"
 # apache2-dev's dh_apache2), dpkg-dev, fakeroot, lintian and man-db build
 # and check the Debian package (t/pkg/test-deb.sh); chromium loads the
 # status page in t/33-status-browser.t; openssl makes the certificate of
-# t/45-h2-tls.t.
+# t/45-h2-tls.t; prometheus brings promtool, which checks and unit-tests the
+# alert rules in t/32-monitoring.t.
 PACKAGES="apache2 apache2-dev apache2-utils libapr1-dev libaprutil1-dev
   libcjson-dev libcurl4-openssl-dev libapache2-mod-perl2 libapache2-mod-php
   autoconf automake libtool pkg-config make gcc libc6-dev perl python3 curl
   debhelper dpkg-dev fakeroot lintian man-db python3-prometheus-client
-  fail2ban libhiredis-dev redis-server chromium dokuwiki openssl"
+  fail2ban libhiredis-dev redis-server chromium dokuwiki openssl prometheus"
 
 install_missing() {
     local missing=() p

@@ -285,6 +285,38 @@ static int load_persisted(server_rec *s, apr_pool_t *p, const char *path,
     return 1;
 }
 
+/* Writes the segment base (size bytes) to f at its current offset, leaving
+ * holes where a whole page is zero: the file's disk use follows the slots in
+ * use, not the table's capacity, and it reads back as the same bytes. The
+ * file ends at offset + size (a trailing hole is made by truncation).
+ * Returns APR_SUCCESS or the first write, seek or truncate error. */
+static apr_status_t write_sparse(apr_file_t *f, const char *base, apr_size_t size)
+{
+    enum { PAGE = 4096 };
+    static const char zeros[PAGE];
+    apr_off_t at = 0, end;
+    apr_size_t done = 0;
+    apr_status_t rv = apr_file_seek(f, APR_CUR, &at);
+
+    end = at + (apr_off_t)size;
+    while (rv == APR_SUCCESS && done < size) {
+        apr_size_t n = size - done < PAGE ? size - done : PAGE;
+
+        if (memcmp(base + done, zeros, n) == 0) {
+            apr_off_t to = at + (apr_off_t)(done + n);
+            rv = apr_file_seek(f, APR_SET, &to);
+        }
+        else
+            rv = apr_file_write_full(f, base + done, n, NULL);
+        done += n;
+    }
+    if (rv == APR_SUCCESS)
+        rv = apr_file_trunc(f, end);
+    if (rv == APR_SUCCESS)
+        rv = apr_file_flush(f);
+    return rv;
+}
+
 /*
  * Writes the segment to life->persist_path (through a temporary file and
  * a rename, so a crash never leaves half a file). Returns APR_SUCCESS or
@@ -317,9 +349,7 @@ static apr_status_t save_persisted(server_rec *s, apr_pool_t *p,
         n = sizeof(h);
         rv = apr_file_write_full(f, &h, n, NULL);
         if (rv == APR_SUCCESS)
-            rv = apr_file_write_full(f, base, life->size, NULL);
-        if (rv == APR_SUCCESS)
-            rv = apr_file_flush(f);
+            rv = write_sparse(f, base, life->size);
         apr_file_close(f);
     }
     if (rv == APR_SUCCESS)

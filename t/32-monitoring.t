@@ -5,7 +5,8 @@
 # (t/support/check_metrics.py, python3-prometheus-client) and every
 # hotlimit_* name in the examples must be a sample in it. The checker is
 # shown to catch an unknown name and a parse error. With promtool in PATH
-# the config and the rules are checked by it too.
+# the config and the rules are checked by it too, and the rules' unit
+# tests (alerts.test.yml) run.
 use strict;
 use warnings FATAL => 'all';
 use FindBin;
@@ -24,7 +25,7 @@ my $checker = "$FindBin::Bin/support/check_metrics.py";
 my ($dir) = grep { -d } map { "$_/conf-examples/monitoring" }
     grep { defined } $ENV{HOTLIMIT_TEST_WORK}, "$FindBin::Bin/..";
 
-plan tests => 8,
+plan tests => 10,
     need { 'python3 with prometheus_client (apt-get install python3-prometheus-client)' => $py,
            'conf-examples/monitoring' => $dir };
 
@@ -71,7 +72,12 @@ if ($promtool) {
     ok t_cmp($? >> 8, 0, 'promtool check config prometheus.yml') or t_debug($o);
     $o = `$promtool/promtool check rules $dir/alerts.yml 2>&1`;
     ok t_cmp($? >> 8, 0, 'promtool check rules alerts.yml') or t_debug($o);
+    # The rules' own unit tests: the spike alert fires on a new install
+    # within its `for:`, stays quiet on steady refusals, fires on a spike.
+    $o = `cd $dir && $promtool/promtool test rules alerts.test.yml 2>&1`;
+    ok t_cmp($? >> 8, 0, 'promtool test rules alerts.test.yml') or t_debug($o);
+    ok t_cmp($o, qr/SUCCESS/, 'promtool test rules: SUCCESS');
 }
 else {
-    skip 'promtool (package prometheus) is not installed' for 1 .. 2;
+    skip 'promtool (package prometheus) is not installed' for 1 .. 4;
 }

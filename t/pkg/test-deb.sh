@@ -129,6 +129,16 @@ check "no libtool archive beside it" \
     test ! -e /usr/lib/apache2/modules/mod_hotlimit.la
 check "hotlimit.load declares slotmem_shm as a dependency" \
     grep -q '^# Depends: slotmem_shm' /etc/apache2/mods-available/hotlimit.load
+doc=/usr/share/doc/$PKG
+for d in fail2ban/filter.d fail2ban/jail.d monitoring demo; do
+    check "the package ships conf-examples/$d" test -d "$doc/conf-examples/$d"
+done
+check "the Prometheus rules are shipped as they are (not gzipped)" \
+    test -f "$doc/conf-examples/monitoring/alerts.yml"
+check "README.Debian is installed" test -f "$doc/README.Debian"
+check "the upstream changelog is installed" test -f "$doc/changelog.gz"
+check "Suggests: fail2ban, prometheus" \
+    bash -c "dpkg-query -W -f='\${Suggests}' $PKG | grep -q 'fail2ban, prometheus'"
 check "the package does not enable the module by itself" \
     test ! -e /etc/apache2/mods-enabled/hotlimit.load
 # Shows a2enmod resolving the dependency even where slotmem_shm was enabled.
@@ -226,7 +236,13 @@ for _ in $(seq 50); do
     sleep 0.1
 done
 check "apache2ctl stop" test ! -f "/var/run/apache2-$INSTANCE/apache2.pid"
-rm -rf "$ICONF" "/var/run/apache2-$INSTANCE" "/var/lock/apache2-$INSTANCE" "/var/log/apache2-$INSTANCE"
+persisted="/var/run/apache2-$INSTANCE/hotlimit-counters.persist"
+check "the stop saved the counters ($persisted)" test -f "$persisted"
+# 65,536 slots are a segment of several MiB; one counter in use takes a
+# few pages of disk.
+check "the persisted file takes disk for the slots in use only (< 256 KiB)" \
+    bash -c "[ \$(du -k '$persisted' | cut -f1) -lt 256 ]"
+rm -rf "$ICONF" "/var/lock/apache2-$INSTANCE" "/var/log/apache2-$INSTANCE"
 a2disconf -q "$TESTCONF" >/dev/null
 rm -f "/etc/apache2/conf-available/$TESTCONF.conf"
 
@@ -237,6 +253,8 @@ else
     not_ok "apt-get purge -y $PKG"
 fi
 check "dpkg no longer lists the package" bash -c "! dpkg -L $PKG >/dev/null 2>&1"
+check "purge removed the persisted counters" test ! -e "$persisted"
+rm -rf "/var/run/apache2-$INSTANCE"
 left=$(ls -d /etc/apache2/mods-*/hotlimit.* /usr/lib/apache2/modules/mod_hotlimit.* \
     /usr/bin/hotlimit-check /usr/share/man/man1/hotlimit-check.1* \
     /usr/share/man/man5/mod_hotlimit.5* /usr/share/doc/$PKG 2>/dev/null)
@@ -247,8 +265,7 @@ else
     echo "$left" | diag
 fi
 if [ "$slotmem_was_enabled" = no ]; then
-    a2dismod -q slotmem_shm >/dev/null
-    check "slotmem_shm disabled again, as before the test" \
+    check "purge disabled slotmem_shm, which a2enmod hotlimit had enabled" \
         test ! -e /etc/apache2/mods-enabled/slotmem_shm.load
 else
     a2enmod -q slotmem_shm >/dev/null
