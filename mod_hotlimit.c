@@ -54,6 +54,7 @@ static void *create_dir_conf(apr_pool_t *p, char *dir)
     c->headers = HL_UNSET;
     c->route_from = HL_ROUTE_FROM_UNSET;
     c->body_limit = HL_UNSET;
+    c->error_format = HL_UNSET;
     return c;
 }
 
@@ -65,7 +66,8 @@ static int dir_conf_empty(const hl_dir_conf_t *c)
 {
     return c->engine == HL_UNSET && c->dry_run == HL_UNSET
            && c->headers == HL_UNSET && c->route_from == HL_ROUTE_FROM_UNSET
-           && c->body_limit == HL_UNSET && c->nquotas == 0;
+           && c->body_limit == HL_UNSET && c->nquotas == 0
+           && c->error_format == HL_UNSET;
 }
 
 static void *merge_dir_conf(apr_pool_t *p, void *basev, void *addv)
@@ -93,6 +95,7 @@ static void *merge_dir_conf(apr_pool_t *p, void *basev, void *addv)
         c->route_arg = base->route_arg;
     }
     c->body_limit = MERGE_INT(body_limit);
+    c->error_format = MERGE_INT(error_format);
     if (add->nquotas > 0) {
         c->nquotas = add->nquotas;
         memcpy(c->quotas, add->quotas, sizeof(c->quotas));
@@ -279,6 +282,20 @@ static const char *set_headers(cmd_parms *cmd, void *dconf, int on)
     (void)cmd;
     ((hl_dir_conf_t *)dconf)->headers = on;
     return NULL;
+}
+
+static const char *set_error_format(cmd_parms *cmd, void *dconf, const char *arg)
+{
+    static const char *const names[] = { "auto", "html", "json", "problem", NULL };
+    int i;
+
+    for (i = 0; names[i]; ++i)
+        if (!strcasecmp(arg, names[i])) {
+            ((hl_dir_conf_t *)dconf)->error_format = i;   /* hl_error_format_t */
+            return NULL;
+        }
+    return apr_psprintf(cmd->pool, "%s: '%s' is not auto, html, json or problem",
+                        cmd->directive->directive, arg);
 }
 
 static const char *set_route_from(cmd_parms *cmd, void *dconf, const char *arg)
@@ -505,6 +522,9 @@ static const command_rec hotlimit_cmds[] = {
                  "On|Off: count and log, but never reject"),
     AP_INIT_FLAG("HotLimitHeaders", set_headers, NULL, RSRC_CONF | ACCESS_CONF | OR_LIMIT,
                  "On|Off: send RateLimit-Policy and RateLimit headers"),
+    AP_INIT_TAKE1("HotLimitErrorFormat", set_error_format, NULL,
+                  RSRC_CONF | ACCESS_CONF | OR_LIMIT,
+                  "auto|html|json|problem: the 429 body by Accept, or always this form"),
     AP_INIT_TAKE1("HotLimitRouteFrom", set_route_from, NULL, RSRC_CONF | ACCESS_CONF | OR_LIMIT,
                   "path|query:NAME|param:NAME|path-info: where the route "
                   "comes from"),

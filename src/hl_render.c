@@ -545,6 +545,30 @@ char *hl_render_policy_header(apr_pool_t *p, const hl_policy_view_t *pol, int n)
     return b.s;
 }
 
+/* Returns 1 if name is one of pol[0 .. n)'s names. */
+static int name_taken(const hl_policy_view_t *pol, int n, const char *name)
+{
+    int i;
+
+    for (i = 0; i < n; i++)
+        if (strcmp(pol[i].name, name) == 0)
+            return 1;
+    return 0;
+}
+
+void hl_render_distinct_names(apr_pool_t *p, hl_policy_view_t *pol, int n)
+{
+    int i, k;
+
+    for (i = 1; pol != NULL && i < n; i++) {
+        const char *name = pol[i].name;
+
+        for (k = 2; name_taken(pol, i, name); k++)
+            name = apr_psprintf(p, "%s-%d", pol[i].name, k);
+        pol[i].name = name;
+    }
+}
+
 int hl_render_tightest(const hl_policy_view_t *pol, int n)
 {
     int i, best = 0;

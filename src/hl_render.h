@@ -71,6 +71,16 @@ char *hl_render_problem_json(apr_pool_t *p, const hl_reject_info_t *info);
 char *hl_render_policy_header(apr_pool_t *p, const hl_policy_view_t *pol, int n);
 
 /*
+ * Makes the names of pol[0 .. n) distinct, in order: a name already used by
+ * an earlier policy gets "-2", "-3", ... (the first free one), so that
+ * RateLimit-Policy lists several quotas whose windows read alike (two
+ * "5/1m" lines keyed differently) as distinct policies, with the same names
+ * at every request of the same configuration. Renamed names are allocated
+ * from p; the others are left as they are. Never fails.
+ */
+void hl_render_distinct_names(apr_pool_t *p, hl_policy_view_t *pol, int n);
+
+/*
  * Returns the RateLimit value for the policy with the least remaining
  * (ties: the longest reset): "NAME";r=REMAINING;t=SECONDS. Allocated from p.
  */

@@ -97,7 +97,17 @@ typedef struct {
     int                   nquotas;     /* HotLimitQuota lines, each counted */
     const hl_dir_quota_t *quotas[HL_DIR_QUOTAS_MAX];  /* apart; a child's
                                                          replace them all */
+    int                   error_format;  /* HotLimitErrorFormat: an
+                                            hl_error_format_t, or HL_UNSET */
 } hl_dir_conf_t;
+
+/* HotLimitErrorFormat: the 429 body chosen by Accept (auto), or fixed. */
+typedef enum {
+    HL_ERROR_FORMAT_AUTO = 0,
+    HL_ERROR_FORMAT_HTML,
+    HL_ERROR_FORMAT_JSON,
+    HL_ERROR_FORMAT_PROBLEM
+} hl_error_format_t;
 
 /* Table failure policy (HotLimitTableFailure). */
 typedef enum {

@@ -874,7 +874,7 @@ static int limit_request(request_rec *r, hl_stage_t stage)
         hl_upgrade_settle(&m[i]);
     }
     primary = hl_decide_primary(items, n);
-    hl_respond_annotate(r, &m[primary], dc->headers != 0);
+    hl_respond_annotate(r, m, n, primary, dc->headers != 0);
     for (i = 0; i < n; ++i)
         if (!m[i].item.decision.admit)
             log_rejection(r, &m[i]);

@@ -150,8 +150,36 @@ static table_put_t put_for(request_rec *r, table_put_t *header_put)
                                                             : apr_table_addn;
 }
 
-void hl_respond_annotate(request_rec *r, const hl_match_t *m, int headers)
+/*
+ * Sets RateLimit-Policy to every window of the n matches m (several quota
+ * lines, table rules, token budgets), each a policy with a name of its own,
+ * and RateLimit to the one with the least remaining (header_put stores
+ * them). Allocates from r->pool; never fails.
+ */
+static void put_all_policies(request_rec *r, const hl_match_t *m, int n,
+                             table_put_t header_put)
 {
+    hl_policy_view_t *all = apr_palloc(r->pool, sizeof(*all) * HL_MAX_WINDOWS
+                                                * (size_t)n);
+    int i, count = 0;
+
+    for (i = 0; i < n; ++i) {
+        int w = m[i].item.quota->nwindows;
+
+        memcpy(all + count, policy_views(r, &m[i]), sizeof(*all) * (size_t)w);
+        count += w;
+    }
+    hl_render_distinct_names(r->pool, all, count);
+    header_put(r->err_headers_out, "RateLimit-Policy",
+               hl_render_policy_header(r->pool, all, count));
+    header_put(r->err_headers_out, "RateLimit",
+               hl_render_ratelimit_header(r->pool, all, count));
+}
+
+void hl_respond_annotate(request_rec *r, const hl_match_t *all, int n,
+                         int primary, int headers)
+{
+    const hl_match_t *m = &all[primary];
     const hl_decision_t *d = &m->item.decision;
     const hl_quota_t *q = m->item.quota;
     int t = hl_decide_tightest(d);
@@ -159,20 +187,23 @@ void hl_respond_annotate(request_rec *r, const hl_match_t *m, int headers)
     const char *policy = NULL, *prefix = NULL, *remaining, *value;
     size_t prefix_len = 0;
     table_put_t env_put, header_put;
+    /* One quota: its texts, mostly rendered ahead. Several: every
+     * quota's policies, rendered below (put_all_policies). */
+    int one = headers && n == 1;
 
-    if (headers && m->dq) {
+    if (one && m->dq) {
         /* A directive quota: everything but two numbers was rendered at
          * configuration time. */
         policy = m->dq->policy_header;
         prefix = m->dq->rl_prefix[t];
         prefix_len = m->dq->rl_prefix_len[t];
     }
-    else if (headers && texts) {
+    else if (one && texts) {
         policy = apr_pstrdup(r->pool, texts->policy);
         prefix = texts->prefix[t];
         prefix_len = texts->prefix_len[t];
     }
-    else if (headers) {
+    else if (one) {
         hl_policy_view_t *v = policy_views(r, m);
         policy = hl_render_policy_header(r->pool, v, q->nwindows);
         prefix = hl_render_ratelimit_prefix(r->pool, v[t].name);
@@ -191,6 +222,10 @@ void hl_respond_annotate(request_rec *r, const hl_match_t *m, int headers)
     env_put(r->subprocess_env, "HOTLIMIT_REMAINING", remaining);
     if (!headers)
         return;
+    if (!one) {
+        put_all_policies(r, all, n, header_put);
+        return;
+    }
     header_put(r->err_headers_out, "RateLimit-Policy", policy);
     header_put(r->err_headers_out, "RateLimit", value);
 }
@@ -202,13 +237,28 @@ static int has_error_document(request_rec *r)
                                           HTTP_TOO_MANY_REQUESTS)) != NULL;
 }
 
+/* Returns the body the 429 of r takes: HotLimitErrorFormat's, else what
+ * Accept (and X-Requested-With) prefer. */
+static hl_body_kind_t body_kind(request_rec *r)
+{
+    const hl_dir_conf_t *dc = ap_get_module_config(r->per_dir_config,
+                                                   &hotlimit_module);
+
+    switch (dc ? dc->error_format : HL_UNSET) {
+    case HL_ERROR_FORMAT_HTML:    return HL_BODY_HTML;
+    case HL_ERROR_FORMAT_JSON:    return HL_BODY_JSON;
+    case HL_ERROR_FORMAT_PROBLEM: return HL_BODY_PROBLEM;
+    default:
+        return hl_negotiate_body(apr_table_get(r->headers_in, "Accept"),
+                                 apr_table_get(r->headers_in, "X-Requested-With"));
+    }
+}
+
 int hl_respond_reject(request_rec *r, const hl_match_t *m)
 {
     hl_server_conf_t *sc = ap_get_module_config(r->server->module_config,
                                                 &hotlimit_module);
-    hl_body_kind_t kind = hl_negotiate_body(
-        apr_table_get(r->headers_in, "Accept"),
-        apr_table_get(r->headers_in, "X-Requested-With"));
+    hl_body_kind_t kind = body_kind(r);
     hl_reject_info_t info;
     const char *body;
 

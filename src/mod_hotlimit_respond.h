@@ -31,11 +31,14 @@ typedef struct {
 
 /*
  * Sets HOTLIMIT_ROUTE, HOTLIMIT_LIMIT and HOTLIMIT_REMAINING in
- * r->subprocess_env and, when headers is nonzero, RateLimit-Policy and
- * RateLimit in r->err_headers_out (so they survive error responses),
- * replacing any earlier value.
+ * r->subprocess_env from all[primary] (the refusing or tightest of the n
+ * matches of r) and, when headers is nonzero, RateLimit-Policy (every
+ * window of all n matches, with distinct names) and RateLimit (the policy
+ * with the least remaining) in r->err_headers_out (so they survive error
+ * responses), replacing any earlier value.
  */
-void hl_respond_annotate(request_rec *r, const hl_match_t *m, int headers);
+void hl_respond_annotate(request_rec *r, const hl_match_t *all, int n,
+                         int primary, int headers);
 
 /*
  * Sends the 429 for match m (its decision rejected): Retry-After,

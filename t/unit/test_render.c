@@ -424,6 +424,37 @@ static void test_remaining(void)
     is_str(value, "\"2000000000/1h\";r=0;t=0", "negative reset written as 0");
 }
 
+/* Several quotas in one RateLimit-Policy: alike names made distinct, in
+ * order, the first kept as it is. */
+static void test_distinct_names(void)
+{
+    hl_policy_view_t pols[5];
+    int i;
+
+    memset(pols, 0, sizeof(pols));
+    for (i = 0; i < 5; i++) {
+        pols[i].limit = 5;
+        pols[i].window_s = 60;
+    }
+    pols[0].name = "5/1m";
+    pols[1].name = "30/1h";
+    pols[2].name = "5/1m";
+    pols[3].name = "5/1m-2";   /* taken already by the time it comes */
+    pols[4].name = "5/1m";
+    hl_render_distinct_names(pool, pols, 5);
+    is_str(pols[0].name, "5/1m", "distinct names: the first kept");
+    is_str(pols[1].name, "30/1h", "distinct names: a unique one kept");
+    is_str(pols[2].name, "5/1m-2", "distinct names: the second 5/1m is 5/1m-2");
+    is_str(pols[3].name, "5/1m-2-2", "distinct names: a name equal to a renamed one");
+    is_str(pols[4].name, "5/1m-3", "distinct names: the third 5/1m is 5/1m-3");
+    is_str(hl_render_policy_header(pool, pols, 3),
+           "\"5/1m\";q=5;w=60, \"30/1h\";q=5;w=60, \"5/1m-2\";q=5;w=60",
+           "distinct names in RateLimit-Policy");
+    hl_render_distinct_names(pool, pols, 0);
+    hl_render_distinct_names(pool, NULL, 3);
+    ok(1, "distinct names: none, or NULL, is a no-op");
+}
+
 int main(void)
 {
     apr_initialize();
@@ -436,6 +467,7 @@ int main(void)
     test_escapers();
     test_headers();
     test_remaining();
+    test_distinct_names();
     apr_pool_destroy(pool);
     apr_terminate();
     return done_testing();
