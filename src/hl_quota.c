@@ -509,6 +509,17 @@ int hl_window_check_distinct(const hl_window_t *earlier, int n,
  * naming the bad token or value. A later by=/algo=/burst=/count= overrides
  * an earlier one.
  */
+int hl_quota_set_norm(hl_quota_t *q, const char *value, char *err, size_t errlen)
+{
+    int norm = hl_keyform_norm_of(value);
+
+    if (norm < 0)
+        return set_err(err, errlen, "bad norm '%s' (use lower, digits, email "
+                       "or exact)", value ? value : "");
+    q->norm = (hl_norm_t)norm;
+    return 0;
+}
+
 int hl_quota_apply_token(hl_quota_t *q, const char *tok, char *err, size_t errlen)
 {
     const char *eq, *val;
@@ -516,21 +527,21 @@ int hl_quota_apply_token(hl_quota_t *q, const char *tok, char *err, size_t errle
 
     if (tok == NULL || tok[0] == '\0')
         return set_err(err, errlen, "empty token '' (expected COUNT/WINDOW or "
-                       "by=, algo=, burst=, count=, cost=)");
+                       "by=, algo=, burst=, count=, cost=, norm=)");
     eq = strchr(tok, '=');
     if (eq == NULL) {
         if (strchr(tok, '/') != NULL)
             return add_window(q, tok, err, errlen);
         return set_err(err, errlen, "unknown token '%s' (expected COUNT/WINDOW "
-                       "or by=, algo=, burst=, count=, cost=)", tok);
+                       "or by=, algo=, burst=, count=, cost=, norm=)", tok);
     }
     klen = (size_t)(eq - tok);
     val = eq + 1;
     if (!span_is(tok, klen, "by") && !span_is(tok, klen, "algo")
         && !span_is(tok, klen, "burst") && !span_is(tok, klen, "count")
-        && !span_is(tok, klen, "cost"))
+        && !span_is(tok, klen, "cost") && !span_is(tok, klen, "norm"))
         return set_err(err, errlen, "unknown key '%.*s' in '%s' (use by, algo, "
-                       "burst, count or cost)", (int)klen, tok, tok);
+                       "burst, count, cost or norm)", (int)klen, tok, tok);
     if (val[0] == '\0')
         return set_err(err, errlen, "missing value in '%s'", tok);
     if (span_is(tok, klen, "by"))
@@ -541,6 +552,8 @@ int hl_quota_apply_token(hl_quota_t *q, const char *tok, char *err, size_t errle
         return set_burst(q, val, err, errlen);
     if (span_is(tok, klen, "cost"))
         return hl_quota_set_cost(q, val, err, errlen);
+    if (span_is(tok, klen, "norm"))
+        return hl_quota_set_norm(q, val, err, errlen);
     return set_count(q, val, err, errlen);
 }
 
@@ -583,6 +596,10 @@ int hl_quota_validate(const hl_quota_t *q, char *err, size_t errlen)
         return -1;
     if ((int)q->algo < HL_ALGO_FIXED || (int)q->algo > HL_ALGO_GCRA)
         return set_err(err, errlen, "bad algo %d", (int)q->algo);
+    if (q->norm != HL_NORM_LOWER && (q->by == HL_BY_IP || q->by == HL_BY_GLOBAL))
+        return set_err(err, errlen, "'norm=%s' folds a key value: it needs "
+                       "by=user, header:, cookie:, env: or param:",
+                       hl_keyform_norm_name(q->norm));
     if (q->burst != 0 && q->algo != HL_ALGO_GCRA)
         return set_err(err, errlen, "'burst=%u' needs algo=gcra (algo is %s)",
                        (unsigned)q->burst, hl_algo_name(q->algo));

@@ -1,6 +1,6 @@
 /*
  * hl_quota.h - quota specifications:
- * "COUNT/WINDOW ... by= algo= burst= count= cost=".
+ * "COUNT/WINDOW ... by= algo= burst= count= cost= norm=".
  *
  * Pure core: no httpd headers, no allocation. An hl_quota_t holds no pointers,
  * so it can be copied into shared memory as it is (the published quota table
@@ -11,6 +11,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include "hl_keyform.h"
 
 #define HL_MAX_WINDOWS   4     /* windows per quota, e.g. "5/1m 30/1h" */
 #define HL_MAX_STATUSES  8     /* statuses listed by count=status:... */
@@ -60,6 +61,8 @@ typedef struct {
                                              header whose integer the request
                                              is charged, after the response;
                                              "" = cost 1 (default) */
+    hl_norm_t   norm;                     /* norm=: how a non-ip key value
+                                             is folded (HL_NORM_LOWER) */
 } hl_quota_t;
 
 #define HL_COST_MAX 2147483647u   /* a cost header's value is capped here */
@@ -116,6 +119,10 @@ uint32_t hl_cost_parse(const char *value);
 /* Returns 1 if q is counted after the response (count=failures|status, or
  * cost=header:), 0 if it is counted at the decision (count=all, cost 1). */
 int hl_quota_after_response(const hl_quota_t *q);
+
+/* Parses a norm= value ("lower", "digits", "email", "exact"), as the
+ * JSON table's "norm" too. Returns 0, or -1 with a message naming value. */
+int hl_quota_set_norm(hl_quota_t *q, const char *value, char *err, size_t errlen);
 
 /* Parses an algo name ("fixed", "sliding", "gcra"). Returns 0, or -1 + err. */
 int hl_quota_set_algo(hl_quota_t *q, const char *value, char *err, size_t errlen);

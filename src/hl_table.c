@@ -513,7 +513,7 @@ static int read_field(entry_t *e, const char *key, const cJSON *v,
     if (strcmp(key, "cost") == 0 && cJSON_IsNumber(v) && v->valuedouble == 1)
         return hl_quota_set_cost(&e->q, "1", err, errlen);
     if (strcmp(key, "by") == 0 || strcmp(key, "algo") == 0
-        || strcmp(key, "cost") == 0) {
+        || strcmp(key, "cost") == 0 || strcmp(key, "norm") == 0) {
         if (!cJSON_IsString(v)) {
             snprintf(err, errlen, "'%s' must be a string, not %s", key,
                      json_kind(v));
@@ -521,6 +521,8 @@ static int read_field(entry_t *e, const char *key, const cJSON *v,
         }
         if (key[0] == 'c')
             return hl_quota_set_cost(&e->q, v->valuestring, err, errlen);
+        if (key[0] == 'n')
+            return hl_quota_set_norm(&e->q, v->valuestring, err, errlen);
         return key[0] == 'b'
                ? hl_quota_set_by(&e->q, v->valuestring, err, errlen)
                : hl_quota_set_algo(&e->q, v->valuestring, err, errlen);
@@ -533,7 +535,7 @@ static int read_field(entry_t *e, const char *key, const cJSON *v,
         return 0;
     }
     snprintf(err, errlen, "unknown key '%s' ignored (use limits, max, "
-             "window, by, algo, burst, cost or dry_run)", key);
+             "window, by, algo, burst, cost, norm or dry_run)", key);
     return 1;
 }
 
@@ -541,7 +543,8 @@ static int read_field(entry_t *e, const char *key, const cJSON *v,
 static unsigned key_bit(const char *key)
 {
     static const char *const keys[] = {
-        "limits", "max", "window", "by", "algo", "burst", "dry_run", "cost"
+        "limits", "max", "window", "by", "algo", "burst", "dry_run", "cost",
+        "norm"
     };
     unsigned i;
 
@@ -621,7 +624,8 @@ static int read_entry(parse_ctx_t *c, const char *name, const cJSON *v,
         e.q.windows[0].window_ms = e.window_ms;
     }
     if (hl_quota_validate(&e.q, err, sizeof(err)) != 0) {
-        field = e.q.burst != 0 && e.q.algo != HL_ALGO_GCRA ? "burst" : NULL;
+        field = e.q.burst != 0 && e.q.algo != HL_ALGO_GCRA ? "burst"
+                : e.q.norm != HL_NORM_LOWER ? "norm" : NULL;
         report(c, HL_PROBLEM_ERROR, name, field, "%s", err);
         goto skip_at;
     }

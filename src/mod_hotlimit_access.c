@@ -270,6 +270,18 @@ static const char *hashed_value(request_rec *r, char prefix, const char *value,
     return out;
 }
 
+/* Returns the n bytes of v in the form quota q's norm= gives them
+ * (hl_keyform_fold), NUL-terminated, and sets *len (0: nothing is left, the
+ * key is absent). Allocated from r->pool. */
+static char *folded(request_rec *r, const hl_quota_t *q, const char *v,
+                    size_t n, size_t *len)
+{
+    char *out = apr_palloc(r->pool, n + 2);
+
+    *len = hl_keyform_fold(q->norm, q->by == HL_BY_HEADER, out, v, n);
+    return out;
+}
+
 /* Returns the client part of the key for quota q and sets *len, falling
  * back to the client address when the named header, cookie, user or
  * variable is absent. Allocated from r->pool or the connection's cache;
@@ -278,29 +290,28 @@ static const char *client_part(request_rec *r, const hl_quota_t *q,
                                const hl_client_t *cl, size_t *len)
 {
     const char *v = NULL;
+    char *form;
+    size_t flen = 0;
     long n;
 
+    /* Each value is folded by norm= (default lower: "Admin", " admin " and
+     * "ADMIN" are one account; a stricter limit when the application tells
+     * them apart, never a way around it when it does not). */
     switch (q->by) {
     case HL_BY_GLOBAL:
         v = "*";
         break;
     case HL_BY_USER:
         if (r->user && *r->user) {
-            /* One account however it is spelled: directories such as
-             * LDAP match names without case. */
-            char *u = apr_pstrcat(r->pool, "u:", r->user, NULL);
-            size_t ulen = hl_keyform_account(u + 2, strlen(u + 2));
-            u[2 + ulen] = '\0';
-            v = ulen ? u : NULL;
+            form = folded(r, q, r->user, strlen(r->user), &flen);
+            v = flen ? apr_pstrcat(r->pool, "u:", form, NULL) : NULL;
         }
         break;
     case HL_BY_HEADER:
         v = apr_table_get(r->headers_in, q->by_name);
         if (v) {
-            size_t size = strlen(v);
-            char *form = apr_palloc(r->pool, size + 1);
-            size = hl_keyform_header(form, v, size);
-            v = size > 0 ? hashed_value(r, 'h', form, size) : NULL;
+            form = folded(r, q, v, strlen(v), &flen);
+            v = flen > 0 ? hashed_value(r, 'h', form, flen) : NULL;
         }
         break;
     case HL_BY_COOKIE:
@@ -309,22 +320,21 @@ static const char *client_part(request_rec *r, const hl_quota_t *q,
             size_t size = strlen(v) + 1;
             char *val = apr_palloc(r->pool, size);
             n = hl_cookie_value(val, size, v, q->by_name);
-            v = n > 0 ? hashed_value(r, 'c', val, (size_t)n) : NULL;
+            form = n > 0 ? folded(r, q, val, (size_t)n, &flen) : NULL;
+            v = form && flen ? hashed_value(r, 'c', form, flen) : NULL;
         }
         break;
     case HL_BY_ENV:
         v = apr_table_get(r->subprocess_env, q->by_name);
-        v = v && *v ? apr_pstrcat(r->pool, "e:", v, NULL) : NULL;
+        form = v && *v ? folded(r, q, v, strlen(v), &flen) : NULL;
+        v = form && flen ? apr_pstrcat(r->pool, "e:", form, NULL) : NULL;
         break;
     case HL_BY_PARAM: {
         apr_size_t plen = 0;
         char *pv = hl_request_param(r, q->by_name, 0, &plen);
-        /* One account, however it is spelled: "Admin", " admin " and
-         * "ADMIN" are one key (a stricter limit when the application tells
-         * them apart, never a way around it when it does not). */
-        if (pv)
-            plen = hl_keyform_account(pv, plen);
-        v = pv && plen ? hashed_value(r, 'p', pv, plen) : NULL;
+
+        form = pv ? folded(r, q, pv, plen, &flen) : NULL;
+        v = form && flen ? hashed_value(r, 'p', form, flen) : NULL;
         break;
     }
     case HL_BY_IP:

@@ -42,6 +42,9 @@ my @bad = (
       $loc->("HotLimitQuota 1/1m\n    HotLimitQuota 2/1m\n    HotLimitQuota 3/1m\n    HotLimitQuota 4/1m"),
                                                                      'HotLimitQuota',      '4/1m' ],
     [ 'lease over 10000',  'HotLimitStoreLease 10001',               'HotLimitStoreLease', '10001' ],
+    [ 'unknown norm=',     $loc->('HotLimitQuota 5/1m by=param:u norm=upper'), 'HotLimitQuota', 'upper' ],
+    [ 'norm= on an address key', $loc->('HotLimitQuota 5/1m norm=digits'), 'HotLimitQuota', 'norm=digits' ],
+    [ 'unknown error format', $loc->('HotLimitErrorFormat xml'),     'HotLimitErrorFormat', 'xml' ],
 );
 my $good = join "\n",
     'HotLimitSlots 1024',
@@ -55,7 +58,9 @@ my $good = join "\n",
     "<Location /a/health>\n    HotLimitEngine Off\n</Location>",
     "<LocationMatch \"^/b/[0-9]+\$\">\n    HotLimitQuota 3/500ms 10/1d by=cookie:sid\n</LocationMatch>",
     "<Location /llm>\n    HotLimitQuota 100/1m 1000/1h by=header:Authorization cost=header:X-LLM-Tokens\n</Location>",
-    "<Location /login>\n    HotLimitQuota 5/1m 30/1h\n    HotLimitQuota 10/1h by=param:u\n</Location>";
+    "<Location /login>\n    HotLimitQuota 5/1m 30/1h\n    HotLimitQuota 10/1h by=param:u\n</Location>",
+    "<Location /sms>\n    HotLimitQuota 1/1m by=param:phone norm=digits\n"
+    . "    HotLimitQuota 5/1h by=header:X-Mail norm=email\n    HotLimitErrorFormat json\n</Location>";
 
 plan tests => 2 * @bad + 2 + 2 + 8, need { "the base config (run through t/run-httpd-tests.sh)" => -r $base };
 

@@ -366,7 +366,7 @@ static void test_args_accepted(void)
 static void test_args_rejected(void)
 {
     tok_bad("foo=1", "foo=1", "unknown key 'foo'",
-            "unknown key 'foo' in 'foo=1' (use by, algo, burst, count or cost)");
+            "unknown key 'foo' in 'foo=1' (use by, algo, burst, count, cost or norm)");
     tok_bad("=1", "=1", "unknown key", NULL);
     tok_bad("BY=ip", "BY=ip", "unknown key", NULL);
     tok_bad("abc", "abc", "unknown token", NULL);
@@ -720,8 +720,36 @@ static void test_cost(void)
            "absurdly large is capped at 2^31-1");
 }
 
+static void test_norm(void)
+{
+    static const char *const phone[] = { "1/1m", "by=param:phone", "norm=digits" };
+    static const char *const onip[] = { "1/1m", "norm=email" };
+    static const char *const onglobal[] = { "1/1m", "by=global", "norm=exact" };
+    hl_quota_t q;
+    char err[HL_ERR_MAX];
+
+    hl_quota_init(&q);
+    is_int((int)q.norm, HL_NORM_LOWER, "norm: lower by default");
+    is_int(hl_quota_parse_args(&q, 3, phone, err, sizeof(err)), 0, "norm=digits parses");
+    is_int((int)q.norm, HL_NORM_DIGITS, "norm=digits kept");
+    is_int(hl_quota_apply_token(&q, "norm=email", err, sizeof(err)), 0, "norm=email");
+    is_int((int)q.norm, HL_NORM_EMAIL, "norm=email kept");
+    is_int(hl_quota_apply_token(&q, "norm=exact", err, sizeof(err)), 0, "norm=exact");
+    is_int(hl_quota_apply_token(&q, "norm=lower", err, sizeof(err)), 0, "norm=lower");
+    is_int((int)q.norm, HL_NORM_LOWER, "norm=lower kept");
+    is_int(hl_quota_apply_token(&q, "norm=upper", err, sizeof(err)), -1, "norm=upper refused");
+    is_str(err, "bad norm 'upper' (use lower, digits, email or exact)", "norm=upper message");
+    is_int(hl_quota_apply_token(&q, "norm=", err, sizeof(err)), -1, "norm= empty refused");
+    is_int(hl_quota_parse_args(&q, 2, onip, err, sizeof(err)), -1, "norm= on by=ip refused");
+    has_str(err, "'norm=email'", "... naming the token");
+    is_int(hl_quota_parse_args(&q, 3, onglobal, err, sizeof(err)), -1, "norm= on by=global refused");
+    is_int(hl_quota_set_norm(&q, "digits", err, sizeof(err)), 0, "set_norm (the table's)");
+    is_int(hl_quota_set_norm(&q, NULL, err, sizeof(err)), -1, "set_norm NULL refused");
+}
+
 int main(void)
 {
+    test_norm();
     test_cost();
     test_durations();
     test_windows();

@@ -170,6 +170,16 @@ static void test_cost(void)
     is_str(r ? r->quota.cost_name : "", "X-LLM-Tokens", "cost: header kept");
     r = rule("/one");
     is_str(r ? r->quota.cost_name : "?", "", "cost 1: no header");
+
+    is_int(parse("{\"routes\": {\"/sms\": {\"max\": 1, \"window\": 60, "
+                 "\"by\": \"param:phone\", \"norm\": \"digits\"}, "
+                 "\"/plain\": {\"max\": 1, \"window\": 60, \"by\": \"param:u\"}}}"),
+           0, "norm: parses");
+    is_int(nerr, 0, "norm: no errors");
+    r = rule("/sms");
+    is_int(r ? (int)r->quota.norm : -1, HL_NORM_DIGITS, "norm: digits kept");
+    r = rule("/plain");
+    is_int(r ? (int)r->quota.norm : -1, HL_NORM_LOWER, "norm: lower by default");
 }
 
 /* The top-level "ban" (HotLimitBan from the table). */
@@ -476,6 +486,9 @@ static const struct {
     const char *field;
     const char *msg;        /* a part of the message, or NULL */
 } bad_entries[] = {
+    { "{\"max\": 1, \"window\": 60, \"by\": \"param:phone\", \"norm\": \"upper\"}", "norm", "bad norm 'upper'" },
+    { "{\"max\": 1, \"window\": 60, \"norm\": \"digits\"}", "norm", "needs by=" },
+    { "{\"max\": 1, \"window\": 60, \"by\": \"param:phone\", \"norm\": 3}", "norm", "must be a string" },
     { "{\"max\": 0, \"window\": 60}", "max", NULL },
     { "{\"max\": -1, \"window\": 60}", "max", NULL },
     { "{\"max\": 1.5, \"window\": 60}", "max", "1.5" },
