@@ -382,11 +382,15 @@ static void fail(hl_reloader_t *rl, const char *why)
     int open = rl->sc->table_failure != HL_FAIL_LAST_GOOD;
     const hl_table_t *cur = bank(region->active);
     int drop = open && (cur->nrules || cur->has_global || cur->nexempt);
+    /* The reloader is the only writer of the status: no lock to read it. */
+    int none_yet = region->status.table_generation == 0;
 
     ap_log_error(APLOG_MARK, APLOG_ERR, 0, rl->s,
                  "HL00404: quota table %s failed: %s; %s", rl->source, why,
                  open ? "its rules are dropped (HotLimitTableFailure open)"
-                      : "the last good table stays (HotLimitTableFailure last-good)");
+                 : none_yet ? "no valid table was loaded yet, so no table "
+                              "rules apply (HotLimitTableFailure last-good)"
+                 : "the last good table stays (HotLimitTableFailure last-good)");
     if (drop) {
         /* The rules go; a thrown kill switch stays thrown until a table
          * says otherwise. */
