@@ -566,7 +566,8 @@ static const command_rec hotlimit_cmds[] = {
                   "AFTER/WITHIN DURATION: a client refused AFTER times within "
                   "WITHIN is banned from the server for DURATION"),
     AP_INIT_TAKE1("HotLimitTableFailure", set_table_failure, NULL, RSRC_CONF,
-                  "open|last-good: what a table that can't be loaded does"),
+                  "last-good|open: what a table that can't be loaded does "
+                  "(default last-good: the last valid table stays)"),
     { NULL }
 };
 
@@ -620,7 +621,7 @@ static void resolve_servers(apr_pool_t *pconf, server_rec *main_server)
         if (sc->fetch_timeout == HL_UNSET)
             sc->fetch_timeout = HL_DEFAULT_FETCH_TIMEOUT;
         if (sc->table_failure == HL_FAIL_UNSET)
-            sc->table_failure = HL_FAIL_OPEN;
+            sc->table_failure = HL_FAIL_LAST_GOOD;
         if (sc->store_timeout == HL_UNSET)
             sc->store_timeout = HL_DEFAULT_STORE_TIMEOUT;
         if (sc->store_failure == HL_STORE_FAIL_UNSET)

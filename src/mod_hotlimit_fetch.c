@@ -3,7 +3,9 @@
  * The only file that touches libcurl: one blocking, bounded transfer per
  * call, with conditional GET (If-None-Match / If-Modified-Since), a
  * whole-transfer timeout and a size cap. It runs in the watchdog thread,
- * never on a request.
+ * never on a request. Only strong validators are sent back: one from the
+ * same second as the response is weak (hl_validator.h), and the reloader
+ * compares the document's digest instead.
  *
  * Redirects are followed here, not by libcurl (CURLOPT_FOLLOWLOCATION is
  * off): at most HL_FETCH_MAX_REDIRECTS hops, each only within the origin
@@ -22,6 +24,7 @@
 #include "mod_hotlimit.h"
 #include "mod_hotlimit_fetch.h"
 #include "hl_buf.h"
+#include "hl_validator.h"
 
 APLOG_USE_MODULE(hotlimit);
 
@@ -33,6 +36,7 @@ typedef struct {
     apr_size_t             max;
     int                    too_large;
     hl_fetch_validators_t  seen;   /* validators of this response */
+    char                   date[64];  /* its Date, to judge them */
 } fetch_ctx_t;
 
 apr_status_t hl_fetch_global_init(void)
@@ -77,19 +81,52 @@ static int header_value(const char *line, size_t n, const char *name,
     return 1;
 }
 
-/* Records ETag and Last-Modified of the final response. */
+/* Records ETag, Last-Modified and Date of the final response. */
 static size_t on_header(char *data, size_t size, size_t nmemb, void *baton)
 {
     fetch_ctx_t *ctx = baton;
     size_t n = size * nmemb;
 
-    if (n > 5 && !strncmp(data, "HTTP/", 5))   /* a new response (redirect) */
+    if (n > 5 && !strncmp(data, "HTTP/", 5)) { /* a new response (redirect) */
         memset(&ctx->seen, 0, sizeof(ctx->seen));
+        ctx->date[0] = '\0';
+    }
     else if (!header_value(data, n, "ETag", ctx->seen.etag,
-                           sizeof(ctx->seen.etag)))
-        header_value(data, n, "Last-Modified", ctx->seen.last_modified,
-                     sizeof(ctx->seen.last_modified));
+                           sizeof(ctx->seen.etag))
+             && !header_value(data, n, "Last-Modified",
+                              ctx->seen.last_modified,
+                              sizeof(ctx->seen.last_modified)))
+        header_value(data, n, "Date", ctx->date, sizeof(ctx->date));
     return n;
+}
+
+/*
+ * Copies into *v the validators of the response in ctx that may be sent
+ * back (hl_validator_usable): a Last-Modified from the same second as the
+ * response's Date, or an ETag beside it, is weak and left out, so the next
+ * fetch is unconditional and the reloader compares the document's digest
+ * instead (an edit within that second is never hidden by a 304). Logs what
+ * it left out at debug level (HL01250).
+ */
+static void keep_strong(apr_pool_t *p, const char *url, const fetch_ctx_t *ctx,
+                        hl_fetch_validators_t *v)
+{
+    hl_validator_use_t use;
+
+    hl_validator_usable(ctx->seen.etag, ctx->seen.last_modified, ctx->date,
+                        &use);
+    *v = ctx->seen;
+    if (!use.etag)
+        v->etag[0] = '\0';
+    if (!use.last_modified)
+        v->last_modified[0] = '\0';
+    if ((ctx->seen.etag[0] && !use.etag)
+        || (ctx->seen.last_modified[0] && !use.last_modified))
+        ap_log_perror(APLOG_MARK, APLOG_DEBUG, 0, p,
+                      "HL01250: quota table %s: weak validators not sent "
+                      "back (ETag '%s', Last-Modified '%s', Date '%s'): the "
+                      "next fetch is unconditional", url, ctx->seen.etag,
+                      ctx->seen.last_modified, ctx->date);
 }
 
 /* Returns a one-line explanation of a failed transfer, from pool p. */
@@ -279,6 +316,6 @@ apr_status_t hl_fetch_url(apr_pool_t *p, const char *url, int timeout_s,
     }
     res->body = ctx.body.s;
     res->len = ctx.body.len;
-    *v = ctx.seen;
+    keep_strong(p, url, &ctx, v);
     return APR_SUCCESS;
 }

@@ -7,7 +7,8 @@
 
 #include "mod_hotlimit.h"
 
-/* Validators of the last good response, sent back as conditional GET. */
+/* Validators of the last good response, sent back as conditional GET;
+ * a weak one (from the same second as the response) is left empty. */
 typedef struct {
     char etag[256];
     char last_modified[64];
@@ -30,7 +31,9 @@ apr_status_t hl_fetch_global_init(void);
  * max_size bytes, conditionally on *v. Follows up to 3 redirects, each only
  * within url's origin (scheme, host, port; never https to http); a redirect
  * elsewhere is refused before any request is sent there (logged HL00501).
- * On 200 updates *v and returns the body in res; on 304 sets
+ * On 200 sets *v to the response's strong validators (a weak one is
+ * left empty: see hl_validator_usable) and returns the body in res; on
+ * 304 sets
  * res->not_modified. Returns APR_SUCCESS for both; any other outcome (DNS,
  * connect, timeout, HTTP status, too large, a refused redirect) returns an
  * error with res->error set. Blocking: call from the watchdog only.

@@ -12,7 +12,11 @@
  *
  * Reloads run every HotLimitReloadInterval seconds in the mod_watchdog
  * singleton: a file is re-read when its mtime or size changes; a URL is
- * fetched with a conditional GET. A document that cannot be read or parsed
+ * fetched with a conditional GET. A validator from the same second as the
+ * read or the response (an mtime, a Last-Modified, an ETag beside it) is
+ * weak (RFC 9110 8.8.2.2): the file is read, or the URL fetched, whole
+ * again and an identical document (same digest) counts as unchanged, so a
+ * same-size edit within that second is never missed. A document that cannot be read or parsed
  * is a table failure, handled by HotLimitTableFailure: `open` publishes an
  * empty table (static directives stay), `last-good` keeps the current one.
  * Under `last-good` an invalid entry of a usable document keeps its route's
@@ -43,6 +47,7 @@
 #include "mod_hotlimit_store.h"
 #include "mod_hotlimit_table.h"
 #include "hl_table.h"
+#include "hl_validator.h"
 
 APLOG_USE_MODULE(hotlimit);
 
@@ -84,6 +89,9 @@ typedef struct {
     int                   is_url;
     apr_time_t            mtime;      /* file: last seen */
     apr_off_t             size;
+    apr_time_t            read_at;    /* when that mtime was seen: it is a
+                                         strong validator only if at least
+                                         one second older (hl_validator.h) */
     int                   seen_once;
     int                   problems;   /* logged in the current parse */
     apr_pool_t           *parse_pool; /* the current parse's pool, for
@@ -209,12 +217,18 @@ static apr_status_t open_regular(apr_pool_t *p, const char *path,
     return rv;
 }
 
-/* Reads the whole file at path into *body (from p). Returns APR_SUCCESS,
- * or an error with *why set; sets *unchanged when mtime and size are those
- * seen last time. Only a regular file is read, and nothing here can block
- * on a FIFO or device put at the path. */
-static apr_status_t read_file(hl_reloader_t *rl, apr_pool_t *p, char **body,
-                              apr_size_t *len, int *unchanged, const char **why)
+/* Reads the whole file at path into *body (from p), at time now (taken
+ * before the file is looked at). Returns APR_SUCCESS, or an error with *why
+ * set; sets *unchanged, reading nothing, when mtime and size are those seen
+ * last time and that mtime was strong: at least one second older than the
+ * read that saw it (hl_validator_time_strong). An mtime from the same second
+ * as its read could be shared by a later same-size edit (coarse file system
+ * timestamps, an edit within one clock tick), so the file is read again and
+ * parse_and_publish compares its digest. Only a regular file is read, and
+ * nothing here can block on a FIFO or device put at the path. */
+static apr_status_t read_file(hl_reloader_t *rl, apr_pool_t *p, apr_time_t now,
+                              char **body, apr_size_t *len, int *unchanged,
+                              const char **why)
 {
     apr_finfo_t fi;
     apr_file_t *f;
@@ -225,7 +239,8 @@ static apr_status_t read_file(hl_reloader_t *rl, apr_pool_t *p, char **body,
     rv = stat_regular(p, rl->source, &fi, why);
     if (rv != APR_SUCCESS)
         return rv;
-    if (rl->seen_once && fi.mtime == rl->mtime && fi.size == rl->size) {
+    if (rl->seen_once && fi.mtime == rl->mtime && fi.size == rl->size
+        && hl_validator_time_strong(rl->mtime, rl->read_at)) {
         *unchanged = 1;
         return APR_SUCCESS;
     }
@@ -235,6 +250,7 @@ static apr_status_t read_file(hl_reloader_t *rl, apr_pool_t *p, char **body,
     rl->seen_once = 1;
     rl->mtime = fi.mtime;
     rl->size = fi.size;
+    rl->read_at = now;
     if (fi.size > (apr_off_t)HL_TABLE_MAX_DOC) {
         apr_file_close(f);
         *why = apr_psprintf(p, "file larger than %u bytes", HL_TABLE_MAX_DOC);
@@ -366,11 +382,15 @@ static void fail(hl_reloader_t *rl, const char *why)
     int open = rl->sc->table_failure != HL_FAIL_LAST_GOOD;
     const hl_table_t *cur = bank(region->active);
     int drop = open && (cur->nrules || cur->has_global || cur->nexempt);
+    /* The reloader is the only writer of the status: no lock to read it. */
+    int none_yet = region->status.table_generation == 0;
 
     ap_log_error(APLOG_MARK, APLOG_ERR, 0, rl->s,
                  "HL00404: quota table %s failed: %s; %s", rl->source, why,
                  open ? "its rules are dropped (HotLimitTableFailure open)"
-                      : "the last good table stays (HotLimitTableFailure last-good)");
+                 : none_yet ? "no valid table was loaded yet, so no table "
+                              "rules apply (HotLimitTableFailure last-good)"
+                 : "the last good table stays (HotLimitTableFailure last-good)");
     if (drop) {
         /* The rules go; a thrown kill switch stays thrown until a table
          * says otherwise. */
@@ -454,6 +474,7 @@ static void parse_and_publish(hl_reloader_t *rl, apr_pool_t *p,
 /* One reload attempt: read or fetch, then parse and publish. */
 static void reload(hl_reloader_t *rl, apr_pool_t *p)
 {
+    apr_time_t now = apr_time_now();   /* before the file is looked at */
     char *body = NULL;
     apr_size_t len = 0;
     const char *why = NULL;
@@ -479,7 +500,7 @@ static void reload(hl_reloader_t *rl, apr_pool_t *p)
     }
     else {
         int unchanged;
-        rv = read_file(rl, p, &body, &len, &unchanged, &why);
+        rv = read_file(rl, p, now, &body, &len, &unchanged, &why);
         if (rv != APR_SUCCESS) {
             /* Retry the file next time even if its mtime stays. */
             rl->seen_once = 0;

@@ -30,6 +30,7 @@ my $h = start_httpd(name => 'killswitch',
                     conf => <<'CONF');
 HotLimitQuotaTable @DIR@/table.json
 HotLimitReloadInterval 1
+HotLimitTableFailure open
 <Location /static>
     HotLimitQuota 2/1m
 </Location>

@@ -503,8 +503,10 @@ package HotLimitTable::Server;
 # A one-process HTTP/1.1 server for the JSON table, forked from the test.
 # It is steered through files in its directory, re-read on every request:
 #   body   the document served
-#   mode   ok   - 200 with ETag (MD5 of the body) and Last-Modified (the
-#                 body file's mtime); 304 when If-None-Match matches
+#   mode   ok   - 200 with Date, ETag (MD5 of the body) and Last-Modified
+#                 (the body file's mtime); 304 when If-None-Match matches.
+#                 The module sends the validators back only once they are
+#                 strong: Last-Modified at least 1 s before Date
 #          500  - 500 Internal Server Error
 #          hang - accepts, reads the request, never answers (held until
 #                 the mode changes)
@@ -714,7 +716,8 @@ sub _serve {
         }
         my $body = HotLimitTable::_slurp("$dir/body") // '';
         my $etag = '"' . Digest::MD5::md5_hex($body) . '"';
-        my @hdrs = (['ETag', $etag],
+        my @hdrs = (['Date', _http_date(time)],
+                    ['ETag', $etag],
                     ['Last-Modified', _http_date((stat "$dir/body")[9])],
                     ['Content-Type', 'application/json']);
         if (defined $inm && grep { $_ eq $etag || $_ eq '*' } split /\s*,\s*/, $inm) {
