@@ -506,6 +506,35 @@ static void add_match(request_rec *r, const hl_server_conf_t *sc,
     m->prepaid = 0;
 }
 
+/*
+ * Returns the quota a request r of table rule hit counts under when the
+ * rule's "plan" selector names one of the table's plans: the rule's quota
+ * with the plan's limits, allocated from r->pool, and sets *scope to the
+ * counted scope "ROUTE plan=NAME" (so counters of one key in one plan
+ * carry over when the plan's limits change, and never mix with another
+ * plan's). Returns NULL (the rule's own limits and scope) when the rule has
+ * no selector, the request does not carry it, or it names no plan: an
+ * unknown name is no way to fresh counters.
+ */
+static const hl_quota_t *plan_quota(request_rec *r, const hl_table_hit_t *hit,
+                                    const char **scope)
+{
+    const char *name = NULL;
+    hl_quota_t *q;
+    hl_plan_t plan;
+
+    if (hit->plan.from == HL_PLAN_FROM_ENV)
+        name = apr_table_get(r->subprocess_env, hit->plan.name);
+    else if (hit->plan.from == HL_PLAN_FROM_HEADER)
+        name = apr_table_get(r->headers_in, hit->plan.name);
+    if (!name || !*name || !hl_table_find_plan(r, name, strlen(name), &plan))
+        return NULL;
+    q = apr_palloc(r->pool, sizeof(*q));
+    hl_table_plan_quota(&hit->rule, &plan, q);
+    *scope = apr_pstrcat(r->pool, hit->route, " plan=", plan.name, NULL);
+    return q;
+}
+
 /* Collects the quotas applying to r at this stage into m: the table's rule
  * for it and its global bucket (hit NULL without a table), and the scope's
  * HotLimitQuota lines. The table's matches point at quotas in hit, which must
@@ -528,8 +557,17 @@ static int collect_matches(request_rec *r, const hl_dir_conf_t *dc,
         if (hit->has_rule && decided_at(&hit->rule, stage)) {
             size_t len = strlen(hit->route);
             const char *route = apr_pstrmemdup(r->pool, hit->route, len);
-            add_match(r, sc, cl, &m[n], &hit->rule, route, len,
-                      hit->route_hash, route, HL_ORIGIN_TABLE,
+            const char *scope = route;
+            const hl_quota_t *q = hit->plan.from ? plan_quota(r, hit, &scope)
+                                                 : NULL;
+            uint64_t scope_hash = hit->route_hash;
+
+            if (q) {
+                len = strlen(scope);
+                scope_hash = hl_table_route_hash(scope, len);
+            }
+            add_match(r, sc, cl, &m[n], q ? q : &hit->rule, scope, len,
+                      scope_hash, route, HL_ORIGIN_TABLE,
                       hit->rule.dry_run >= 0 ? hit->rule.dry_run
                                              : dc->dry_run == 1, NULL);
             ++n;
