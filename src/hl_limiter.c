@@ -100,6 +100,13 @@ void hl_limiter_refs(const hl_slots_t *t, hl_origin_t origin, int nwindows,
     }
 }
 
+/* Returns how many requests window policy p holds: its limit, or a GCRA
+ * burst. */
+static uint32_t window_cap(const hl_policy_t *p)
+{
+    return p->algo == HL_ALGO_GCRA && p->burst ? p->burst : p->limit;
+}
+
 /*
  * Returns the fill level (hl_slots_fill_level) of a window after its check
  * said v and `counted` requests were then counted in it: full when it
@@ -109,7 +116,7 @@ void hl_limiter_refs(const hl_slots_t *t, hl_origin_t origin, int nwindows,
 static uint8_t window_level(const hl_policy_t *p, const hl_verdict_t *v,
                             uint32_t counted)
 {
-    uint32_t cap = p->algo == HL_ALGO_GCRA && p->burst ? p->burst : p->limit;
+    uint32_t cap = window_cap(p);
     uint32_t left = v->remaining < cap ? v->remaining + 1 : cap;
 
     if (!v->admit || counted >= left)
@@ -263,6 +270,29 @@ void hl_limiter_count_refs_n(hl_slots_t *t, const hl_quota_t *q,
         hl_bucket_commit_n(&s->bucket, &pol, now_ms, k);
         s->expires_ms = hl_bucket_expires_ms(&s->bucket, &pol);
         hl_slots_set_level(t, s, window_level(&pol, &v, k));
+    }
+}
+
+void hl_limiter_follow_refs(hl_slots_t *t, const hl_quota_t *q,
+                            hl_slot_ref_t *refs, uint64_t cls, int64_t now_ms,
+                            const hl_verdict_t *v, uint32_t n)
+{
+    int i;
+
+    for (i = 0; i < q->nwindows; ++i) {
+        hl_policy_t pol;
+        hl_slot_t *s;
+        uint32_t k;
+
+        hl_policy_from_quota(q, i, &pol);
+        k = n < pol.limit || pol.limit == 0 ? n : pol.limit;
+        if (k == 0 && v[i].admit && v[i].remaining + 1 >= window_cap(&pol)
+            && hl_slots_find_hashed(t, refs[i].key, refs[i].len, refs[i].hash) == NULL)
+            continue;
+        s = ref_slot(t, q, &refs[i], &refs[i].hint, cls, now_ms);
+        hl_bucket_follow(&s->bucket, &pol, now_ms, &v[i], k);
+        s->expires_ms = hl_bucket_expires_ms(&s->bucket, &pol);
+        hl_slots_set_level(t, s, window_level(&pol, &v[i], k));
     }
 }
 

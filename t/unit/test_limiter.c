@@ -289,6 +289,54 @@ static void test_least_filled(void)
     }
 }
 
+/* Local counters following a remote store's answers (Redis, item 8). */
+static void test_follow(void)
+{
+    hl_quota_t q = quota("1/1h", NULL), two = quota("3/1m", "10/1h");
+    hl_slot_ref_t refs[HL_MAX_WINDOWS];
+    uint64_t cls = hl_limiter_class(HL_ORIGIN_DIRECTIVE, "/q", 2);
+    hl_verdict_t v[HL_MAX_WINDOWS];
+    int64_t now = 1700000000000LL;
+    hl_decision_t d;
+    hl_slots_t t = table(64);
+    int at_limit;
+
+    memset(v, 0, sizeof(v));
+    /* the remote store admitted and counted the key's one request */
+    v[0].admit = 1;
+    v[0].remaining = 0;
+    v[0].reset_ms = 3600000;
+    hl_limiter_refs(&t, HL_ORIGIN_DIRECTIVE, 1, "/q|k", 4, refs);
+    hl_limiter_follow_refs(&t, &q, refs, cls, now, v, 1);
+    ok(window_count(&t, "/q|k", 0, &at_limit) == 1 && at_limit,
+       "follow 1/1h, counted: the local counter holds 1, at its limit");
+    ok(!hit(&t, &q, "/q|k", now + 1000, &d), "... and refuses the key locally");
+    ok(!hit(&t, &q, "/q|k", now + 3599000, &d), "... until the window the store "
+       "reported ends");
+    ok(hit(&t, &q, "/q|k", now + 3600000, &d), "... then admits it again");
+    /* a look that found the key unused costs no slot */
+    hl_limiter_refs(&t, HL_ORIGIN_DIRECTIVE, 1, "/q|fresh", 8, refs);
+    hl_limiter_follow_refs(&t, &q, refs, cls, now, v, 0);
+    is_int(window_count(&t, "/q|fresh", 0, &at_limit), -1,
+           "follow of an unused key, nothing counted: no local counter");
+    /* refused in one window, the other not counted: 3 of 3 and 7 of 10 */
+    v[0].admit = 0;
+    v[0].remaining = 0;
+    v[0].reset_ms = 20000;
+    v[1].admit = 1;
+    v[1].remaining = 2;
+    v[1].reset_ms = 1800000;
+    hl_limiter_refs(&t, HL_ORIGIN_DIRECTIVE, 2, "/q|two", 6, refs);
+    hl_limiter_follow_refs(&t, &two, refs, cls, now, v, 0);
+    ok(window_count(&t, "/q|two", 0, &at_limit) == 3 && at_limit
+       && window_count(&t, "/q|two", 1, &at_limit) == 7 && !at_limit,
+       "follow of a refusal: 3 of 3 in the minute, 7 of 10 in the hour");
+    ok(!hit(&t, &two, "/q|two", now + 19999, &d) && hit(&t, &two, "/q|two", now + 20000, &d)
+       && d.windows[1].remaining == 2,
+       "... refused locally until the minute ends, then 2 left in the hour");
+    free(t.hdr);
+}
+
 int main(void)
 {
     hl_slots_t t = table(1024);
@@ -386,5 +434,6 @@ int main(void)
     free(t.hdr);
     test_flood();
     test_least_filled();
+    test_follow();
     return done_testing();
 }
