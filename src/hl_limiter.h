@@ -118,8 +118,8 @@ uint64_t hl_limiter_scope_hash(const char *scope, size_t len);
  * scope_len bytes of key are the quota's scope: with origin they name the
  * eviction class of its slots (hl_slots.h), so that keys of one quota never
  * evict the live counters of another. When commit is nonzero and every
- * window admits, counts the request in every window. Flags each window's
- * slot as at its limit when it has no request left. Never fails: a full
+ * window admits, counts the request in every window. Sets each window's
+ * fill level (full when it has no request left). Never fails: a full
  * table frees or evicts (see hl_slots_get).
  */
 void hl_limiter_decide(hl_slots_t *t, const hl_quota_t *q, hl_origin_t origin,
