@@ -210,7 +210,7 @@ static int collect_limited(const hl_slot_t *s, void *baton)
 {
     hl_snapshot_t *snap = baton;
 
-    if (!(s->flags & HL_SLOT_AT_LIMIT) || s->key_len <= HL_SLOT_KEY_PREFIX
+    if (s->level != HL_SLOT_FULL || s->key_len <= HL_SLOT_KEY_PREFIX
         || s->key_len > HL_KEY_MAX || s->expires_ms <= snap->mono_ms)
         return 0;
     snap->limited_total++;
