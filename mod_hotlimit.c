@@ -500,7 +500,7 @@ static const command_rec hotlimit_cmds[] = {
                  "On|Off: Off exempts this scope from every limit"),
     AP_INIT_TAKE_ARGV("HotLimitQuota", set_quota, NULL, ACCESS_CONF | OR_LIMIT,
                       "COUNT/WINDOW [COUNT/WINDOW...] [by=KEY] [algo=ALGO] "
-                      "[burst=N] [count=WHAT] [cost=1|header:NAME]"),
+                      "[burst=N] [count=WHAT] [cost=1|header:NAME|usage]"),
     AP_INIT_FLAG("HotLimitDryRun", set_dry_run, NULL, RSRC_CONF | ACCESS_CONF | OR_LIMIT,
                  "On|Off: count and log, but never reject"),
     AP_INIT_FLAG("HotLimitHeaders", set_headers, NULL, RSRC_CONF | ACCESS_CONF | OR_LIMIT,
