@@ -2,12 +2,17 @@
  * hl_usage.c - reads the "usage" an LLM answer reports, byte by byte as the
  * body passes (see hl_usage.h for what is read).
  *
- * Two layers. The JSON scanner is a state machine over one document that
- * keeps the nesting as a bit per level (object or array), the key under
- * which each of the first three levels sits, the key being read (only the
- * first HL_USAGE_KEY_MAX bytes: longer keys are none we want) and the
- * number being read. Strings are skipped byte by byte, escapes included, so
- * a "usage" in the model's text is never a key. The SSE layer splits the
+ * Two layers. The JSON scanner is a state machine over one document. It
+ * parses only the objects on the way to a usage object (the top level,
+ * "usage", and in events "response" or "message" then "usage"), keeping
+ * the key under which each sits, the key being read (only the first
+ * HL_USAGE_KEY_MAX bytes: longer keys are none we want) and the number
+ * being read. Every other object or array ("choices", "content", ...) is
+ * skipped by counting its brackets, at any depth, with a tight loop (its
+ * syntax is not checked: only where the usage is can a flaw break the
+ * document). Strings are skipped up to their closing quote, escapes
+ * honoured, so a
+ * "usage" in the model's text is never a key. The SSE layer splits the
  * stream into lines, feeds the value of each "data:" line (and the line
  * feed that joins data lines) to the scanner, and starts a new document at
  * each blank line (an event's end). A document's fields count (are
@@ -24,13 +29,13 @@ enum {
     JS_OBJ_FIRST,   /* after '{': a key or '}' */
     JS_OBJ_KEY,     /* after ',' in an object: a key */
     JS_COLON,       /* after a key: ':' */
-    JS_ARR_FIRST,   /* after '[': a value or ']' */
     JS_AFTER,       /* after a value: ',' or the container's end */
     JS_STRING,      /* inside a string */
     JS_ESCAPE,      /* after a backslash inside a string */
     JS_NUMBER,      /* inside a number */
     JS_LITERAL,     /* inside true, false or null */
-    JS_SKIP,        /* inside a value nested too deep: brackets counted */
+    JS_SKIP,        /* inside an object or array not on the way to a
+                       usage object: brackets counted */
     JS_SKIP_STRING, /* inside a string of such a value */
     JS_SKIP_ESCAPE, /* after a backslash there */
     JS_DONE,        /* the document closed: the rest is ignored */
@@ -39,7 +44,7 @@ enum {
 
 /* Key ids: the keys that matter, by where they may appear. */
 enum {
-    K_NONE = 0,     /* no key (array element, top level) */
+    K_NONE = 0,     /* no key (the top level) */
     K_OTHER,        /* a key that does not matter */
     K_USAGE,
     K_RESPONSE,
@@ -61,10 +66,14 @@ enum {
     LS_IGNORE       /* in any other line */
 };
 
-static const char *const key_names[] = {
-    NULL, NULL, "usage", "response", "message",
-    "total_tokens", "prompt_tokens", "completion_tokens",
-    "input_tokens", "output_tokens"
+static const struct {
+    const char *name;
+    uint8_t     len;
+} key_names[] = {
+    { NULL, 0 }, { NULL, 0 }, { "usage", 5 }, { "response", 8 },
+    { "message", 7 }, { "total_tokens", 12 }, { "prompt_tokens", 13 },
+    { "completion_tokens", 17 }, { "input_tokens", 12 },
+    { "output_tokens", 13 }
 };
 
 /* Returns the id of the key j->kbuf holds (j->klen bytes). */
@@ -72,36 +81,60 @@ static uint8_t key_id(const hl_usage_json_t *j)
 {
     uint8_t i;
 
-    if (j->klen > HL_USAGE_KEY_MAX)
-        return K_OTHER;
     for (i = K_USAGE; i < K_FIELD + HL_UF_COUNT; ++i) {
-        if (strlen(key_names[i]) == j->klen
-            && memcmp(key_names[i], j->kbuf, j->klen) == 0)
+        if (key_names[i].len == j->klen && key_names[i].name[0] == j->kbuf[0]
+            && memcmp(key_names[i].name, j->kbuf, j->klen) == 0)
             return i;
     }
     return K_OTHER;
 }
 
-/* Returns 1 if the container at depth d (1..64) is an object. */
-static int is_object(const hl_usage_json_t *j, uint32_t d)
+/* Byte classes, so the loops that pass over strings and skipped values
+ * test one table entry per byte: C_STR ends a run of string bytes (a quote
+ * or a backslash), C_SKIP matters in a skipped value (a quote or a
+ * bracket). */
+#define C_STR  1u
+#define C_SKIP 2u
+static const uint8_t byte_class[256] = {
+    ['"'] = C_STR | C_SKIP, ['\\'] = C_STR,
+    ['{'] = C_SKIP, ['}'] = C_SKIP, ['['] = C_SKIP, [']'] = C_SKIP
+};
+
+/* Returns the first byte of class cls in [p, end), or end. */
+static const char *find_class(const char *p, const char *end, uint8_t cls)
 {
-    return (j->objects >> (d - 1)) & 1u;
+    while (p < end && !(byte_class[(unsigned char)*p] & cls))
+        ++p;
+    return p;
+}
+
+/* Returns 1 if the object that the current key's value opens is on the
+ * way to a usage object, so is parsed: the top-level object; under it
+ * "usage", and in an event "response" or "message"; under those (events
+ * only) "usage". */
+static int worth_entering(const hl_usage_json_t *j, hl_usage_mode_t mode)
+{
+    int sse = mode == HL_USAGE_SSE;
+
+    switch (j->depth) {
+    case 0:
+        return 1;
+    case 1:
+        return j->key == K_USAGE
+               || (sse && (j->key == K_RESPONSE || j->key == K_MESSAGE));
+    case 2:
+        return sse && j->key == K_USAGE
+               && (j->ckey[2] == K_RESPONSE || j->ckey[2] == K_MESSAGE);
+    }
+    return 0;
 }
 
 /* Returns 1 if a number read now, under the current key, is a usage field:
- * the direct member of a top-level "usage" object, or (SSE) of the "usage"
- * object of a top-level "response" or "message" object. */
-static int in_usage(const hl_usage_json_t *j, hl_usage_mode_t mode)
+ * a direct member of a usage object entered (worth_entering). */
+static int in_usage(const hl_usage_json_t *j)
 {
-    if (j->key < K_FIELD || j->skip)
-        return 0;
-    if (j->depth == 2)
-        return is_object(j, 1) && is_object(j, 2) && j->ckey[2] == K_USAGE;
-    if (j->depth == 3 && mode == HL_USAGE_SSE)
-        return is_object(j, 1) && is_object(j, 2) && is_object(j, 3)
-               && (j->ckey[2] == K_RESPONSE || j->ckey[2] == K_MESSAGE)
-               && j->ckey[3] == K_USAGE;
-    return 0;
+    return j->key >= K_FIELD && j->depth >= 2 && j->depth < sizeof(j->ckey)
+           && j->ckey[j->depth] == K_USAGE;
 }
 
 /* Starts a new document in *j. */
@@ -146,7 +179,7 @@ static void number_done(hl_usage_t *u)
 {
     hl_usage_json_t *j = &u->json;
 
-    if (in_usage(j, u->mode)) {
+    if (in_usage(j)) {
         int f = j->key - K_FIELD;
         uint8_t bit = (uint8_t)(1u << f);
 
@@ -162,37 +195,28 @@ static void number_done(hl_usage_t *u)
     value_done(u);
 }
 
-/* Opens an object (obj 1) or array (obj 0) as the current value. */
-static void open_container(hl_usage_json_t *j, int obj)
+/* Opens the object ('{') or array ('[') c begins as the current value:
+ * parsed if it is an object on the way to a usage object, else skipped. */
+static void open_container(hl_usage_t *u, char c)
 {
-    uint8_t under = j->depth > 0 && is_object(j, j->depth) ? j->key : K_NONE;
+    hl_usage_json_t *j = &u->json;
 
-    if (j->depth == HL_USAGE_DEPTH_MAX) {
+    if (c != '{' || !worth_entering(j, u->mode)) {
         j->skip = 1;
         j->state = JS_SKIP;
         return;
     }
-    ++j->depth;
-    if (obj)
-        j->objects |= (uint64_t)1 << (j->depth - 1);
-    else
-        j->objects &= ~((uint64_t)1 << (j->depth - 1));
-    if (j->depth < sizeof(j->ckey))
-        j->ckey[j->depth] = under;
+    ++j->depth;                 /* at most 3: see worth_entering */
+    j->ckey[j->depth] = j->key;
     j->key = K_NONE;
-    j->state = obj ? JS_OBJ_FIRST : JS_ARR_FIRST;
+    j->state = JS_OBJ_FIRST;
 }
 
-/* Closes the current container if it is an object (obj 1) or array (obj
- * 0); a mismatch breaks the document. */
-static void close_container(hl_usage_t *u, int obj)
+/* Closes the current object. */
+static void close_object(hl_usage_t *u)
 {
     hl_usage_json_t *j = &u->json;
 
-    if (j->depth == 0 || is_object(j, j->depth) != obj) {
-        j->state = JS_BROKEN;
-        return;
-    }
     --j->depth;
     j->key = K_NONE;
     value_done(u);
@@ -205,10 +229,12 @@ static int is_ws(char c)
 }
 
 /* Starts the value that byte c begins (in JS_VALUE). */
-static void start_value(hl_usage_json_t *j, char c)
+static void start_value(hl_usage_t *u, char c)
 {
+    hl_usage_json_t *j = &u->json;
+
     if (c == '{' || c == '[') {
-        open_container(j, c == '{');
+        open_container(u, c);
     } else if (c == '"') {
         j->str_is_key = 0;
         j->state = JS_STRING;
@@ -232,32 +258,33 @@ static void start_value(hl_usage_json_t *j, char c)
 static const char *scan_string(hl_usage_t *u, const char *p, const char *end)
 {
     hl_usage_json_t *j = &u->json;
+    const char *run = p;
+    unsigned char c;
 
-    while (p < end) {
-        unsigned char c = (unsigned char)*p++;
+    p = find_class(p, end, C_STR);
+    if (j->str_is_key && j->klen <= HL_USAGE_KEY_MAX) {
+        /* Keep the key's first bytes; a longer key is none we want. */
+        size_t n = (size_t)(p - run);
 
-        if (c == '"') {
-            if (j->str_is_key) {
-                j->key = key_id(j);
-                j->state = JS_COLON;
-            } else {
-                value_done(u);
-            }
-            return p;
+        if (n > (size_t)(HL_USAGE_KEY_MAX - j->klen))
+            j->klen = HL_USAGE_KEY_MAX + 1;
+        else {
+            memcpy(j->kbuf + j->klen, run, n);
+            j->klen = (uint8_t)(j->klen + n);
         }
-        if (c == '\\') {
-            j->state = JS_ESCAPE;
-            return p;
+    }
+    if (p == end)
+        return p;
+    c = (unsigned char)*p++;
+    if (c == '"') {
+        if (j->str_is_key) {
+            j->key = key_id(j);
+            j->state = JS_COLON;
+        } else {
+            value_done(u);
         }
-        if (c < 0x20) {             /* a raw control byte: not JSON */
-            j->state = JS_BROKEN;
-            return p;
-        }
-        if (j->str_is_key && j->klen <= HL_USAGE_KEY_MAX) {
-            if (j->klen < HL_USAGE_KEY_MAX)
-                j->kbuf[j->klen] = (char)c;
-            ++j->klen;
-        }
+    } else {
+        j->state = JS_ESCAPE;
     }
     return p;
 }
@@ -286,27 +313,42 @@ static int number_byte(hl_usage_t *u, char c)
     return 0;
 }
 
-/* Reads one byte of a value nested too deep to track. */
-static void skip_byte(hl_usage_t *u, char c)
+/* Reads the bytes of a skipped value from p (up to end): brackets counted,
+ * strings passed over. Returns where it stopped: after the value's last
+ * bracket, or end. */
+static const char *skip_run(hl_usage_t *u, const char *p, const char *end)
 {
     hl_usage_json_t *j = &u->json;
 
-    if (j->state == JS_SKIP_ESCAPE) {
-        j->state = JS_SKIP_STRING;
-    } else if (j->state == JS_SKIP_STRING) {
-        if (c == '\\')
-            j->state = JS_SKIP_ESCAPE;
-        else if (c == '"')
-            j->state = JS_SKIP;
-    } else if (c == '"') {
-        j->state = JS_SKIP_STRING;
-    } else if (c == '{' || c == '[') {
-        if (j->skip < UINT32_MAX)
-            ++j->skip;
-    } else if (c == '}' || c == ']') {
-        if (--j->skip == 0)
+    while (p < end) {
+        char c;
+
+        if (j->state == JS_SKIP_ESCAPE) {
+            j->state = JS_SKIP_STRING;
+            ++p;
+            continue;
+        }
+        if (j->state == JS_SKIP_STRING) {
+            p = find_class(p, end, C_STR);
+            if (p < end)
+                j->state = *p++ == '"' ? JS_SKIP : JS_SKIP_ESCAPE;
+            continue;
+        }
+        p = find_class(p, end, C_SKIP);
+        if (p == end)
+            break;
+        c = *p++;
+        if (c == '"') {
+            j->state = JS_SKIP_STRING;
+        } else if (c == '{' || c == '[') {
+            if (j->skip < UINT32_MAX)
+                ++j->skip;
+        } else if (--j->skip == 0) {
             value_done(u);
+            break;
+        }
     }
+    return p;
 }
 
 /* Feeds len bytes of one document to the JSON scanner. */
@@ -336,7 +378,7 @@ static void json_feed(hl_usage_t *u, const char *p, size_t len)
         case JS_SKIP:
         case JS_SKIP_STRING:
         case JS_SKIP_ESCAPE:
-            skip_byte(u, *p++);
+            p = skip_run(u, p, end);
             continue;
         default:
             break;
@@ -359,13 +401,7 @@ static void json_feed(hl_usage_t *u, const char *p, size_t len)
             continue;
         switch (j->state) {
         case JS_VALUE:
-            start_value(j, c);
-            break;
-        case JS_ARR_FIRST:
-            if (c == ']')
-                close_container(u, 0);
-            else
-                start_value(j, c);
+            start_value(u, c);
             break;
         case JS_OBJ_FIRST:
         case JS_OBJ_KEY:
@@ -374,7 +410,7 @@ static void json_feed(hl_usage_t *u, const char *p, size_t len)
                 j->klen = 0;
                 j->state = JS_STRING;
             } else if (c == '}' && j->state == JS_OBJ_FIRST) {
-                close_container(u, 1);
+                close_object(u);
             } else {
                 j->state = JS_BROKEN;
             }
@@ -383,18 +419,13 @@ static void json_feed(hl_usage_t *u, const char *p, size_t len)
             j->state = c == ':' ? JS_VALUE : JS_BROKEN;
             break;
         case JS_AFTER:
-            if (c == ',') {
-                if (is_object(j, j->depth)) {
-                    j->state = JS_OBJ_KEY;
-                } else {
-                    j->key = K_NONE;
-                    j->state = JS_VALUE;
-                }
-            } else if (c == '}' || c == ']') {
-                close_container(u, c == '}');
-            } else {
+            /* Only objects are parsed: an array is skipped whole. */
+            if (c == ',')
+                j->state = JS_OBJ_KEY;
+            else if (c == '}')
+                close_object(u);
+            else
                 j->state = JS_BROKEN;
-            }
             break;
         default:
             j->state = JS_BROKEN;
@@ -416,6 +447,15 @@ static void sse_line_end(hl_usage_t *u)
     }
     u->line_state = LS_START;
     u->name_len = 0;
+}
+
+/* Returns the first CR or LF in [p, end), or end. */
+static const char *line_end(const char *p, const char *end)
+{
+    const char *lf = memchr(p, '\n', (size_t)(end - p));
+    const char *cr = memchr(p, '\r', (size_t)((lf ? lf : end) - p));
+
+    return cr ? cr : lf ? lf : end;
 }
 
 /* Feeds len bytes of an event stream. */
@@ -459,17 +499,14 @@ static void sse_feed(hl_usage_t *u, const char *p, size_t len)
                 ++p;
             break;
         case LS_DATA: {
-            const char *q = p;
+            const char *q = line_end(p, end);
 
-            while (q < end && *q != '\n' && *q != '\r')
-                ++q;
             json_feed(u, p, (size_t)(q - p));
             p = q;
             break;
         }
         default:                /* LS_IGNORE */
-            while (p < end && *p != '\n' && *p != '\r')
-                ++p;
+            p = line_end(p, end);
             break;
         }
     }

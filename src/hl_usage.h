@@ -5,10 +5,12 @@
  * Pure core: no httpd headers, no allocation. An hl_usage_t is a fixed-size
  * state the caller owns (a few hundred bytes); it is fed the response body
  * in chunks of any size, split anywhere, and never keeps any of the body:
- * a streaming JSON scanner tracks only the nesting (up to 64 levels, deeper
- * values are skipped), the key being read (at most HL_USAGE_KEY_MAX bytes)
- * and the number being read. So neither a huge JSON answer nor an endless
- * event stream grows it, and nothing is buffered or delayed.
+ * a streaming JSON scanner parses only the (at most 3) objects on the way
+ * to a usage object and skips every other value by counting its brackets,
+ * so it holds the key being read (at most HL_USAGE_KEY_MAX bytes), the
+ * number being read and a few counters. Neither a huge or deeply nested
+ * JSON answer nor an endless event stream grows it, and nothing is
+ * buffered or delayed.
  *
  * What is read:
  * - a JSON body (HL_USAGE_JSON): its top-level "usage" object (Chat
@@ -30,7 +32,6 @@
 #include <stdint.h>
 
 #define HL_USAGE_KEY_MAX    17  /* longest key looked for: completion_tokens */
-#define HL_USAGE_DEPTH_MAX  64  /* nesting tracked; deeper values are skipped */
 
 typedef enum {
     HL_USAGE_JSON = 0,  /* the body is one JSON document */
@@ -62,11 +63,9 @@ typedef struct {
     uint8_t  str_is_key;          /* the string being read is a key */
     uint8_t  num_flags;           /* sign, fraction, digits of the number */
     uint8_t  ckey[4];             /* ckey[d]: the key under which the
-                                     container at depth d (1..3) sits */
-    uint32_t depth;               /* open containers, <= HL_USAGE_DEPTH_MAX */
-    uint32_t skip;                /* open containers beyond that, skipped */
-    uint64_t objects;             /* bit d-1: the container at depth d is
-                                     an object */
+                                     object at depth d (1..3) sits */
+    uint32_t depth;               /* objects parsed and open, 0..3 */
+    uint32_t skip;                /* brackets open in a skipped value */
     uint64_t num;                 /* the number being read, capped */
     char     kbuf[HL_USAGE_KEY_MAX];
     hl_usage_fields_t doc;        /* fields read in this document */
