@@ -11,12 +11,12 @@
  * skipped by counting its brackets, at any depth, with a tight loop (its
  * syntax is not checked: only where the usage is can a flaw break the
  * document). Strings are skipped up to their closing quote, escapes
- * honoured, so a
- * "usage" in the model's text is never a key. The SSE layer splits the
- * stream into lines, feeds the value of each "data:" line (and the line
- * feed that joins data lines) to the scanner, and starts a new document at
- * each blank line (an event's end). A document's fields count (are
- * committed to u->found) when its top-level value closes without error.
+ * honoured, so a "usage" in the model's text is never a key. The SSE layer
+ * splits the stream into lines, feeds the value of each "data:" line (and
+ * the line feed that joins data lines) to the scanner, and starts a new
+ * document at each blank line (an event's end). A document's fields count
+ * (are committed to u->found) when its top-level value closes without
+ * error.
  */
 #include <string.h>
 

@@ -22,9 +22,11 @@ use Time::HiRes qw(time sleep);
 use HotLimitTable;
 
 my $php = hl_have_php();
+# HTTP/2 (h2c): the event run loads mod_http2; curl speaks it.
+my $h2 = hl_mpm() eq 'event' && `curl -V 2>/dev/null` =~ /\bHTTP2\b/ ? 1 : 0;
 my @shapes = qw(chat-json chat-sse responses-json responses-sse
                 anthropic-json anthropic-sse);
-plan tests => 3 * @shapes + 3 + 4 + 1 + 2 + ($php ? 7 : 0);
+plan tests => 3 * @shapes + 3 + 4 + 1 + 2 + 2 + ($php ? 7 : 0);
 my $mpm = hl_mpm();
 
 # --- the upstream stub ---------------------------------------------------------
@@ -90,6 +92,9 @@ my $h = start_httpd(name => 'usage', files => $php ? \%php_files : {},
     LoadModule proxy_http_module $moddir/mod_proxy_http.so
 </IfModule>
 LogLevel info hotlimit:debug
+<IfModule http2_module>
+    Protocols h2c http/1.1
+</IfModule>
 <Location /up/>
     ProxyPass http://127.0.0.1:$up_port/
     HotLimitQuota 1000/1m by=header:Authorization cost=usage
@@ -192,6 +197,20 @@ ok t_cmp(scalar(grep { /HL01400: cost=usage: 400 tokens reported, charged 400/ }
 ok t_cmp(scalar(grep { /HL01400: cost=usage: no usage, charged 1/ }
                 $h->log_lines(0)) > 0 ? 1 : 0, 1,
          "[$mpm] HL01400 logs an answer without usage");
+
+# --- over HTTP/2: each stream is a request with its own filter ---------------
+if ($h2) {
+    my @out = map {
+        my $o = `curl -s -i --http2-prior-knowledge -H 'Authorization: Bearer h2' '${\ $h->url('/up/chat-sse?tokens=400')}'`;
+        sleep 0.3;
+        $o;
+    } 1 .. 2;
+    ok t_cmp($out[1], qr{^HTTP/2 200}, "[$mpm] the stream over HTTP/2 (h2c)");
+    my ($r) = $out[1] =~ /^ratelimit:.*;r=(\d+)/mi;
+    ok t_cmp($r // -1, 599, "[$mpm] HTTP/2: the first stream's usage charged 400");
+} else {
+    skip("HTTP/2: the event run's mod_http2 and curl with HTTP/2 needed", 0) for 1 .. 2;
+}
 
 exit 0 unless $php;
 
