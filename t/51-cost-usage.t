@@ -26,7 +26,7 @@ my $php = hl_have_php();
 my $h2 = hl_mpm() eq 'event' && `curl -V 2>/dev/null` =~ /\bHTTP2\b/ ? 1 : 0;
 my @shapes = qw(chat-json chat-sse responses-json responses-sse
                 anthropic-json anthropic-sse);
-plan tests => 3 * @shapes + 3 + 4 + 1 + 2 + 2 + ($php ? 7 : 0);
+plan tests => 3 * @shapes + 3 + 4 + 1 + 1 + 2 + 2 + ($php ? 7 : 0);
 my $mpm = hl_mpm();
 
 # --- the upstream stub ---------------------------------------------------------
@@ -185,6 +185,27 @@ ok t_cmp($end - $first >= 0.8 ? 1 : 0, 1,
                  $end - $first));
 $res = call('/up/chat-sse?tokens=1', 'slow');
 ok t_cmp(remaining_of($res), 599, "[$mpm] the slow stream's usage was charged");
+
+# --- a stream the client drops is charged what it reported so far -----------
+# Anthropic's message_start says input 100, output 1; the client leaves
+# after it, long before message_delta would say output 300.
+{
+    my $s = IO::Socket::INET->new(PeerAddr => '127.0.0.1', PeerPort => $h->port,
+                                  Proto => 'tcp', Timeout => 10) or die $!;
+    print {$s} "GET /up/anthropic-sse?tokens=400&gap=300&words=3 HTTP/1.1\r\n"
+             . "Host: 127.0.0.1\r\nAuthorization: Bearer dropped\r\n"
+             . "Connection: close\r\n\r\n";
+    my $buf = '';
+    my $sel = IO::Select->new($s);
+    while ($buf !~ /message_start.*\n\n/s && $sel->can_read(5)) {
+        sysread($s, $buf, 65536, length $buf) or last;
+    }
+    close $s;
+    sleep 2;        # httpd notices at its next writes, then logs
+    $res = call('/up/chat-json?tokens=1', 'dropped');
+    ok t_cmp(remaining_of($res), 898,
+             "[$mpm] a dropped stream: charged the 101 its first event reported");
+}
 
 # --- the table's "cost": "usage" -------------------------------------------------
 my @c = map { call('/tbl/anthropic-sse?tokens=400', 'table')->code } 1 .. 4;
