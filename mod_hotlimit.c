@@ -33,6 +33,7 @@
 #include "src/mod_hotlimit_access.h"
 #include "src/mod_hotlimit_body.h"
 #include "src/mod_hotlimit_expr.h"
+#include "src/mod_hotlimit_usage.h"
 #include "src/mod_hotlimit_modstatus.h"
 #include "src/mod_hotlimit_redis.h"
 #include "src/mod_hotlimit_status.h"
@@ -517,7 +518,7 @@ static const command_rec hotlimit_cmds[] = {
                  "On|Off: Off exempts this scope from every limit"),
     AP_INIT_TAKE_ARGV("HotLimitQuota", set_quota, NULL, ACCESS_CONF | OR_LIMIT,
                       "COUNT/WINDOW [COUNT/WINDOW...] [by=KEY] [algo=ALGO] "
-                      "[burst=N] [count=WHAT] [cost=1|header:NAME]"),
+                      "[burst=N] [count=WHAT] [cost=1|header:NAME|usage]"),
     AP_INIT_FLAG("HotLimitDryRun", set_dry_run, NULL, RSRC_CONF | ACCESS_CONF | OR_LIMIT,
                  "On|Off: count and log, but never reject"),
     AP_INIT_FLAG("HotLimitHeaders", set_headers, NULL, RSRC_CONF | ACCESS_CONF | OR_LIMIT,
@@ -743,6 +744,7 @@ static void register_hooks(apr_pool_t *p)
     ap_hook_log_transaction(hl_log_transaction, NULL, NULL, APR_HOOK_MIDDLE);
     hl_body_register();
     hl_expr_register();
+    hl_usage_register();        /* cost=usage (issue 19) */
     ap_hook_handler(hl_status_handler, NULL, NULL, APR_HOOK_MIDDLE);
     /* The counters' start time, for uptime; a section in mod_status's
      * server-status when mod_status is loaded (optional hook). */

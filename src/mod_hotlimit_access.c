@@ -52,6 +52,7 @@
 #include "mod_hotlimit_store.h"
 #include "mod_hotlimit_table.h"
 #include "mod_hotlimit_upgrade.h"
+#include "mod_hotlimit_usage.h"
 #include "hl_keyform.h"
 #include "hl_php.h"
 #include "hl_route.h"
@@ -982,14 +983,32 @@ int hl_fixups(request_rec *r)
     return limit_request(r, HL_STAGE_FIXUPS);
 }
 
+/* cost=usage (issue 19): returns 1 if r's client request was admitted by
+ * a quota whose cost is the usage its answer reports, so that
+ * mod_hotlimit_usage.c reads the answer; 0 otherwise. Reads only. */
+int hl_access_wants_usage(request_rec *r)
+{
+    const hl_pending_t *p = request_state(r, 0);
+    int i;
+
+    for (i = 0; p && i < p->nmatches; ++i) {
+        if (p->matches[i].item.quota->cost_usage)
+            return 1;
+    }
+    return 0;
+}
+
 /* Returns what the response of last (the final request of the chain)
  * costs under quota q: 1, or for cost=header:NAME the integer its header
  * NAME carries (headers_out, then err_headers_out; hl_cost_parse: 1 when
- * missing or invalid, capped at HL_COST_MAX). */
-static uint32_t response_cost(const request_rec *last, const hl_quota_t *q)
+ * missing or invalid, capped at HL_COST_MAX), or for cost=usage the tokens
+ * its body reported (hl_usage_response_cost: 1 when missing or invalid). */
+static uint32_t response_cost(request_rec *last, const hl_quota_t *q)
 {
     const char *v;
 
+    if (q->cost_usage)          /* cost=usage (issue 19) */
+        return hl_usage_response_cost(last);
     if (!q->cost_name[0])
         return 1;
     v = apr_table_get(last->headers_out, q->cost_name);
@@ -1001,7 +1020,7 @@ static uint32_t response_cost(const request_rec *last, const hl_quota_t *q)
 int hl_log_transaction(request_rec *r)
 {
     hl_pending_t *p = ap_get_module_config(r->request_config, &hotlimit_module);
-    const request_rec *last = r;
+    request_rec *last = r;
     const hl_store_t *store;
     int i;
 

@@ -15,4 +15,8 @@ int hl_access_checker(request_rec *r);
 int hl_fixups(request_rec *r);
 int hl_log_transaction(request_rec *r);
 
+/* cost=usage (issue 19): returns 1 if r's client request was admitted by a
+ * cost=usage quota (its answer's body is then read), 0 otherwise. */
+int hl_access_wants_usage(request_rec *r);
+
 #endif
