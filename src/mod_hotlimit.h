@@ -18,7 +18,8 @@
  * HL00200-HL00299 store, HL00300-HL00399 status and mod_status section,
  * HL00400-HL00499 table,
  * HL00500-HL00599 fetch, HL00600-HL00699 request body (param:),
- * HL00700-HL00799 the Redis store.
+ * HL00700-HL00799 the Redis store, HL01150-HL01179 the refusal log
+ * (mod_hotlimit_refusal_log.c), HL01180-HL01199 the status handler's scope.
  */
 #ifndef MOD_HOTLIMIT_H
 #define MOD_HOTLIMIT_H
@@ -97,6 +98,13 @@ typedef struct {
     int                   nquotas;     /* HotLimitQuota lines, each counted */
     const hl_dir_quota_t *quotas[HL_DIR_QUOTAS_MAX];  /* apart; a child's
                                                          replace them all */
+    /* Log flood and status scope (issue 18): */
+    int                   log_refusals; /* HotLimitLogRefusals,
+                                           HL_LOG_REFUSALS_*; HL_UNSET: first */
+    int                   status;       /* HotLimitStatus (not .htaccess):
+                                           1 the status handler answers
+                                           here, and nothing is limited or
+                                           banned here; HL_UNSET: off */
 } hl_dir_conf_t;
 
 /* Table failure policy (HotLimitTableFailure). */
