@@ -42,6 +42,7 @@ my @bad = (
       $loc->("HotLimitQuota 1/1m\n    HotLimitQuota 2/1m\n    HotLimitQuota 3/1m\n    HotLimitQuota 4/1m"),
                                                                      'HotLimitQuota',      '4/1m' ],
     [ 'lease over 10000',  'HotLimitStoreLease 10001',               'HotLimitStoreLease', '10001' ],
+    [ 'unknown refusal log mode', $loc->('HotLimitLogRefusals sometimes'), 'HotLimitLogRefusals', 'sometimes' ],
 );
 my $good = join "\n",
     'HotLimitSlots 1024',
@@ -52,7 +53,9 @@ my $good = join "\n",
     'HotLimitStoreLease 100',
     $loc->("HotLimitQuota 5/1m 100/1h by=header:X-Api-Key algo=fixed count=all\n"
            . "    HotLimitDryRun On\n    HotLimitHeaders Off"),
-    "<Location /a/health>\n    HotLimitEngine Off\n</Location>",
+    "<Location /a/health>\n    HotLimitEngine Off\n    HotLimitLogRefusals off\n</Location>",
+    "<Location /st>\n    SetHandler hotlimit-status\n    HotLimitStatus On\n</Location>",
+    'HotLimitLogRefusals all',
     "<LocationMatch \"^/b/[0-9]+\$\">\n    HotLimitQuota 3/500ms 10/1d by=cookie:sid\n</LocationMatch>",
     "<Location /llm>\n    HotLimitQuota 100/1m 1000/1h by=header:Authorization cost=header:X-LLM-Tokens\n</Location>",
     "<Location /login>\n    HotLimitQuota 5/1m 30/1h\n    HotLimitQuota 10/1h by=param:u\n</Location>";
