@@ -9,7 +9,9 @@
  * (429 responses and headers), mod_hotlimit_status.c (status handler),
  * mod_hotlimit_modstatus.c (a section in mod_status's server-status),
  * mod_hotlimit_table.c (quota table reload and publication),
- * mod_hotlimit_body.c ($_REQUEST[NAME] and the request body it needs).
+ * mod_hotlimit_body.c ($_REQUEST[NAME] and the request body it needs),
+ * mod_hotlimit_refusal_log.c (refusal lines, HotLimitLogRefusals),
+ * mod_hotlimit_view.c (which counters a virtual host's status page sees).
  * The pure core lives in src/hl_*.c.
  *
  * Log tags: HL00001-HL00099 mod_hotlimit.c, HL00100-HL00199 access
