@@ -1133,8 +1133,17 @@ static int query_is(const char *args, const char *name)
 
 const char *hl_status_set(cmd_parms *cmd, void *dconf, int on)
 {
-    (void)cmd;
     ((hl_dir_conf_t *)dconf)->status = on;
+    /* Outside a section it covers the whole server, which is then never
+     * limited or banned: allowed (spec: S), but said. */
+    if (on && !cmd->path)
+        ap_log_error(APLOG_MARK, APLOG_WARNING, 0, cmd->server,
+                     "HL01183: HotLimitStatus On outside a <Location> or "
+                     "<Directory> (%s:%d): no request of this server is "
+                     "limited or banned; put it in the status page's "
+                     "<Location>",
+                     cmd->directive ? cmd->directive->filename : "?",
+                     cmd->directive ? cmd->directive->line_num : 0);
     return NULL;
 }
 
