@@ -87,6 +87,11 @@ typedef struct {
     const char *policy_header;          /* RateLimit-Policy */
 } hl_dir_quota_t;
 
+/* HotLimitStatus On, set in the main server's configuration (its page
+ * shows every server's counters) or in a virtual host's (only its own). */
+#define HL_STATUS_ON_MAIN  1
+#define HL_STATUS_ON_VHOST 2
+
 #define HL_DIR_QUOTAS_MAX 3   /* HotLimitQuota lines in one section */
 
 /* Per-directory configuration; HL_UNSET fields inherit from the parent. */
@@ -104,9 +109,11 @@ typedef struct {
     int                   log_refusals; /* HotLimitLogRefusals,
                                            HL_LOG_REFUSALS_*; HL_UNSET: first */
     int                   status;       /* HotLimitStatus (not .htaccess):
-                                           1 the status handler answers
+                                           > 0 the status handler answers
                                            here, and nothing is limited or
-                                           banned here; HL_UNSET: off */
+                                           banned here (HL_STATUS_ON_*:
+                                           where On was set); 0, HL_UNSET:
+                                           off */
 } hl_dir_conf_t;
 
 /* Table failure policy (HotLimitTableFailure). */

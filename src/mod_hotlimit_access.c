@@ -808,7 +808,7 @@ static int limit_request(request_rec *r, hl_stage_t stage)
     sc = ap_get_module_config(r->server->module_config, &hotlimit_module);
     /* HotLimitStatus On: the status handler's scope is never limited or
      * banned (an operator under attack must reach it). */
-    if (!dc || dc->engine == 0 || dc->status == 1
+    if (!dc || dc->engine == 0 || dc->status > 0
         || (dc->nquotas == 0 && !hl_table_configured() && !sc->ban))
         return DECLINED;
     state = request_state(r, 1);

@@ -102,9 +102,9 @@ apr_array_header_t *hl_ban_list(const server_rec *view, apr_pool_t *p,
     return c.bans;
 }
 
-void hl_ban_write_json(request_rec *r)
+void hl_ban_write_json(request_rec *r, const server_rec *view)
 {
-    apr_array_header_t *bans = hl_ban_list(r->server, r->pool, hl_mono_ms());
+    apr_array_header_t *bans = hl_ban_list(view, r->pool, hl_mono_ms());
     int i;
 
     ap_rputs("\"bans\":[", r);
@@ -117,9 +117,9 @@ void hl_ban_write_json(request_rec *r)
     ap_rputs("]", r);
 }
 
-void hl_ban_write_metrics(request_rec *r)
+void hl_ban_write_metrics(request_rec *r, const server_rec *view)
 {
-    apr_array_header_t *bans = hl_ban_list(r->server, r->pool, hl_mono_ms());
+    apr_array_header_t *bans = hl_ban_list(view, r->pool, hl_mono_ms());
 
     ap_rprintf(r, "# HELP hotlimit_bans_active Clients banned now (HotLimitBan).\n"
                "# TYPE hotlimit_bans_active gauge\n"

@@ -22,12 +22,12 @@ apr_array_header_t *hl_ban_list(const server_rec *view, apr_pool_t *p,
                                 int64_t now_ms);
 
 /* Writes the ?json field "bans":[{"key":...,"left_s":N},...] to r (the
- * bans r's server's page shows). */
-void hl_ban_write_json(request_rec *r);
+ * bans the page of server view shows). */
+void hl_ban_write_json(request_rec *r, const server_rec *view);
 
-/* Writes the ?metrics gauge hotlimit_bans_active (bans in force that r's
- * server's page shows) to r. */
-void hl_ban_write_metrics(request_rec *r);
+/* Writes the ?metrics gauge hotlimit_bans_active (bans in force that the
+ * page of server view shows) to r. */
+void hl_ban_write_metrics(request_rec *r, const server_rec *view);
 
 /* Lifts every ban in force of client address key `client` ("203.0.113.7")
  * that the status page of server view shows (in any virtual host from the

@@ -6,9 +6,10 @@
  * Scope: it answers only where the server configuration says
  * HotLimitStatus On (never settable from .htaccess), else 404; it refuses
  * a Host that is not a name of the server (421) on every method, and
- * every answer forbids framing. A virtual host's page shows and resets
- * only that host's counters (mod_hotlimit_view.h); the main server's page
- * shows them all.
+ * every answer forbids framing. A virtual host's page (HotLimitStatus On
+ * set inside its <VirtualHost>) shows and resets only that host's
+ * counters (mod_hotlimit_view.h); the main server's page, and a page the
+ * main server's configuration enables, show them all (page_view).
  *
  * Everything is copied out of shared memory under the lock into a snapshot
  * allocated from r->pool, and written to the client after unlocking. The
@@ -317,15 +318,16 @@ static void collect_routes(request_rec *r, hl_snapshot_t *snap)
     server_rec *s;
     int i, n;
 
-    const hl_server_conf_t *own = ap_get_module_config(r->server->module_config,
+    const server_rec *view = snap->view;
+    const hl_server_conf_t *own = ap_get_module_config(view->module_config,
                                                        &hotlimit_module);
-    const char *tag = r->server->is_virtual && own->tag ? own->tag : "";
+    const char *tag = view->is_virtual && own->tag ? own->tag : "";
 
     snap->routes = apr_array_make(r->pool, 16, sizeof(hl_conf_route_t));
     for (s = ap_server_conf; s; s = s->next) {
         const hl_server_conf_t *sc = ap_get_module_config(s->module_config,
                                                           &hotlimit_module);
-        if (!sc || !sc->quotas || (r->server->is_virtual && s != r->server))
+        if (!sc || !sc->quotas || (view->is_virtual && s != view))
             continue;
         for (i = 0; i < sc->quotas->nelts; ++i) {
             const hl_dir_quota_t *dq = APR_ARRAY_IDX(sc->quotas, i,
@@ -411,7 +413,7 @@ static void hide_foreign_routes(hl_snapshot_t *snap)
 /* Returns the header and per-route stats copied into a snapshot allocated
  * from r->pool, summed up, without the busiest keys; NULL if the store is
  * not set up or can't be locked (a lock failure is logged). */
-static hl_snapshot_t *copy_header(request_rec *r)
+static hl_snapshot_t *copy_header(request_rec *r, const server_rec *view)
 {
     hl_snapshot_t *snap = apr_pcalloc(r->pool, sizeof(*snap));
     hl_store_totals_t totals;
@@ -421,7 +423,7 @@ static hl_snapshot_t *copy_header(request_rec *r)
         return NULL;
     memcpy(&snap->shared, shared, sizeof(*shared));
     hl_store_unlock(r->server);
-    snap->view = r->server;
+    snap->view = view;
     hide_foreign_routes(snap);
     hl_table_status(r->server, &snap->table);
     hl_store_totals(&totals);
@@ -438,7 +440,9 @@ static hl_snapshot_t *copy_header(request_rec *r)
 
 hl_status_summary_t *hl_status_summary(request_rec *r)
 {
-    hl_snapshot_t *snap = copy_header(r);
+    /* mod_status's page shows every server's totals, as it shows every
+     * server's workers. */
+    hl_snapshot_t *snap = copy_header(r, ap_server_conf);
     return snap ? &snap->sum : NULL;
 }
 
@@ -447,9 +451,9 @@ hl_status_summary_t *hl_status_summary(request_rec *r)
  * the configured routes, or NULL if the store can't be locked (logged).
  * ?metrics shows none of these and takes copy_header alone: a scrape
  * neither walks the counter table nor asks Redis. */
-static hl_snapshot_t *take_snapshot(request_rec *r)
+static hl_snapshot_t *take_snapshot(request_rec *r, const server_rec *view)
 {
-    hl_snapshot_t *snap = copy_header(r);
+    hl_snapshot_t *snap = copy_header(r, view);
 
     if (!snap)
         return NULL;
@@ -590,7 +594,7 @@ static void write_metrics(request_rec *r, const hl_snapshot_t *snap)
                (apr_uint64_t)snap->reclaims, snap->classes,
                prom_seconds(r->pool, snap->sum.started_ms));
     write_store_metrics(r);
-    hl_ban_write_metrics(r);
+    hl_ban_write_metrics(r, snap->view);
 }
 
 /* Writes one route of the JSON answer: its configured limits ("" when
@@ -692,7 +696,7 @@ static void write_json(request_rec *r, const hl_snapshot_t *snap)
                    hl_json_escape(p, snap->top[i].key), snap->top[i].count,
                    origin_name(snap->top[i].origin), snap->top[i].window + 1);
     ap_rputs("],", r);
-    hl_ban_write_json(r);
+    hl_ban_write_json(r, snap->view);
     ap_rputs("}\n", r);
 }
 
@@ -896,7 +900,7 @@ static void write_html(request_rec *r, const hl_snapshot_t *snap)
 
     {
         /* Bans in force (HotLimitBan), each with a button that lifts it. */
-        apr_array_header_t *bans = hl_ban_list(r->server, p, hl_mono_ms());
+        apr_array_header_t *bans = hl_ban_list(snap->view, p, hl_mono_ms());
         ap_rputs("<h2>Bans</h2>", r);
         if (!bans->nelts)
             ap_rputs("<p id=\"bans\">No client is banned now.</p>", r);
@@ -1046,18 +1050,36 @@ static const char *cross_site(request_rec *r)
     return NULL;
 }
 
-/* Returns 1 if r may reset key (len bytes): on a virtual host's page, only
- * that host's counters (hl_view_owns); a bare client address lifts only
- * its bans in this host (hl_ban_reset_client). */
-static int reset_allowed(request_rec *r, const char *key, size_t len)
+/* Returns the server whose counters r's page shows and resets
+ * (hl_view_owns): every server's (the main server) when r is the main
+ * server's, or when the HotLimitStatus On in force was set in the main
+ * server's configuration (a <Location> there applies to every virtual
+ * host: on Debian, where every site is a virtual host, that is the
+ * packaged page); r's virtual host only when its own configuration
+ * (inside <VirtualHost>) set it. */
+static const server_rec *page_view(request_rec *r)
 {
-    return !strchr(key, '|') || hl_view_owns(r->server, key, len);
+    const hl_dir_conf_t *dc = ap_get_module_config(r->per_dir_config,
+                                                   &hotlimit_module);
+
+    if (!r->server->is_virtual || (dc && dc->status == HL_STATUS_ON_MAIN))
+        return ap_server_conf;
+    return r->server;
+}
+
+/* Returns 1 if the page of view may reset key (len bytes): on a virtual
+ * host's page, only that host's counters (hl_view_owns); a bare client
+ * address lifts only its bans in this host (hl_ban_reset_client). */
+static int reset_allowed(const server_rec *view, const char *key, size_t len)
+{
+    return !strchr(key, '|') || hl_view_owns(view, key, len);
 }
 
 /* Handles POST reset=KEY: answers JSON, or 303 back to the page when the
  * form's "back" field is present. Returns the handler's status. */
 static int handle_reset(request_rec *r)
 {
+    const server_rec *view = page_view(r);
     const char *why = cross_site(r);
     apr_array_header_t *pairs = NULL;
     const hl_store_t *store;
@@ -1090,7 +1112,7 @@ static int handle_reset(request_rec *r)
     }
     if (!key || !*key)
         return HTTP_BAD_REQUEST;
-    if (!reset_allowed(r, key, strlen(key))) {
+    if (!reset_allowed(view, key, strlen(key))) {
         ap_log_rerror(APLOG_MARK, APLOG_WARNING, 0, r,
                       "HL01182: reset of '%s' refused: not a counter of this "
                       "virtual host (reset it from the main server's page)",
@@ -1100,7 +1122,7 @@ static int handle_reset(request_rec *r)
     store = hl_store_get();
     removed = store->ops->reset(store->ctx, key, strlen(key));
     if (removed >= 0 && !strchr(key, '|')) {   /* a client address: its bans */
-        int lifted = hl_ban_reset_client(r->server, r->pool, key);
+        int lifted = hl_ban_reset_client(view, r->pool, key);
         removed = lifted < 0 ? -1 : removed + lifted;
     }
     if (removed < 0)
@@ -1133,7 +1155,8 @@ static int query_is(const char *args, const char *name)
 
 const char *hl_status_set(cmd_parms *cmd, void *dconf, int on)
 {
-    ((hl_dir_conf_t *)dconf)->status = on;
+    ((hl_dir_conf_t *)dconf)->status = !on ? 0
+        : cmd->server->is_virtual ? HL_STATUS_ON_VHOST : HL_STATUS_ON_MAIN;
     /* Outside a section it covers the whole server, which is then never
      * limited or banned: allowed (spec: S), but said. */
     if (on && !cmd->path)
@@ -1187,7 +1210,7 @@ int hl_status_handler(request_rec *r)
     /* Only where the server configuration says HotLimitStatus On: a
      * "SetHandler hotlimit-status" in a tenant's .htaccess finds nothing. */
     dc = ap_get_module_config(r->per_dir_config, &hotlimit_module);
-    if (!dc || dc->status != 1) {
+    if (!dc || dc->status <= 0) {
         ap_log_rerror(APLOG_MARK, APLOG_INFO, 0, r,
                       "HL01180: hotlimit-status handler outside a "
                       "HotLimitStatus On scope: 404 for %s",
@@ -1208,7 +1231,7 @@ int hl_status_handler(request_rec *r)
     if (r->method_number != M_GET)
         return HTTP_METHOD_NOT_ALLOWED;
     metrics = query_is(r->args, "metrics");
-    snap = metrics ? copy_header(r) : take_snapshot(r);
+    snap = metrics ? copy_header(r, page_view(r)) : take_snapshot(r, page_view(r));
     if (!snap)
         return HTTP_SERVICE_UNAVAILABLE;
     apr_table_setn(r->headers_out, "Cache-Control", "no-store");

@@ -137,6 +137,10 @@ ok t_cmp(as_client('203.0.113.88', '/ban-free/'), 429, 'by=ip: banned');
 ok t_cmp(join(' ', map { as_client('203.0.113.99', '/ban-user/') } 1 .. 4), '200 429 429 429',
          'by=header without the header (keyed by the address): 1 admitted, 3 refusals');
 ok t_cmp(as_client('203.0.113.99', '/ban-free/'), 429, '... banned: the address was its key');
+# Lift them, so that no later test sees a ban in force.
+Apache::TestRequest::module('default');
+POST('/hotlimit-status', content => [ reset => $_ ]) for qw(203.0.113.88 203.0.113.99);
+Apache::TestRequest::module('hl_ban');
 
 # --- the table's "ban" (a private httpd with a table of its own) -----------
 use HotLimitTable ();

@@ -3,8 +3,10 @@
 # "SetHandler hotlimit-status" gets 404, and HotLimitStatus itself is not
 # allowed there); it refuses a Host that is not a name of the server on
 # every method (DNS rebinding); every answer forbids framing; it is never
-# limited or banned; a virtual host's page shows and resets only its own
-# counters, the main server's page all of them.
+# limited or banned; a virtual host's page (HotLimitStatus On inside its
+# <VirtualHost>) shows and resets only its own counters; the main server's
+# page, and the page the main server's configuration enables for every
+# virtual host, all of them.
 use strict;
 use warnings FATAL => 'all';
 use FindBin;
@@ -14,7 +16,7 @@ use Apache::TestUtil;
 use Apache::TestRequest qw(GET POST);
 use HLTest;
 
-plan tests => 24;
+plan tests => 25;
 
 Apache::TestRequest::module('default');
 
@@ -74,6 +76,14 @@ my $m = hl_json(GET('/hotlimit-status?json')) || {};
 my @mkeys = map { $_->{key} } @{ $m->{limited_keys} || [] };
 ok t_cmp(join(' ', map { my $re = $_; scalar grep { $_ =~ $re } @mkeys } (qr{^/stscope-m\|}, qr{^\Q$tag\E/stscope-v\|})),
          '1 1', "main server's page: both servers' keys");
+# Another virtual host (hl_tpl) only inherits the main server's
+# <Location /hotlimit-status>: that page is the main configuration's.
+Apache::TestRequest::module('hl_tpl');
+my $t = hl_json(GET('/hotlimit-status?json')) || {};
+my @tkeys = map { $_->{key} } @{ $t->{limited_keys} || [] };
+ok t_cmp(join(' ', map { my $re = $_; scalar grep { $_ =~ $re } @tkeys } (qr{^/stscope-m\|}, qr{^\Q$tag\E/stscope-v\|})),
+         '1 1', "a vhost reaching the page the main configuration enables: every server's keys");
+Apache::TestRequest::module('default');
 
 # --- a banned address reaches the status page and lifts its ban ----------------
 Apache::TestRequest::module('hl_stscope');
