@@ -314,14 +314,13 @@ static void add_conf_route(apr_pool_t *p, hl_snapshot_t *snap,
  * Never fails. */
 static void collect_routes(request_rec *r, hl_snapshot_t *snap)
 {
-    hl_table_route_t *rules;
-    server_rec *s;
-    int i, n;
-
     const server_rec *view = snap->view;
     const hl_server_conf_t *own = ap_get_module_config(view->module_config,
                                                        &hotlimit_module);
     const char *tag = view->is_virtual && own->tag ? own->tag : "";
+    hl_table_route_t *rules;
+    server_rec *s;
+    int i, n;
 
     snap->routes = apr_array_make(r->pool, 16, sizeof(hl_conf_route_t));
     for (s = ap_server_conf; s; s = s->next) {
@@ -1195,6 +1194,7 @@ static const char *foreign_host(request_rec *r)
 int hl_status_handler(request_rec *r)
 {
     const hl_dir_conf_t *dc;
+    const server_rec *view;
     const char *host;
     hl_snapshot_t *snap;
     int metrics;
@@ -1231,7 +1231,8 @@ int hl_status_handler(request_rec *r)
     if (r->method_number != M_GET)
         return HTTP_METHOD_NOT_ALLOWED;
     metrics = query_is(r->args, "metrics");
-    snap = metrics ? copy_header(r, page_view(r)) : take_snapshot(r, page_view(r));
+    view = page_view(r);
+    snap = metrics ? copy_header(r, view) : take_snapshot(r, view);
     if (!snap)
         return HTTP_SERVICE_UNAVAILABLE;
     apr_table_setn(r->headers_out, "Cache-Control", "no-store");
