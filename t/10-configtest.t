@@ -60,7 +60,7 @@ my $good = join "\n",
     "<Location /llm>\n    HotLimitQuota 100/1m 1000/1h by=header:Authorization cost=header:X-LLM-Tokens\n</Location>",
     "<Location /login>\n    HotLimitQuota 5/1m 30/1h\n    HotLimitQuota 10/1h by=param:u\n</Location>";
 
-plan tests => 2 * @bad + 2 + 2 + 8, need { "the base config (run through t/run-httpd-tests.sh)" => -r $base };
+plan tests => 2 * @bad + 2 + 2 + 2 + 8, need { "the base config (run through t/run-httpd-tests.sh)" => -r $base };
 
 my $httpd = Apache::Test::vars('httpd');
 my $logs = hl_logs();
@@ -104,6 +104,14 @@ for my $c (@bad) {
     my ($rc, $out) = configtest($good);
     ok t_cmp($rc, 0, 'a good configuration passes');
     ok t_cmp($out, qr/Syntax OK/, 'Syntax OK');
+}
+{
+    # Outside a section HotLimitStatus On covers the whole server (never
+    # limited or banned): allowed, with a warning.
+    my ($rc, $out) = configtest('HotLimitStatus On');
+    ok t_cmp($rc, 0, 'HotLimitStatus On at server level passes');
+    ok t_cmp($out, qr/HL01183: HotLimitStatus On outside a <Location>.*no request of this server is limited or banned/,
+             '... with a warning (HL01183)');
 }
 {
     my ($rc, $out) = configtest('HotLimitQuota 5/1m');
