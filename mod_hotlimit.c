@@ -36,6 +36,7 @@
 #include "src/mod_hotlimit_usage.h"
 #include "src/mod_hotlimit_modstatus.h"
 #include "src/mod_hotlimit_redis.h"
+#include "src/mod_hotlimit_refusal_log.h"
 #include "src/mod_hotlimit_status.h"
 #include "src/mod_hotlimit_store.h"
 #include "src/mod_hotlimit_table.h"
@@ -56,6 +57,8 @@ static void *create_dir_conf(apr_pool_t *p, char *dir)
     c->route_from = HL_ROUTE_FROM_UNSET;
     c->body_limit = HL_UNSET;
     c->error_format = HL_UNSET;
+    c->log_refusals = HL_UNSET;
+    c->status = HL_UNSET;
     return c;
 }
 
@@ -68,7 +71,8 @@ static int dir_conf_empty(const hl_dir_conf_t *c)
     return c->engine == HL_UNSET && c->dry_run == HL_UNSET
            && c->headers == HL_UNSET && c->route_from == HL_ROUTE_FROM_UNSET
            && c->body_limit == HL_UNSET && c->nquotas == 0
-           && c->error_format == HL_UNSET;
+           && c->error_format == HL_UNSET
+           && c->log_refusals == HL_UNSET && c->status == HL_UNSET;
 }
 
 static void *merge_dir_conf(apr_pool_t *p, void *basev, void *addv)
@@ -104,6 +108,8 @@ static void *merge_dir_conf(apr_pool_t *p, void *basev, void *addv)
         c->nquotas = base->nquotas;
         memcpy(c->quotas, base->quotas, sizeof(c->quotas));
     }
+    c->log_refusals = MERGE_INT(log_refusals);
+    c->status = MERGE_INT(status);
     return c;
 }
 
@@ -569,6 +575,16 @@ static const command_rec hotlimit_cmds[] = {
     AP_INIT_TAKE1("HotLimitTableFailure", set_table_failure, NULL, RSRC_CONF,
                   "last-good|open: what a table that can't be loaded does "
                   "(default last-good: the last valid table stays)"),
+    /* Log flood and status scope (issue 18). HotLimitStatus has no
+     * override class: never from .htaccess. */
+    AP_INIT_TAKE1("HotLimitLogRefusals", hl_refusal_log_set, NULL,
+                  RSRC_CONF | ACCESS_CONF | OR_LIMIT,
+                  "first|all|off: which refusals are logged (default first: "
+                  "the first of each key per window, then a summary per key "
+                  "every 10 s at most)"),
+    AP_INIT_FLAG("HotLimitStatus", hl_status_set, NULL, RSRC_CONF | ACCESS_CONF,
+                 "On: the hotlimit-status handler answers in this scope, "
+                 "which is never limited or banned (default Off: 404)"),
     { NULL }
 };
 
@@ -743,6 +759,7 @@ static void register_hooks(apr_pool_t *p)
     ap_hook_fixups(hl_fixups, after_dir, NULL, APR_HOOK_LAST);
     ap_hook_log_transaction(hl_log_transaction, NULL, NULL, APR_HOOK_MIDDLE);
     hl_body_register();
+    hl_refusal_log_register();
     hl_expr_register();
     hl_usage_register();        /* cost=usage (issue 19) */
     ap_hook_handler(hl_status_handler, NULL, NULL, APR_HOOK_MIDDLE);

@@ -48,6 +48,7 @@
 #include "mod_hotlimit.h"
 #include "mod_hotlimit_access.h"
 #include "mod_hotlimit_body.h"
+#include "mod_hotlimit_refusal_log.h"
 #include "mod_hotlimit_respond.h"
 #include "mod_hotlimit_store.h"
 #include "mod_hotlimit_table.h"
@@ -463,12 +464,16 @@ static void add_match(request_rec *r, const hl_server_conf_t *sc,
 
     m->prepared = dq && kept->dq == dq && kept->sc == sc;
     if (m->prepared) {
-        /* The same client under the same quota: the same counter. */
+        /* The same client under the same quota: the same counter (kept
+         * by its quota only for by=ip, keep_prepared). */
+        m->by_address = 1;
         klen = kept->key_len;
         key = apr_pstrmemdup(r->pool, kept->key, klen);
     }
     else {
         const char *client = client_part(r, q, cl, &clen);
+
+        m->by_address = client == cl->key;
 
         klen = sc->tag_len + scope_len + 1 + clen;
         key = apr_palloc(r->pool, klen + 1);
@@ -609,30 +614,6 @@ static int collect_matches(request_rec *r, const hl_dir_conf_t *dc,
     return n;
 }
 
-/* Logs the rejection (or would-be rejection under dry run) of match m. */
-static void log_rejection(request_rec *r, const hl_match_t *m)
-{
-    const hl_decision_t *d = &m->item.decision;
-    const char *ua = apr_table_get(r->headers_in, "User-Agent");
-    char name[48];
-    int i, w = 0;
-
-    for (i = 0; i < d->nwindows; ++i)
-        if (!d->windows[i].admit) {
-            w = i;
-            break;
-        }
-    ap_log_rerror(APLOG_MARK, APLOG_INFO, 0, r,
-                  "%s: %s client=%s route=%s key=%s limit=%s "
-                  "retry_after=%ld user_agent=\"%s\"",
-                  m->item.dry_run ? "HL00101" : "HL00100",
-                  m->item.dry_run ? "dry run, would reject" : "rejected",
-                  r->useragent_ip, m->route,
-                  ap_escape_logitem(r->pool, m->item.key),
-                  hl_window_name(&m->item.quota->windows[w], name, sizeof(name)),
-                  d->retry_after_s, ua ? ap_escape_logitem(r->pool, ua) : "-");
-}
-
 /* Remembers admitted count=failures|status and cost=header: matches for
  * log_transaction (of r's client request); a table rule's quota is copied
  * with its match. One that does not fit is logged (HL00104), not counted. */
@@ -724,7 +705,8 @@ static int refuse_banned(request_rec *r, const hl_match_t *m)
     return hl_respond_reject(r, m);
 }
 
-/* Counts a refusal of the client of r toward its server's ban b. The refusal
+/* Counts a refusal of the client of r, by a quota keyed by its address
+ * (refused_by_address), toward its server's ban b. The refusal
  * that takes the last room of AFTER/WITHIN (exactly one, however many run
  * at once: the store counts under its lock) starts the ban, logged once
  * (HL00102), and the client's refusals start over. */
@@ -752,6 +734,22 @@ static void note_refusal(request_rec *r, const hl_server_conf_t *sc,
                       (long)((b->ban.windows[0].window_ms + 999) / 1000));
     store = hl_store_get();
     store->ops->reset(store->ctx, rej.key, rej.key_len);
+}
+
+/* Returns 1 if a quota keyed by the client address (match by_address)
+ * refused the request whose matches are m (n), not in dry run: only such
+ * a refusal is the client's own doing, and counts toward its ban. A
+ * refusal by a shared or account budget (by=global, by=header:...) may
+ * come from someone else's spending and never does. */
+static int refused_by_address(const hl_match_t *m, int n)
+{
+    int i;
+
+    for (i = 0; i < n; ++i)
+        if (m[i].by_address && !m[i].item.decision.admit
+            && !m[i].item.dry_run)
+            return 1;
+    return 0;
 }
 
 /* Returns the ban in force for a request of server sc: the table's "ban"
@@ -857,7 +855,9 @@ static int limit_request(request_rec *r, hl_stage_t stage)
         return DECLINED;
     dc = ap_get_module_config(r->per_dir_config, &hotlimit_module);
     sc = ap_get_module_config(r->server->module_config, &hotlimit_module);
-    if (!dc || dc->engine == 0
+    /* HotLimitStatus On: the status handler's scope is never limited or
+     * banned (an operator under attack must reach it). */
+    if (!dc || dc->engine == 0 || dc->status > 0
         || (dc->nquotas == 0 && !hl_table_configured() && !sc->ban))
         return DECLINED;
     state = request_state(r, 1);
@@ -926,9 +926,9 @@ static int limit_request(request_rec *r, hl_stage_t stage)
     hl_respond_annotate(r, m, n, primary, dc->headers != 0);
     for (i = 0; i < n; ++i)
         if (!m[i].item.decision.admit)
-            log_rejection(r, &m[i]);
+            hl_refusal_log(r, &m[i], dc->log_refusals, m[i].by_address);
     if (!admit) {
-        if (ban)
+        if (ban && refused_by_address(m, n))
             note_refusal(r, sc, ban, cl);
         return hl_respond_reject(r, &m[primary]);
     }

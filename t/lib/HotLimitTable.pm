@@ -320,6 +320,7 @@ DirectoryIndex index.html
 </IfModule>
 <Location /hotlimit-status>
     SetHandler hotlimit-status
+    HotLimitStatus On
     HotLimitEngine Off
 </Location>
 Header always set X-HL-Route "%{HOTLIMIT_ROUTE}e" env=HOTLIMIT_ROUTE
