@@ -15,4 +15,11 @@ int hl_access_checker(request_rec *r);
 int hl_fixups(request_rec *r);
 int hl_log_transaction(request_rec *r);
 
+/* Returns 1 if the client of r is banned from r's server now (a look at
+ * its ban counter that counts nothing), asked before a request body is
+ * read (mod_hotlimit_body.c) so that a banned client's body never is; the
+ * access checker refuses the request after. 0 otherwise: not banned, no
+ * ban, exempt, HotLimitEngine Off, dry run, or the store cannot answer. */
+int hl_access_banned(request_rec *r);
+
 #endif
