@@ -825,6 +825,8 @@ static int limit_request(request_rec *r, hl_stage_t stage)
     if (ban && stage == HL_STAGE_ACCESS && dc->dry_run != 1)
         ban_m = &banned;
     n = collect_matches(r, dc, sc, cl, table, stage, m);
+    if ((i = hl_body_refusal(r)) != DECLINED)
+        return i;            /* a body read for a param: route or key */
     if (n > 0)
         n = drop_decided(state, m, n);
     if (n < 0 || (n == 0 && !ban_m))

@@ -55,10 +55,10 @@ APLOG_USE_MODULE(hotlimit);
 #define BODY_KEY    "hotlimit-body"
 #define READ_CHUNK  65536      /* the most asked of the filters at once */
 #define SRC_CACHE   8192       /* hl_php's window on a spooled body */
+#define HL_BODY_SLACK 16384    /* head room for a body SetInputFilter grows */
 
 /* The body of one client request, on its pool. */
 typedef struct {
-    int                 read;     /* the read was made (kept is set) */
     int                 eos;      /* ... and reached the end of the body */
     apr_status_t        rv;       /* how the read ended, if not well */
     int                 refuse;   /* OK, or the status that ends the
@@ -66,7 +66,8 @@ typedef struct {
     hl_php_form_t       form;     /* HL_PHP_FORM_NONE: not parsed */
     char                boundary[HL_PHP_BOUNDARY_MAX + 1];
     apr_size_t          memory;   /* HotLimitBodyMemory */
-    char               *head;     /* the first `memory` bytes read */
+    char               *head;     /* the first head_cap bytes read */
+    apr_size_t          head_cap; /* memory, or less for a short body */
     apr_size_t          head_len;
     apr_file_t         *spool;    /* the rest, or NULL */
     apr_off_t           spool_len;
@@ -134,12 +135,12 @@ static void add_set_input_filters(request_rec *r)
 static apr_status_t keep_bytes(hl_body_t *b, const char *d, apr_size_t n,
                                apr_pool_t *pool)
 {
-    apr_size_t room = b->memory - b->head_len, take = n < room ? n : room;
+    apr_size_t room = b->head_cap - b->head_len, take = n < room ? n : room;
     apr_status_t rv;
 
     if (take > 0) {
         if (!b->head)
-            b->head = apr_palloc(pool, b->memory);
+            b->head = apr_palloc(pool, b->head_cap);
         memcpy(b->head + b->head_len, d, take);
         b->head_len += take;
         d += take;
@@ -168,13 +169,14 @@ static apr_status_t keep_bytes(hl_body_t *b, const char *d, apr_size_t n,
 }
 
 /*
- * Reads at most limit + 1 bytes of the body through from, keeping them
- * (keep_bytes). Returns the total read (limit + 1 meaning "over the
+ * Reads at most limit + 1 bytes of the body through r's input filters
+ * (asked again at each piece: a filter may have left the chain), keeping
+ * them (keep_bytes). Returns the total read (limit + 1 meaning "over the
  * limit"); sets b->eos when the body ended, b->rv when the read failed
  * (what was read is kept). bb is a scratch brigade, emptied after each
  * piece, so no more than one piece is ever held in buckets.
  */
-static apr_off_t read_body(ap_filter_t *from, hl_body_t *b, apr_off_t limit,
+static apr_off_t read_body(request_rec *r, hl_body_t *b, apr_off_t limit,
                            apr_bucket_brigade *bb, apr_pool_t *pool)
 {
     apr_off_t total = 0;
@@ -182,7 +184,7 @@ static apr_off_t read_body(ap_filter_t *from, hl_body_t *b, apr_off_t limit,
     while (!b->eos && total <= limit) {
         apr_off_t want = limit + 1 - total, got = 0;
         apr_bucket *e;
-        apr_status_t rv = ap_get_brigade(from, bb, AP_MODE_READBYTES,
+        apr_status_t rv = ap_get_brigade(r->input_filters, bb, AP_MODE_READBYTES,
                                          APR_BLOCK_READ,
                                          want < READ_CHUNK ? want : READ_CHUNK);
         if (rv != APR_SUCCESS) {
@@ -316,13 +318,15 @@ static hl_body_t *get_body(request_rec *r)
     while (rr->main)
         rr = rr->main;
     add_set_input_filters(rr);
-    b->below = rr->input_filters;
     b->memory = body_memory(r);
-    b->read = 1;
-    total = read_body(b->below, b, limit,
+    /* A short body gets a short buffer (room for a decoded one to grow). */
+    b->head_cap = clen >= 0 && (apr_size_t)clen + HL_BODY_SLACK < b->memory
+                  ? (apr_size_t)clen + HL_BODY_SLACK : b->memory;
+    total = read_body(rr, b, limit,
                       apr_brigade_create(r->pool, r->connection->bucket_alloc),
                       top->pool);
     build_kept(b, top->pool, r->connection->bucket_alloc);
+    b->below = rr->input_filters;
     add_filter(rr, b);           /* after: the read must not go through it */
     if (b->rv == AP_FILTER_ERROR) {
         /* LimitRequestBody, a bad chunk: HTTP_IN has sent the error. */
