@@ -81,7 +81,7 @@ while ($sel->count && time < $deadline + 60) {
         close $h;
     }
 }
-$status{'none'} += $sel->count;
+$status{'none'} = $sel->count if $sel->count;
 printf "conns=%d %s failed=%d seconds=%.1f\n", $conns,
     join(' ', map { "status=$_:$status{$_}" } sort keys %status), $failed, time - $t0;
 exit($failed ? 1 : 0);
