@@ -8,8 +8,13 @@
  * asked for: set it to a string; make it an array and set, append or nest
  * its element `key`; delete it. That effect is applied to a small state
  * (the variable's type, its element `key`, its array's next free index).
- * Only the raw bytes of the value that wins are remembered; they are
- * decoded into out at the end.
+ * Only where the raw bytes of the value that wins are is remembered (an
+ * offset); they are read again and decoded into out at the end.
+ *
+ * The input is an hl_php_src_t: in memory, or read by offset through a
+ * callback and a one-block cache (a request body spooled to a file), so
+ * that no more than a block, PHP's multipart buffer and a name's first
+ * bytes are ever held, whatever the body's size.
  *
  * Not followed: an append ("a[k][]") into a nested array that already
  * holds the key PHP_INT_MAX fails in PHP and ends that token early, which

@@ -42,6 +42,11 @@ my @bad = (
       $loc->("HotLimitQuota 1/1m\n    HotLimitQuota 2/1m\n    HotLimitQuota 3/1m\n    HotLimitQuota 4/1m"),
                                                                      'HotLimitQuota',      '4/1m' ],
     [ 'lease over 10000',  'HotLimitStoreLease 10001',               'HotLimitStoreLease', '10001' ],
+    # Request bodies:
+    [ 'body memory under 4K', 'HotLimitBodyMemory 1K',              'HotLimitBodyMemory', '1K' ],
+    [ 'body memory over 64M', 'HotLimitBodyMemory 65M',             'HotLimitBodyMemory', '65M' ],
+    [ 'body limit unit',   $loc->('HotLimitBodyLimit 8G'),           'HotLimitBodyLimit',  '8G' ],
+    [ 'unknown overflow',  $loc->('HotLimitBodyOverflow drop'),      'HotLimitBodyOverflow', 'drop' ],
 );
 my $good = join "\n",
     'HotLimitSlots 1024',
@@ -55,7 +60,9 @@ my $good = join "\n",
     "<Location /a/health>\n    HotLimitEngine Off\n</Location>",
     "<LocationMatch \"^/b/[0-9]+\$\">\n    HotLimitQuota 3/500ms 10/1d by=cookie:sid\n</LocationMatch>",
     "<Location /llm>\n    HotLimitQuota 100/1m 1000/1h by=header:Authorization cost=header:X-LLM-Tokens\n</Location>",
-    "<Location /login>\n    HotLimitQuota 5/1m 30/1h\n    HotLimitQuota 10/1h by=param:u\n</Location>";
+    "<Location /login>\n    HotLimitQuota 5/1m 30/1h\n    HotLimitQuota 10/1h by=param:u\n</Location>",
+    'HotLimitBodyMemory 64K',
+    "<Location /form>\n    HotLimitBodyLimit 8M\n    HotLimitBodyOverflow path\n</Location>";
 
 plan tests => 2 * @bad + 2 + 2 + 8, need { "the base config (run through t/run-httpd-tests.sh)" => -r $base };
 
