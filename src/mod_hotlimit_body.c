@@ -63,6 +63,8 @@ typedef struct {
     apr_status_t        rv;       /* how the read ended, if not well */
     int                 refuse;   /* OK, or the status that ends the
                                      request (413; DONE: already sent) */
+    int                 refused;  /* refuse was returned (once: not to its
+                                     ErrorDocument again) */
     hl_php_form_t       form;     /* HL_PHP_FORM_NONE: not parsed */
     char                boundary[HL_PHP_BOUNDARY_MAX + 1];
     apr_size_t          memory;   /* HotLimitBodyMemory */
@@ -414,10 +416,14 @@ static hl_param_memo_t *read_param(request_rec *r, hl_body_t *b,
         return NULL;
     memset(&src, 0, sizeof(src));
     src.len = blen;
-    src.read = read_kept;
-    src.ctx = b;
-    src.cache = out + size;
-    src.cache_size = SRC_CACHE;
+    if (b->spool) {
+        src.read = read_kept;
+        src.ctx = b;
+        src.cache = out + size;
+        src.cache_size = SRC_CACHE;
+    } else {
+        src.mem = b->head;       /* all of it is in memory */
+    }
     n = hl_php_request_param_src(out, size, query, b->form ? &src : NULL,
                                  b->form, b->boundary, name, array_key,
                                  b->memory);
@@ -472,20 +478,24 @@ char *hl_request_param(request_rec *r, const char *name, int array_key,
     return apr_pstrmemdup(r->pool, memo->value, memo->len);
 }
 
-/* Returns DECLINED, or the status that ends r (see mod_hotlimit_body.h). */
+/* Returns DECLINED, or the status that ends r (see mod_hotlimit_body.h),
+ * once per client request. */
 int hl_body_refusal(request_rec *r)
 {
-    const hl_body_t *b = body_of(r);
+    hl_body_t *b = body_of(r);
 
-    return b && b->refuse != OK ? b->refuse : DECLINED;
+    if (!b || b->refuse == OK || b->refused)
+        return DECLINED;
+    b->refused = 1;
+    return b->refuse;
 }
 
 /* fixups hook, last: a request whose body was refused while an <If>, a
  * SetEnvIfExpr or a scope without quotas read it ends here, before the
- * handler. */
+ * handler (not a subrequest: its failure would not end the request). */
 static int body_fixups(request_rec *r)
 {
-    return hl_body_refusal(r);
+    return r->main ? DECLINED : hl_body_refusal(r);
 }
 
 /* The HOTLIMIT_BODY input filter: the kept body first, then the end of

@@ -30,7 +30,8 @@ char *hl_request_param(request_rec *r, const char *name, int array_key,
  * client request's body was refused when it was read: 413 (over
  * HotLimitBodyLimit, or a multipart header over HotLimitBodyMemory), 500
  * (the spool cannot be read), or DONE (HTTP_IN refused it and has sent
- * the error: LimitRequestBody, a bad chunk).
+ * the error: LimitRequestBody, a bad chunk). The status is returned once
+ * per client request (an ErrorDocument it leads to runs as usual).
  */
 int hl_body_refusal(request_rec *r);
 

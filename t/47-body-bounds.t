@@ -21,7 +21,7 @@ use Time::HiRes qw(time sleep);
 use HotLimitTable;
 
 my $php = hl_have_php();
-plan tests => 34 + ($php ? 7 : 0);
+plan tests => 38 + ($php ? 7 : 0);
 
 my $mpm = hl_mpm();
 my $mods = Apache::Test::vars('libexecdir') || '/usr/lib/apache2/modules';
@@ -41,8 +41,9 @@ echo "do=", $_POST['do'] ?? '-', "\n";
 echo "input=", md5($in), " ", strlen($in), "\n";
 echo "route=", $_SERVER['HOTLIMIT_ROUTE'] ?? '-', "\n";
 PHP
-my @dirs = qw(dw gz gzplain gzif tiny tinyp lrb bb);
+my @dirs = qw(dw gz gzplain gzif tiny tinyp tinyerr ifbig lrb bb);
 my %files = map { ("$_/doku.cgi" => $cgi, "$_/doku.php" => $doku) } @dirs;
+$files{'err413.html'} = "custom 413 page\n";
 
 my $h = start_httpd(name => 'body-bounds', table => { routes => {
         '/login' => { max => 1000, window => 60 },
@@ -91,6 +92,17 @@ RemoteIPInternalProxy 127.0.0.1
     HotLimitRouteFrom param:do
     HotLimitBodyLimit 1000
     HotLimitBodyOverflow path
+</Location>
+<Location /tinyerr>
+    HotLimitRouteFrom param:do
+    HotLimitBodyLimit 1000
+    ErrorDocument 413 /err413.html
+</Location>
+<Location /ifbig>
+    HotLimitBodyLimit 1000
+    <If "hotlimit_param('do') == 'login'">
+        HotLimitQuota 100/1m
+    </If>
 </Location>
 <Location /lrb>
     HotLimitRouteFrom param:do
@@ -211,6 +223,15 @@ ok t_cmp(post('/tiny/doku.cgi', 'do=show')->code, 200, "[$mpm] a body under the 
 ok t_cmp(runs('tiny'), 1, "[$mpm] ... the CGI ran once");
 ok t_cmp(scalar(grep { /HL01101: body of 2011 bytes is over HotLimitBodyLimit 1000: refused \(413\)/ }
                 $h->log_lines(0)) ? 1 : 0, 1, "[$mpm] the refusal is logged (HL01101)");
+
+# ErrorDocument 413: the page is served (the refusal is not made again).
+$res = post('/tinyerr/doku.cgi', $over);
+ok t_cmp($res->code, 413, "[$mpm] over the limit with ErrorDocument 413: 413");
+ok t_cmp($res->content, qr/^custom 413 page\n\z/, "[$mpm] ... with the ErrorDocument's page");
+# Read by <If> (before the access checker): 413 too.
+$res = post('/ifbig/doku.cgi', $over);
+ok t_cmp($res->code, 413, "[$mpm] a body over the limit read by <If>: 413");
+ok t_cmp(runs('ifbig'), 0, "[$mpm] ... the CGI never ran");
 
 # HotLimitBodyOverflow path: the old fall-back to the path.
 $res = post('/tinyp/doku.cgi', $over);
