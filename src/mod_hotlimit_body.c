@@ -73,6 +73,7 @@ typedef struct {
     apr_size_t          head_len;
     apr_file_t         *spool;    /* the rest, or NULL */
     apr_off_t           spool_len;
+    int                 spool_failed;  /* it could not be written */
     apr_bucket_brigade *kept;     /* what is handed on, not yet handed */
     ap_filter_t        *below;    /* where the read stopped */
     struct hl_param_memo *memo;   /* parameters already read from it */
@@ -204,9 +205,13 @@ static apr_off_t read_body(request_rec *r, hl_body_t *b, apr_off_t limit,
             }
             if (APR_BUCKET_IS_METADATA(e))
                 continue;
-            if ((rv = apr_bucket_read(e, &d, &n, APR_BLOCK_READ)) != APR_SUCCESS
-                || (rv = keep_bytes(b, d, n, pool)) != APR_SUCCESS) {
+            if ((rv = apr_bucket_read(e, &d, &n, APR_BLOCK_READ)) != APR_SUCCESS) {
                 b->rv = rv;
+                break;
+            }
+            if ((rv = keep_bytes(b, d, n, pool)) != APR_SUCCESS) {
+                b->rv = rv;
+                b->spool_failed = 1;
                 break;
             }
             got += (apr_off_t)n;
@@ -336,6 +341,14 @@ static hl_body_t *get_body(request_rec *r)
                       "HL01102: body refused while read (%" APR_OFF_T_FMT
                       " bytes): the request ends", total);
         b->refuse = DONE;
+        return b;
+    }
+    if (b->spool_failed) {
+        ap_log_rerror(APLOG_MARK, APLOG_ERR, b->rv, r,
+                      "HL01106: the request body cannot be spooled to the "
+                      "temporary directory: refused (500)");
+        r->connection->keepalive = AP_CONN_CLOSE;   /* the rest is unread */
+        b->refuse = HTTP_INTERNAL_SERVER_ERROR;
         return b;
     }
     if (b->rv != APR_SUCCESS) {
