@@ -268,14 +268,97 @@ static apr_size_t body_memory(request_rec *r)
                                      : HL_DEFAULT_BODY_MEMORY;
 }
 
+/* Returns the form of r's body when it is to be read for b (a POST form
+ * PHP parses, with a body, of a client not banned, not over the limit by
+ * its Content-Length), with b->boundary and *clen set (-1: chunked); else
+ * HL_PHP_FORM_NONE, with b->refuse set when an over-limit body is
+ * refused. */
+static hl_php_form_t wants_body(request_rec *r, hl_body_t *b, apr_off_t limit,
+                                int to_path, apr_off_t *clen)
+{
+    const char *cl = apr_table_get(r->headers_in, "Content-Length");
+    const char *te = apr_table_get(r->headers_in, "Transfer-Encoding");
+    hl_php_form_t form;
+    char *end;
+
+    *clen = -1;
+    if (strcmp(hl_client_request(r)->method, "POST") != 0)
+        return HL_PHP_FORM_NONE;
+    form = hl_php_form_type(apr_table_get(r->headers_in, "Content-Type"),
+                            b->boundary, sizeof(b->boundary));
+    if (form == HL_PHP_FORM_NONE || limit == 0
+        || (!te && (!cl || !strcmp(cl, "0"))))
+        return HL_PHP_FORM_NONE;
+    if (!te && cl
+        && (apr_strtoff(clen, cl, &end, 10) != APR_SUCCESS || *end))
+        return HL_PHP_FORM_NONE; /* HTTP_IN refuses it anyway */
+    /* A banned client's body is not read: the access checker refuses it. */
+    if (hl_access_banned(r)) {
+        ap_log_rerror(APLOG_MARK, APLOG_DEBUG, 0, r,
+                      "HL01100: client banned: its body is not read");
+        return HL_PHP_FORM_NONE;
+    }
+    if (*clen <= limit)
+        return form;
+    if (to_path) {
+        ap_log_rerror(APLOG_MARK, APLOG_DEBUG, 0, r,
+                      "HL00601: body of %" APR_OFF_T_FMT " bytes is over "
+                      "HotLimitBodyLimit %" APR_OFF_T_FMT ": not read, the "
+                      "parameter is taken from the query", *clen, limit);
+        return HL_PHP_FORM_NONE;
+    }
+    ap_log_rerror(APLOG_MARK, APLOG_INFO, 0, r,
+                  "HL01101: body of %" APR_OFF_T_FMT " bytes is over "
+                  "HotLimitBodyLimit %" APR_OFF_T_FMT ": refused (413)",
+                  *clen, limit);
+    b->refuse = HTTP_REQUEST_ENTITY_TOO_LARGE;
+    return HL_PHP_FORM_NONE;
+}
+
+/* Decides what the read of total bytes into b leaves: the body parsed
+ * (b->form set), the query alone, or the request refused (b->refuse).
+ * Logs why a body is not used. */
+static void judge_read(request_rec *r, hl_body_t *b, hl_php_form_t form,
+                       apr_off_t total, apr_off_t limit, int to_path)
+{
+    if (b->rv == AP_FILTER_ERROR) {
+        /* LimitRequestBody, a bad chunk: HTTP_IN has sent the error. */
+        ap_log_rerror(APLOG_MARK, APLOG_DEBUG, 0, r,
+                      "HL01102: body refused while read (%" APR_OFF_T_FMT
+                      " bytes): the request ends", total);
+        b->refuse = DONE;
+    } else if (b->spool_failed) {
+        ap_log_rerror(APLOG_MARK, APLOG_ERR, b->rv, r,
+                      "HL01106: the request body cannot be spooled to the "
+                      "temporary directory: refused (500)");
+        r->connection->keepalive = AP_CONN_CLOSE;   /* the rest is unread */
+        b->refuse = HTTP_INTERNAL_SERVER_ERROR;
+    } else if (b->rv != APR_SUCCESS) {
+        ap_log_rerror(APLOG_MARK, APLOG_DEBUG, b->rv, r,
+                      "HL00602: body not read to its end (%" APR_OFF_T_FMT " bytes): "
+                      "the parameter is taken from the query", total);
+    } else if ((total > limit || !b->eos) && to_path) {
+        ap_log_rerror(APLOG_MARK, APLOG_DEBUG, 0, r,
+                      "HL00603: chunked body over HotLimitBodyLimit %"
+                      APR_OFF_T_FMT ": not parsed, the parameter is taken "
+                      "from the query", limit);
+    } else if (total > limit || !b->eos) {
+        ap_log_rerror(APLOG_MARK, APLOG_INFO, 0, r,
+                      "HL01103: body over HotLimitBodyLimit %" APR_OFF_T_FMT
+                      ": refused (413)", limit);
+        b->refuse = HTTP_REQUEST_ENTITY_TOO_LARGE;
+    } else {
+        b->form = form;
+    }
+}
+
 /* Returns the body record of r, reading the body on first use when PHP
- * would parse it; never NULL. Logs why a body is not used. */
+ * would parse it (wants_body); never NULL. */
 static hl_body_t *get_body(request_rec *r)
 {
     request_rec *top = hl_client_request(r), *rr = r;
     hl_body_t *b = body_of(r);
-    const char *cl, *te;
-    apr_off_t limit, total, clen = -1;
+    apr_off_t limit, total, clen;
     hl_php_form_t form;
     int to_path;
 
@@ -285,41 +368,8 @@ static hl_body_t *get_body(request_rec *r)
     apr_pool_userdata_setn(b, BODY_KEY, NULL, top->pool);
     b->refuse = OK;
     limit = body_limit(r, &to_path);
-    if (strcmp(top->method, "POST") != 0)
+    if ((form = wants_body(r, b, limit, to_path, &clen)) == HL_PHP_FORM_NONE)
         return b;
-    form = hl_php_form_type(apr_table_get(r->headers_in, "Content-Type"),
-                            b->boundary, sizeof(b->boundary));
-    cl = apr_table_get(r->headers_in, "Content-Length");
-    te = apr_table_get(r->headers_in, "Transfer-Encoding");
-    if (form == HL_PHP_FORM_NONE || limit == 0
-        || (!te && (!cl || !strcmp(cl, "0"))))
-        return b;
-    if (!te && cl) {
-        char *end;
-        if (apr_strtoff(&clen, cl, &end, 10) != APR_SUCCESS || *end)
-            return b;            /* HTTP_IN refuses it anyway */
-    }
-    /* A banned client's body is not read: the access checker refuses it. */
-    if (hl_access_banned(r)) {
-        ap_log_rerror(APLOG_MARK, APLOG_DEBUG, 0, r,
-                      "HL01100: client banned: its body is not read");
-        return b;
-    }
-    if (clen > limit) {
-        if (to_path) {
-            ap_log_rerror(APLOG_MARK, APLOG_DEBUG, 0, r,
-                          "HL00601: body of %" APR_OFF_T_FMT " bytes is over "
-                          "HotLimitBodyLimit %" APR_OFF_T_FMT ": not read, the "
-                          "parameter is taken from the query", clen, limit);
-            return b;
-        }
-        ap_log_rerror(APLOG_MARK, APLOG_INFO, 0, r,
-                      "HL01101: body of %" APR_OFF_T_FMT " bytes is over "
-                      "HotLimitBodyLimit %" APR_OFF_T_FMT ": refused (413)",
-                      clen, limit);
-        b->refuse = HTTP_REQUEST_ENTITY_TOO_LARGE;
-        return b;
-    }
     /* A subrequest's filters are its main request's protocol filters,
      * and live only as long as the subrequest: read as the main request. */
     while (rr->main)
@@ -335,43 +385,7 @@ static hl_body_t *get_body(request_rec *r)
     build_kept(b, top->pool, r->connection->bucket_alloc);
     b->below = rr->input_filters;
     add_filter(rr, b);           /* after: the read must not go through it */
-    if (b->rv == AP_FILTER_ERROR) {
-        /* LimitRequestBody, a bad chunk: HTTP_IN has sent the error. */
-        ap_log_rerror(APLOG_MARK, APLOG_DEBUG, 0, r,
-                      "HL01102: body refused while read (%" APR_OFF_T_FMT
-                      " bytes): the request ends", total);
-        b->refuse = DONE;
-        return b;
-    }
-    if (b->spool_failed) {
-        ap_log_rerror(APLOG_MARK, APLOG_ERR, b->rv, r,
-                      "HL01106: the request body cannot be spooled to the "
-                      "temporary directory: refused (500)");
-        r->connection->keepalive = AP_CONN_CLOSE;   /* the rest is unread */
-        b->refuse = HTTP_INTERNAL_SERVER_ERROR;
-        return b;
-    }
-    if (b->rv != APR_SUCCESS) {
-        ap_log_rerror(APLOG_MARK, APLOG_DEBUG, b->rv, r,
-                      "HL00602: body not read to its end (%" APR_OFF_T_FMT " bytes): "
-                      "the parameter is taken from the query", total);
-        return b;
-    }
-    if (total > limit || !b->eos) {
-        if (to_path) {
-            ap_log_rerror(APLOG_MARK, APLOG_DEBUG, 0, r,
-                          "HL00603: chunked body over HotLimitBodyLimit %"
-                          APR_OFF_T_FMT ": not parsed, the parameter is taken "
-                          "from the query", limit);
-            return b;
-        }
-        ap_log_rerror(APLOG_MARK, APLOG_INFO, 0, r,
-                      "HL01103: body over HotLimitBodyLimit %" APR_OFF_T_FMT
-                      ": refused (413)", limit);
-        b->refuse = HTTP_REQUEST_ENTITY_TOO_LARGE;
-        return b;
-    }
-    b->form = form;
+    judge_read(r, b, form, total, limit, to_path);
     return b;
 }
 
