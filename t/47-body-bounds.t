@@ -21,7 +21,7 @@ use Time::HiRes qw(time sleep);
 use HotLimitTable;
 
 my $php = hl_have_php();
-plan tests => 38 + ($php ? 7 : 0);
+plan tests => 39 + ($php ? 7 : 0);
 
 my $mpm = hl_mpm();
 my $mods = Apache::Test::vars('libexecdir') || '/usr/lib/apache2/modules';
@@ -41,7 +41,7 @@ echo "do=", $_POST['do'] ?? '-', "\n";
 echo "input=", md5($in), " ", strlen($in), "\n";
 echo "route=", $_SERVER['HOTLIMIT_ROUTE'] ?? '-', "\n";
 PHP
-my @dirs = qw(dw gz gzplain gzif tiny tinyp tinyerr ifbig lrb bb);
+my @dirs = qw(dw gz gzplain gzif tiny tinyp tinyerr ifbig mid lrb bb);
 my %files = map { ("$_/doku.cgi" => $cgi, "$_/doku.php" => $doku) } @dirs;
 $files{'err413.html'} = "custom 413 page\n";
 
@@ -103,6 +103,11 @@ RemoteIPInternalProxy 127.0.0.1
     <If "hotlimit_param('do') == 'login'">
         HotLimitQuota 100/1m
     </If>
+</Location>
+<Location /mid>
+    HotLimitRouteFrom param:do
+    HotLimitBodyLimit 100000
+    HotLimitBodyOverflow path
 </Location>
 <Location /lrb>
     HotLimitRouteFrom param:do
@@ -199,8 +204,12 @@ my $tmp = $ENV{TMPDIR} || '/tmp';
 my @during;
 my $got = raw("POST /dw/doku.cgi HTTP/1.1\r\nHost: x\r\nConnection: close\r\n"
             . "Content-Type: $form\r\nContent-Length: " . length($big) . "\r\n\r\n"
-            . substr($big, 0, 1_500_000), 1,
-            sub { @during = grep { -s $_ > 1_000_000 } glob("$tmp/hotlimit-body.*") },
+            . substr($big, 0, 1_500_000),
+            sub { my $t = time;      # the server reads it as it comes
+                  until (@during = grep { -s $_ > 1_000_000 } glob("$tmp/hotlimit-body.*")) {
+                      last if time - $t > 5;
+                      sleep 0.1;
+                  } },
             substr($big, 1_500_000));
 ok t_cmp(scalar @during, 1, "[$mpm] a slow 2 MB body: one spool file of over 1 MB while it arrives");
 ok t_cmp($got, qr/md5=\Q${\ md5_hex($big)}\E/, "[$mpm] ... the CGI got it byte for byte");
@@ -243,6 +252,15 @@ $got = raw("POST /tinyp/doku.cgi HTTP/1.1\r\nHost: x\r\nConnection: close\r\n"
          . chunked('do=login&', 'p=' . ('q' x 600), 'r' x 600));
 ok t_cmp($got, qr/\AHTTP\/1\.1 200 .*md5=\Q${\ md5_hex('do=login&p=' . 'q' x 600 . 'r' x 600)}\E/s,
          "[$mpm] ... a chunked body too: read in part, handed on whole");
+
+# ... and one over the limit and over HotLimitBodyMemory: what was read
+# (64K in memory, the rest from the spool), then the rest from the client.
+my @mid = map { chr(97 + $_ % 26) x 40000 } 1 .. 5;
+$got = raw("POST /mid/doku.cgi HTTP/1.1\r\nHost: x\r\nConnection: close\r\n"
+         . "Content-Type: $form\r\nTransfer-Encoding: chunked\r\n\r\n"
+         . chunked('do=login&p=', @mid));
+ok t_cmp($got, qr/\AHTTP\/1\.1 200 .*route=-.*md5=\Q${\ md5_hex(join '', 'do=login&p=', @mid)}\E/s,
+         "[$mpm] ... a 200 KB chunked body over a 100 KB limit: the path, handed on whole");
 
 # LimitRequestBody 500: HTTP_IN's 413, and the handler never runs.
 $res = post('/lrb/doku.cgi', 'do=show&p=' . ('z' x 1000));
