@@ -314,14 +314,18 @@ static const char *parse_bytes(cmd_parms *cmd, const char *arg, long min,
                                long *out)
 {
     char *end;
-    apr_int64_t v;
+    apr_int64_t v, unit = 1;
 
     errno = 0;
     v = apr_strtoi64(arg, &end, 10);
     if (end != arg && (*end == 'K' || *end == 'k') && end[1] == '\0')
-        v *= 1024, end++;
+        unit = 1024, end++;
     else if (end != arg && (*end == 'M' || *end == 'm') && end[1] == '\0')
-        v *= 1024 * 1024, end++;
+        unit = 1024 * 1024, end++;
+    if (v >= 0 && v <= 67108864 / unit)
+        v *= unit;
+    else
+        v = -1;                  /* out of range, never multiplied */
     if (end == arg || *end || errno == ERANGE || v < min || v > 67108864)
         return apr_psprintf(cmd->pool, "%s: bad value '%s' (a number of "
                             "bytes from %ld to 67108864, or with K or M)",

@@ -46,6 +46,8 @@ my @bad = (
     [ 'body memory under 4K', 'HotLimitBodyMemory 1K',              'HotLimitBodyMemory', '1K' ],
     [ 'body memory over 64M', 'HotLimitBodyMemory 65M',             'HotLimitBodyMemory', '65M' ],
     [ 'body limit unit',   $loc->('HotLimitBodyLimit 8G'),           'HotLimitBodyLimit',  '8G' ],
+    [ 'body limit in M beyond 64 bits', $loc->('HotLimitBodyLimit 9000000000000000M'),
+                                                                     'HotLimitBodyLimit',  '9000000000000000M' ],
     [ 'unknown overflow',  $loc->('HotLimitBodyOverflow drop'),      'HotLimitBodyOverflow', 'drop' ],
 );
 my $good = join "\n",
