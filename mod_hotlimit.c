@@ -59,6 +59,7 @@ static void *create_dir_conf(apr_pool_t *p, char *dir)
     c->error_format = HL_UNSET;
     c->log_refusals = HL_UNSET;
     c->status = HL_UNSET;
+    c->body_overflow = HL_UNSET;
     return c;
 }
 
@@ -72,7 +73,8 @@ static int dir_conf_empty(const hl_dir_conf_t *c)
            && c->headers == HL_UNSET && c->route_from == HL_ROUTE_FROM_UNSET
            && c->body_limit == HL_UNSET && c->nquotas == 0
            && c->error_format == HL_UNSET
-           && c->log_refusals == HL_UNSET && c->status == HL_UNSET;
+           && c->log_refusals == HL_UNSET && c->status == HL_UNSET
+           && c->body_overflow == HL_UNSET;
 }
 
 static void *merge_dir_conf(apr_pool_t *p, void *basev, void *addv)
@@ -101,6 +103,7 @@ static void *merge_dir_conf(apr_pool_t *p, void *basev, void *addv)
     }
     c->body_limit = MERGE_INT(body_limit);
     c->error_format = MERGE_INT(error_format);
+    c->body_overflow = MERGE_INT(body_overflow);
     if (add->nquotas > 0) {
         c->nquotas = add->nquotas;
         memcpy(c->quotas, add->quotas, sizeof(c->quotas));
@@ -153,6 +156,7 @@ static void *merge_server_conf(apr_pool_t *p, void *basev, void *addv)
                                             : base->error_template;
     c->quotas = add->quotas;           /* each server lists its own */
     c->ban = add->ban ? add->ban : base->ban;
+    c->body_memory = add->body_memory ? add->body_memory : base->body_memory;
     return c;
 }
 
@@ -328,19 +332,36 @@ static const char *set_route_from(cmd_parms *cmd, void *dconf, const char *arg)
     return NULL;
 }
 
-/* HotLimitBodyLimit BYTES: 0 (never read a body) up to 64 MiB. */
-static const char *set_body_limit(cmd_parms *cmd, void *dconf, const char *arg)
+/* Parses BYTES: a number, or with K or M (1024, 1024 * 1024), from min
+ * to 64 MiB. Returns NULL with *out set, or an error message. */
+static const char *parse_bytes(cmd_parms *cmd, const char *arg, long min,
+                               long *out)
 {
     char *end;
-    apr_int64_t v;
+    apr_int64_t v, unit = 1;
 
     errno = 0;
     v = apr_strtoi64(arg, &end, 10);
-    if (end == arg || *end || errno == ERANGE || v < 0 || v > 67108864)
+    if (end != arg && (*end == 'K' || *end == 'k') && end[1] == '\0')
+        unit = 1024, end++;
+    else if (end != arg && (*end == 'M' || *end == 'm') && end[1] == '\0')
+        unit = 1024 * 1024, end++;
+    if (v >= 0 && v <= 67108864 / unit)
+        v *= unit;
+    else
+        v = -1;                  /* out of range, never multiplied */
+    if (end == arg || *end || errno == ERANGE || v < min || v > 67108864)
         return apr_psprintf(cmd->pool, "%s: bad value '%s' (a number of "
-                            "bytes from 0 to 67108864)", cmd->cmd->name, arg);
-    ((hl_dir_conf_t *)dconf)->body_limit = (long)v;
+                            "bytes from %ld to 67108864, or with K or M)",
+                            cmd->cmd->name, arg, min);
+    *out = (long)v;
     return NULL;
+}
+
+/* HotLimitBodyLimit BYTES: 0 (never read a body) up to 64 MiB. */
+static const char *set_body_limit(cmd_parms *cmd, void *dconf, const char *arg)
+{
+    return parse_bytes(cmd, arg, 0, &((hl_dir_conf_t *)dconf)->body_limit);
 }
 
 /* A whole-number server directive: where it is stored and its range. */
@@ -519,6 +540,30 @@ static const char *set_table_failure(cmd_parms *cmd, void *dconf, const char *ar
     return NULL;
 }
 
+/* Request bodies (mod_hotlimit_body.c). */
+
+/* HotLimitBodyMemory BYTES: 4K up to 64 MiB. */
+static const char *set_body_memory(cmd_parms *cmd, void *dconf, const char *arg)
+{
+    (void)dconf;
+    return parse_bytes(cmd, arg, 4096, &server_conf(cmd)->body_memory);
+}
+
+/* HotLimitBodyOverflow refuse|path. */
+static const char *set_body_overflow(cmd_parms *cmd, void *dconf, const char *arg)
+{
+    hl_dir_conf_t *dc = dconf;
+
+    if (!strcasecmp(arg, "refuse"))
+        dc->body_overflow = HL_BODY_OVERFLOW_REFUSE;
+    else if (!strcasecmp(arg, "path"))
+        dc->body_overflow = HL_BODY_OVERFLOW_PATH;
+    else
+        return apr_psprintf(cmd->pool, "%s: bad value '%s' (use refuse or "
+                            "path)", cmd->cmd->name, arg);
+    return NULL;
+}
+
 static const command_rec hotlimit_cmds[] = {
     AP_INIT_FLAG("HotLimitEngine", set_engine, NULL, RSRC_CONF | ACCESS_CONF | OR_LIMIT,
                  "On|Off: Off exempts this scope from every limit"),
@@ -536,8 +581,7 @@ static const command_rec hotlimit_cmds[] = {
                   "path|query:NAME|param:NAME|path-info: where the route "
                   "comes from"),
     AP_INIT_TAKE1("HotLimitBodyLimit", set_body_limit, NULL, RSRC_CONF | ACCESS_CONF | OR_LIMIT,
-                  "the most bytes of a request body read for param: (default "
-                  APR_STRINGIFY(HL_DEFAULT_BODY_LIMIT) ")"),
+                  "the most bytes of a request body read for param: (default 8M)"),
     AP_INIT_TAKE1("HotLimitSlots", set_server_int, &slots_directive, RSRC_CONF,
                   "capacity of the shared counter table (default "
                   APR_STRINGIFY(HL_DEFAULT_SLOTS) ")"),
@@ -585,6 +629,15 @@ static const command_rec hotlimit_cmds[] = {
     AP_INIT_FLAG("HotLimitStatus", hl_status_set, NULL, RSRC_CONF | ACCESS_CONF,
                  "On: the hotlimit-status handler answers in this scope, "
                  "which is never limited or banned (default Off: 404)"),
+    /* Request bodies (mod_hotlimit_body.c): */
+    AP_INIT_TAKE1("HotLimitBodyMemory", set_body_memory, NULL, RSRC_CONF,
+                  "the most bytes of one request body held in memory; the "
+                  "rest is spooled to a temporary file (default 64K)"),
+    AP_INIT_TAKE1("HotLimitBodyOverflow", set_body_overflow, NULL,
+                  RSRC_CONF | ACCESS_CONF | OR_LIMIT,
+                  "refuse|path: a body over HotLimitBodyLimit gets 413 "
+                  "(refuse, the default), or the parameter is read from the "
+                  "query alone (path)"),
     { NULL }
 };
 

@@ -125,6 +125,13 @@ typedef enum {
     HL_ERROR_FORMAT_JSON,
     HL_ERROR_FORMAT_PROBLEM
 } hl_error_format_t;
+    /* Request bodies (mod_hotlimit_body.c): */
+    int                   body_overflow;  /* HotLimitBodyOverflow, HL_UNSET */
+} hl_dir_conf_t;
+
+/* HotLimitBodyOverflow: what a body over HotLimitBodyLimit gets. */
+#define HL_BODY_OVERFLOW_REFUSE 0   /* 413 (the default) */
+#define HL_BODY_OVERFLOW_PATH   1   /* the query alone, or the path */
 
 /* Table failure policy (HotLimitTableFailure). */
 typedef enum {
@@ -184,6 +191,8 @@ typedef struct {
     const char         *tag;              /* "host:port" of a vhost, "" */
     size_t              tag_len;
     uint64_t            tag_hash;         /* 0 for the main server */
+    /* Request bodies (mod_hotlimit_body.c): */
+    long                body_memory;      /* HotLimitBodyMemory, 0: unset */
 } hl_server_conf_t;
 
 extern module AP_MODULE_DECLARE_DATA hotlimit_module;

@@ -853,6 +853,8 @@ static int limit_request(request_rec *r, hl_stage_t stage)
      * fixups); the ErrorDocument of our own 429 is not a new attempt. */
     if (r->main || (r->prev && r->prev->status == HTTP_TOO_MANY_REQUESTS))
         return DECLINED;
+    if ((n = hl_body_refusal(r)) != DECLINED)
+        return n;            /* a body read by <If> or SetEnvIfExpr */
     dc = ap_get_module_config(r->per_dir_config, &hotlimit_module);
     sc = ap_get_module_config(r->server->module_config, &hotlimit_module);
     /* HotLimitStatus On: the status handler's scope is never limited or
@@ -872,6 +874,8 @@ static int limit_request(request_rec *r, hl_stage_t stage)
     if (ban && stage == HL_STAGE_ACCESS && dc->dry_run != 1)
         ban_m = &banned;
     n = collect_matches(r, dc, sc, cl, table, stage, m);
+    if ((i = hl_body_refusal(r)) != DECLINED)
+        return i;            /* a body read for a param: route or key */
     if (n > 0)
         n = drop_decided(state, m, n);
     if (n < 0 || (n == 0 && !ban_m))
@@ -1040,4 +1044,37 @@ int hl_log_transaction(request_rec *r)
                               response_cost(last, m->item.quota), hl_mono_ms());
     }
     return DECLINED;
+}
+
+/* Request bodies: the ban is looked at before a body is read (see
+ * mod_hotlimit_access.h). */
+int hl_access_banned(request_rec *r)
+{
+    const hl_dir_conf_t *dc = ap_get_module_config(r->per_dir_config,
+                                                   &hotlimit_module);
+    const hl_server_conf_t *sc = ap_get_module_config(r->server->module_config,
+                                                      &hotlimit_module);
+    const hl_table_hit_t *table = NULL;
+    const hl_ban_t *ban;
+    hl_table_hit_t hit;
+    hl_client_t *cl;
+    hl_match_t m;
+
+    if (!dc || dc->engine == 0 || dc->dry_run == 1
+        || (!hl_table_configured() && !sc->ban))
+        return 0;
+    cl = client_of(r, sc);
+    if (client_exempt(r, sc, cl->ok ? &cl->addr : NULL))
+        return 0;
+    if (hl_table_configured()) {
+        char path[HL_ROUTE_MAX];   /* the ban does not depend on the route */
+        hl_route_normalize(path, sizeof(path), r->uri ? r->uri : "/",
+                           r->uri ? strlen(r->uri) : 1);
+        hl_table_find(r, path, cl->ok ? &cl->addr : NULL, &hit);
+        table = &hit;
+    }
+    if ((ban = server_ban(sc, table)) == NULL)
+        return 0;
+    ban_check(r, sc, ban, cl, &m);
+    return decide_one(&m.item) == 0;
 }

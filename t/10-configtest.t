@@ -46,6 +46,13 @@ my @bad = (
     [ 'norm= on an address key', $loc->('HotLimitQuota 5/1m norm=digits'), 'HotLimitQuota', 'norm=digits' ],
     [ 'unknown error format', $loc->('HotLimitErrorFormat xml'),     'HotLimitErrorFormat', 'xml' ],
     [ 'unknown refusal log mode', $loc->('HotLimitLogRefusals sometimes'), 'HotLimitLogRefusals', 'sometimes' ],
+    # Request bodies:
+    [ 'body memory under 4K', 'HotLimitBodyMemory 1K',              'HotLimitBodyMemory', '1K' ],
+    [ 'body memory over 64M', 'HotLimitBodyMemory 65M',             'HotLimitBodyMemory', '65M' ],
+    [ 'body limit unit',   $loc->('HotLimitBodyLimit 8G'),           'HotLimitBodyLimit',  '8G' ],
+    [ 'body limit in M beyond 64 bits', $loc->('HotLimitBodyLimit 9000000000000000M'),
+                                                                     'HotLimitBodyLimit',  '9000000000000000M' ],
+    [ 'unknown overflow',  $loc->('HotLimitBodyOverflow drop'),      'HotLimitBodyOverflow', 'drop' ],
 );
 my $good = join "\n",
     'HotLimitSlots 1024',
@@ -63,7 +70,9 @@ my $good = join "\n",
     "<Location /llm>\n    HotLimitQuota 100/1m 1000/1h by=header:Authorization cost=header:X-LLM-Tokens\n</Location>",
     "<Location /login>\n    HotLimitQuota 5/1m 30/1h\n    HotLimitQuota 10/1h by=param:u\n</Location>",
     "<Location /sms>\n    HotLimitQuota 1/1m by=param:phone norm=digits\n"
-    . "    HotLimitQuota 5/1h by=header:X-Mail norm=email\n    HotLimitErrorFormat json\n</Location>";
+    . "    HotLimitQuota 5/1h by=header:X-Mail norm=email\n    HotLimitErrorFormat json\n</Location>",
+    'HotLimitBodyMemory 64K',
+    "<Location /form>\n    HotLimitBodyLimit 8M\n    HotLimitBodyOverflow path\n</Location>";
 
 plan tests => 2 * @bad + 2 + 2 + 2 + 8, need { "the base config (run through t/run-httpd-tests.sh)" => -r $base };
 
