@@ -237,7 +237,7 @@ ok t_cmp($got, qr/\AHTTP\/1\.1 100 Continue\r\n\r\nHTTP\/1\.1 200 .*md5=\Q${\ md
          "[$mpm] Expect: 100-continue: 100, then the body reaches the CGI");
 
 # HotLimitBodyLimit 100 with HotLimitBodyOverflow path: a bigger body is
-# not read for the route (t/47-body-bounds.t: 413 without it).
+# not read for the route (t/60-body-bounds.t: 413 without it).
 my $big = 'do=login&pad=' . ('z' x 200);
 ok t_cmp(post('/small/doku.cgi', 'do=login')->code, 429,
          "[$mpm] a small body under /small is read (do=login: refused)");
