@@ -116,6 +116,8 @@ typedef struct {
                                            banned here (HL_STATUS_ON_*:
                                            where On was set); 0, HL_UNSET:
                                            off */
+    /* Request bodies (mod_hotlimit_body.c): */
+    int                   body_overflow;  /* HotLimitBodyOverflow, HL_UNSET */
 } hl_dir_conf_t;
 
 /* HotLimitErrorFormat: the 429 body chosen by Accept (auto), or fixed. */
@@ -125,9 +127,6 @@ typedef enum {
     HL_ERROR_FORMAT_JSON,
     HL_ERROR_FORMAT_PROBLEM
 } hl_error_format_t;
-    /* Request bodies (mod_hotlimit_body.c): */
-    int                   body_overflow;  /* HotLimitBodyOverflow, HL_UNSET */
-} hl_dir_conf_t;
 
 /* HotLimitBodyOverflow: what a body over HotLimitBodyLimit gets. */
 #define HL_BODY_OVERFLOW_REFUSE 0   /* 413 (the default) */
