@@ -18,7 +18,7 @@
  * HL00200-HL00299 store, HL00300-HL00399 status and mod_status section,
  * HL00400-HL00499 table,
  * HL00500-HL00599 fetch, HL00600-HL00699 request body (param:),
- * HL00700-HL00799 the Redis store.
+ * HL00700-HL00799 the Redis store, HL01350-HL01399 device cookies.
  */
 #ifndef MOD_HOTLIMIT_H
 #define MOD_HOTLIMIT_H
@@ -97,6 +97,9 @@ typedef struct {
     int                   nquotas;     /* HotLimitQuota lines, each counted */
     const hl_dir_quota_t *quotas[HL_DIR_QUOTAS_MAX];  /* apart; a child's
                                                          replace them all */
+    /* Device cookies (HotLimitDeviceCookie, mod_hotlimit_device.c): */
+    const char           *device_name;    /* cookie name; NULL: inherit */
+    int                   device_max_age; /* its Max-Age, seconds */
 } hl_dir_conf_t;
 
 /* Table failure policy (HotLimitTableFailure). */
@@ -157,6 +160,11 @@ typedef struct {
     const char         *tag;              /* "host:port" of a vhost, "" */
     size_t              tag_len;
     uint64_t            tag_hash;         /* 0 for the main server */
+    /* Device cookies (HotLimitSecretFile, mod_hotlimit_device.c): */
+    const unsigned char *device_secret;   /* the key read, or NULL: the
+                                             generated one (a vhost
+                                             inherits the main server's) */
+    size_t              device_secret_len;
 } hl_server_conf_t;
 
 extern module AP_MODULE_DECLARE_DATA hotlimit_module;
