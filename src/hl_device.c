@@ -134,9 +134,9 @@ int hl_device_verify(const char *token, size_t len,
 
 int hl_device_success(const hl_quota_t *q, int status)
 {
-    if (status < 100 || status >= 400)
+    if (q->count == HL_COUNT_ALL || status < 100 || status >= 400)
         return 0;
-    return q->count != HL_COUNT_STATUS || !hl_quota_counts_status(q, status);
+    return !hl_quota_counts_status(q, status);
 }
 
 int hl_device_account_quota(const hl_quota_t *q)

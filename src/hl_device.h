@@ -59,10 +59,13 @@ int hl_device_verify(const char *token, size_t len,
 
 /*
  * Returns 1 if a response with final status earns a device cookie under
- * the account quota q: a success, i.e. below 400 (a status count=failures
- * would not count) and, for a count=status quota, not one of its statuses
- * (an application that answers a failed login with 200 says so with
- * count=status:200, and then no 200 earns a cookie). Else 0.
+ * the account quota q: a success, i.e. a status below 400 (one
+ * count=failures would not count) that q does not count. Only a quota
+ * that says what a failure is (count=failures, count=status:...) can tell:
+ * under count=all nothing earns a cookie (an application answering a
+ * failed login with 200 would hand one to every guesser). An application
+ * that answers a failed login with 200 says count=status:200, and then no
+ * 200 earns a cookie. Else 0.
  */
 int hl_device_success(const hl_quota_t *q, int status);
 

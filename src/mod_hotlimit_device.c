@@ -222,14 +222,15 @@ static hl_device_note_t *note_of(request_rec *r)
 }
 
 /* Notes, once per client request, that a success of r earns the cookie of
- * scope dc for account (len bytes) under quota q. */
+ * scope dc for account (len bytes) under quota q, when q can tell one. */
 static void take_note(request_rec *r, const hl_dir_conf_t *dc,
                       const hl_quota_t *q, const char *account, size_t len)
 {
     request_rec *top = hl_client_request(r);
     hl_device_note_t *note;
 
-    if (note_of(r) || len > HL_DEVICE_ACCOUNT_MAX)
+    /* A count=all quota cannot tell a success (hl_device_success). */
+    if (q->count == HL_COUNT_ALL || len > HL_DEVICE_ACCOUNT_MAX || note_of(r))
         return;
     note = apr_pcalloc(top->pool, sizeof(*note));
     note->name = dc->device_name;
