@@ -8,7 +8,9 @@
 # and 403 to a wrong one. The generated secret is stored 0600 in
 # DefaultRuntimeDir, kept across restarts, and rotating it (replacing the
 # file, graceful restart) invalidates every cookie. A short
-# HotLimitSecretFile fails configtest, naming the directive.
+# HotLimitSecretFile fails configtest, naming the directive. The WordPress
+# recipe (conf-examples/wordpress.conf, against a stand-in for
+# wp-login.php) hands the cookie to a real login only.
 use strict;
 use warnings FATAL => 'all';
 use FindBin;
@@ -22,7 +24,7 @@ use HotLimitTable;
 
 my $php = hl_have_php();
 my @apps = ('/login.cgi', $php ? ('/login.php') : ());
-plan tests => 24 * @apps + 12;
+plan tests => 24 * @apps + 12 + ($php ? 7 : 0);
 
 my $mods = Apache::Test::vars('libexecdir') || '/usr/lib/apache2/modules';
 my $secret = 'device-cookie-test-secret-0123456789';
@@ -289,3 +291,64 @@ print {$cf} "\nHotLimitSecretFile " . $t->dir . "/key\n<Location /x>\n HotLimitD
 close $cf;
 my $out = `$httpd -t -f $t->{conf_file} 2>&1`;
 ok t_cmp($? == 0 ? 'Syntax OK' : $out, 'Syntax OK', 'configtest: a 32-byte key and a 400-day cookie are accepted');
+
+# --- the WordPress recipe ------------------------------------------------------
+# A stand-in for wp-login.php that answers as WordPress does: a failed
+# login 200 and the form again, a right password (from the POST body only)
+# a 302, both empty fields with a session cookie a 302 (a login by
+# session), and the postpass and lostpassword actions a 302 whatever the
+# password.
+exit 0 unless $php;
+my $wp_login = <<'PHP';
+<?php
+$action = $_REQUEST['action'] ?? 'login';
+if ($action === 'postpass' || ($action === 'lostpassword' && $_SERVER['REQUEST_METHOD'] === 'POST')) {
+    header('Location: /wp-login.php?checkemail=confirm', true, 302);
+    exit;
+}
+$log = $_POST['log'] ?? '';
+$pwd = $_POST['pwd'] ?? '';
+if ((strtolower(trim($log)) === 'admin' && $pwd === 'right')
+    || ($log === '' && $pwd === '' && isset($_COOKIE['wordpress_logged_in']))) {
+    header('Location: /wp-admin/', true, 302);
+    exit;
+}
+echo "login form\n";
+PHP
+my $examples = "$FindBin::Bin/../conf-examples";
+$examples = "$ENV{HOTLIMIT_TEST_WORK}/conf-examples" unless -d $examples;
+my $wp = start_httpd(name => 'device-wp', files => { 'wp-login.php' => $wp_login },
+                     conf => HotLimitTable::_slurp("$examples/wordpress.conf")
+                           . "\nRemoteIPHeader X-Forwarded-For\nRemoteIPInternalProxy 127.0.0.1\n");
+my $from = 0;
+# Posts $body (urlencoded) to $path from a new address, with the extra
+# headers @h; returns the response (after a pause when WordPress said no).
+sub wp_post {
+    my ($path, $body, @h) = @_;
+    my $res = $ua->post($wp->url($path), 'Content-Type' => 'application/x-www-form-urlencoded',
+                        Content => $body, 'X-Forwarded-For' => '203.0.113.' . ++$from, @h);
+    sleep 0.15 if $res->code == 200;
+    return $res;
+}
+# Returns "CODE" plus " cookie" when the response sets the device cookie.
+sub wp_answer {
+    my $res = shift;
+    return $res->code . (grep({ /^wp_hotlimit_device=/ } $res->header('Set-Cookie')) ? ' cookie' : '');
+}
+$res = wp_post('/wp-login.php', 'log=admin&pwd=right&wp-submit=Log+In&redirect_to=%2Fwp-admin%2F');
+ok t_cmp(wp_answer($res), '302 cookie', 'WordPress: a real login gets the device cookie');
+my ($wp_cookie) = map { /^(wp_hotlimit_device=[^;]+)/ ? $1 : () } $res->header('Set-Cookie');
+ok t_cmp(wp_answer(wp_post('/wp-login.php', 'action=postpass&log=admin&pwd=x')), '302',
+         'WordPress: a postpass (302 whatever the password) naming admin gets none');
+ok t_cmp(wp_answer(wp_post('/wp-login.php?log=admin&pwd=x', 'testcookie=1',
+                           Cookie => 'wordpress_logged_in=someone')), '302',
+         'WordPress: nor a login by session cookie with admin in the query');
+my @wp = map { wp_answer(wp_post('/wp-login.php', "log=admin&pwd=guess$_")) } 1 .. 11;
+ok t_cmp("@wp", join(' ', ('200') x 10, '429'),
+         'WordPress: 10 failed logins (200) an hour on admin, from any address');
+ok t_cmp(wp_answer(wp_post('/wp-login.php', 'log=admin&pwd=right')), '429',
+         'WordPress: a fresh browser with the right password is refused');
+ok t_cmp(wp_answer(wp_post('/wp-login.php', 'log=admin&pwd=right', Cookie => $wp_cookie // '')),
+         '302 cookie', 'WordPress: the browser with the device cookie logs in');
+ok t_cmp(wp_answer(wp_post('/wp-login.php?x=1', 'log=admin&pwd=right', Cookie => $wp_cookie // '')),
+         '429', 'WordPress: (the cookie counts only on the login form\'s own POST)');
