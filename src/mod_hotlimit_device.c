@@ -7,8 +7,10 @@
  * the account's name can spend its budget and so lock its owner out. With
  * HotLimitDeviceCookie NAME DURATION in the scope:
  *  - a response that is a success (hl_device_success: below 400, not a
- *    status the quota counts) to a request whose account quota found its
- *    account sets cookie NAME, a token bound to that account key
+ *    status the quota counts; never under count=all, which cannot tell)
+ *    to a request whose account quota found its account (not the
+ *    fall-back to the address) sets cookie NAME, a token bound to that
+ *    account key
  *    (hl_device.h), through an output filter that runs before the HTTP
  *    header filter, when the handler's final status is known;
  *  - a later request for the same account that carries a valid token is
