@@ -33,7 +33,7 @@ static hl_quota_t quota(const char *w, const char *count)
 
 int main(void)
 {
-    char tok[HL_DEVICE_TOKEN_MAX + 1], bad[HL_DEVICE_TOKEN_MAX + 64];
+    char tok[HL_DEVICE_TOKEN_MAX + 1], bad[HL_DEVICE_ACCOUNT_MAX + 64];
     size_t n, i;
     hl_quota_t q;
     uint32_t secs = 0;
