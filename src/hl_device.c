@@ -141,8 +141,9 @@ int hl_device_success(const hl_quota_t *q, int status)
 
 int hl_device_account_quota(const hl_quota_t *q)
 {
-    return q->by == HL_BY_USER || q->by == HL_BY_HEADER
-           || q->by == HL_BY_COOKIE || q->by == HL_BY_PARAM;
+    /* Every key but the address, the global bucket and an environment
+     * variable names an account (a json: key too, where there is one). */
+    return q->by != HL_BY_IP && q->by != HL_BY_GLOBAL && q->by != HL_BY_ENV;
 }
 
 int hl_device_parse_max_age(const char *s, uint32_t *seconds,

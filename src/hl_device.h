@@ -70,7 +70,8 @@ int hl_device_verify(const char *token, size_t len,
 int hl_device_success(const hl_quota_t *q, int status);
 
 /* Returns 1 if quota q is keyed by an account (user, header:, cookie:,
- * param:), the quotas a device cookie applies to; else 0. */
+ * param:, json:: anything but ip, global and env:), the quotas a device
+ * cookie applies to; else 0. */
 int hl_device_account_quota(const hl_quota_t *q);
 
 /*

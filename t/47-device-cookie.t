@@ -24,7 +24,7 @@ use HotLimitTable;
 
 my $php = hl_have_php();
 my @apps = ('/login.cgi', $php ? ('/login.php') : ());
-plan tests => 24 * @apps + 12 + ($php ? 7 : 0);
+plan tests => 24 * @apps + 12 + 2 + ($php ? 7 : 0);
 
 my $mods = Apache::Test::vars('libexecdir') || '/usr/lib/apache2/modules';
 my $secret = 'device-cookie-test-secret-0123456789';
@@ -291,6 +291,64 @@ print {$cf} "\nHotLimitSecretFile " . $t->dir . "/key\n<Location /x>\n HotLimitD
 close $cf;
 my $out = `$httpd -t -f $t->{conf_file} 2>&1`;
 ok t_cmp($? == 0 ? 'Syntax OK' : $out, 'Syntax OK', 'configtest: a 32-byte key and a 400-day cookie are accepted');
+
+# --- over TLS: the cookie is Secure -------------------------------------------
+# HTTP/1.1 and (event: mod_http2 serves streams there) HTTP/2 over TLS, with
+# curl; skipped without mod_ssl or openssl.
+{
+    my $tls_why = !-f "$mods/mod_ssl.so" ? 'mod_ssl not installed'
+                : system('openssl version >/dev/null 2>&1') ? 'openssl not installed' : '';
+    my $tls_port = HotLimitTable::free_port();
+    my $s;
+    unless ($tls_why) {
+        $s = start_httpd(name => 'device-tls', start => 0, files => { 'login.cgi' => $cgi },
+            setup => sub { chmod 0755, $_[0]->dir . '/htdocs/login.cgi' }, conf => <<"CONF");
+$cgi_conf
+<IfModule !socache_shmcb_module>
+    LoadModule socache_shmcb_module $mods/mod_socache_shmcb.so
+</IfModule>
+<IfModule !ssl_module>
+    LoadModule ssl_module $mods/mod_ssl.so
+</IfModule>
+<Location /login.cgi>
+    HotLimitQuota 3/1m by=param:u count=failures
+    HotLimitDeviceCookie hl_device 1h
+</Location>
+Listen 127.0.0.1:$tls_port
+<VirtualHost 127.0.0.1:$tls_port>
+    Protocols h2 http/1.1
+    SSLEngine on
+    SSLCertificateFile \@DIR\@/cert.pem
+    SSLCertificateKeyFile \@DIR\@/key.pem
+</VirtualHost>
+CONF
+        my $dir = $s->dir;
+        system("openssl req -x509 -newkey rsa:2048 -nodes -keyout '$dir/key.pem' -out '$dir/cert.pem'"
+               . " -days 2 -subj /CN=127.0.0.1 >/dev/null 2>&1") == 0
+            or die "openssl could not make a certificate\n";
+        $s->start;
+    }
+    # Returns the device cookie's Set-Cookie line of a login over TLS with
+    # curl option $opt, or what curl said.
+    my $tls_login = sub {
+        my $opt = shift;
+        my $out = `curl -k -s -D - -o /dev/null $opt -d 'u=alice&p=right' 'https://127.0.0.1:$tls_port/login.cgi' 2>&1`;
+        my ($line) = $out =~ /^(set-cookie: hl_device=[^\r\n]*)/mi;
+        return $line // "no cookie: $out";
+    };
+    if ($tls_why) {
+        skip($tls_why, 0) for 1 .. 2;
+    } else {
+        ok t_cmp($tls_login->('--http1.1'), qr/; HttpOnly; SameSite=Lax; Secure$/,
+                 'over TLS (HTTP/1.1) the cookie is Secure');
+        if (hl_mpm() eq 'event' && -f "$mods/mod_http2.so" && `curl -V 2>/dev/null` =~ /\bHTTP2\b/) {
+            my $h2 = $tls_login->('--http2');
+            ok t_cmp($h2, qr/; HttpOnly; SameSite=Lax; Secure$/, 'over TLS (HTTP/2) too');
+        } else {
+            skip('HTTP/2 streams: event with mod_http2 and curl --http2 only', 0);
+        }
+    }
+}
 
 # --- the WordPress recipe ------------------------------------------------------
 # A stand-in for wp-login.php that answers as WordPress does: a failed
