@@ -304,28 +304,13 @@ ok t_cmp($? == 0 ? 'Syntax OK' : $out, 'Syntax OK', 'configtest: a 32-byte key a
         $s = start_httpd(name => 'device-tls', start => 0, files => { 'login.cgi' => $cgi },
             setup => sub { chmod 0755, $_[0]->dir . '/htdocs/login.cgi' }, conf => <<"CONF");
 $cgi_conf
-<IfModule !socache_shmcb_module>
-    LoadModule socache_shmcb_module $mods/mod_socache_shmcb.so
-</IfModule>
-<IfModule !ssl_module>
-    LoadModule ssl_module $mods/mod_ssl.so
-</IfModule>
+@{[ hl_tls_conf($mods, $tls_port) ]}
 <Location /login.cgi>
     HotLimitQuota 3/1m by=param:u count=failures
     HotLimitDeviceCookie hl_device 1h
 </Location>
-Listen 127.0.0.1:$tls_port
-<VirtualHost 127.0.0.1:$tls_port>
-    Protocols h2 http/1.1
-    SSLEngine on
-    SSLCertificateFile \@DIR\@/cert.pem
-    SSLCertificateKeyFile \@DIR\@/key.pem
-</VirtualHost>
 CONF
-        my $dir = $s->dir;
-        system("openssl req -x509 -newkey rsa:2048 -nodes -keyout '$dir/key.pem' -out '$dir/cert.pem'"
-               . " -days 2 -subj /CN=127.0.0.1 >/dev/null 2>&1") == 0
-            or die "openssl could not make a certificate\n";
+        hl_make_cert($s->dir);
         $s->start;
     }
     # Returns the device cookie's Set-Cookie line of a login over TLS with
