@@ -246,7 +246,7 @@ static void take_note(request_rec *r, const hl_dir_conf_t *dc,
 const char *hl_device_client_part(request_rec *r, const hl_dir_conf_t *dc,
                                   const hl_server_conf_t *sc,
                                   const hl_quota_t *q, const char *account,
-                                  size_t *len, int fell_back)
+                                  size_t *len)
 {
     static const char hex[] = "0123456789abcdef";
     const unsigned char *secret;
@@ -257,7 +257,7 @@ const char *hl_device_client_part(request_rec *r, const hl_dir_conf_t *dc,
     uint64_t h;
     int i;
 
-    if (!dc->device_name || fell_back || !hl_device_account_quota(q))
+    if (!dc->device_name || !hl_device_account_quota(q))
         return account;
     secret = secret_of(sc, &slen);
     if (!secret)

@@ -32,18 +32,18 @@ const char *hl_device_set_secret_file(cmd_parms *cmd, void *dconf,
 int hl_device_post_config(apr_pool_t *pconf, server_rec *s);
 
 /*
- * Returns the client part to count account quota q under for r: the
- * account's own (account, *len bytes), or, when r's scope has a device
- * cookie (dc) and r carries a valid token for this account, the device
- * key "ACCOUNT+d:HASH" (*len updated). Notes the account for the cookie a
- * success will set. account is the module's account key; fell_back is 1
- * when the account was absent and account is the client address (then
- * nothing changes). Allocated from r->pool; never NULL.
+ * Returns the client part to count quota q under for r, given the one
+ * the module made (account, *len bytes; never the client address: the
+ * caller does not ask for by=ip or an absent account): that one, or, when
+ * q is keyed by an account, r's scope has a device cookie (dc) and r
+ * carries a valid token for this account, the device key
+ * "ACCOUNT+d:HASH" (*len updated). Notes the account for the cookie a
+ * success will set. Allocated from r->pool; never NULL.
  */
 const char *hl_device_client_part(request_rec *r, const hl_dir_conf_t *dc,
                                   const hl_server_conf_t *sc,
                                   const hl_quota_t *q, const char *account,
-                                  size_t *len, int fell_back);
+                                  size_t *len);
 
 /* Registers the output filter that sets the cookie and its insert_filter
  * hook. */
