@@ -102,6 +102,16 @@ static const char *read_secret(apr_pool_t *p, const char *path,
     return NULL;
 }
 
+/* Returns 1 if every user may read the file at path, else 0 (also when
+ * it cannot be looked at). */
+static int world_readable(apr_pool_t *p, const char *path)
+{
+    apr_finfo_t fi;
+
+    return apr_stat(&fi, path, APR_FINFO_PROT, p) == APR_SUCCESS
+           && (fi.protection & APR_FPROT_WREAD);
+}
+
 const char *hl_device_set_cookie(cmd_parms *cmd, void *dconf,
                                  const char *name, const char *duration)
 {
@@ -135,6 +145,11 @@ const char *hl_device_set_secret_file(cmd_parms *cmd, void *dconf,
     why = read_secret(cmd->pool, full, &key, &len);
     if (why)
         return apr_psprintf(cmd->pool, "%s: %s", cmd->cmd->name, why);
+    if (world_readable(cmd->pool, full))
+        ap_log_error(APLOG_MARK, APLOG_WARNING, 0, cmd->server,
+                     "HL01356: %s: '%s' is readable by every user: anyone "
+                     "who reads it can make device cookies (chmod 600)",
+                     cmd->cmd->name, full);
     sc->device_secret = key;
     sc->device_secret_len = len;
     return NULL;

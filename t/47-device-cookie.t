@@ -24,7 +24,7 @@ use HotLimitTable;
 
 my $php = hl_have_php();
 my @apps = ('/login.cgi', $php ? ('/login.php') : ());
-plan tests => 24 * @apps + 12 + 2 + ($php ? 7 : 0);
+plan tests => 24 * @apps + 14 + 2 + ($php ? 7 : 0);
 
 my $mods = Apache::Test::vars('libexecdir') || '/usr/lib/apache2/modules';
 my $secret = 'device-cookie-test-secret-0123456789';
@@ -286,11 +286,17 @@ for my $case ([ 'a short key file', 'short', "HotLimitSecretFile \@F\@" ],
 }
 my $t = HotLimitTable::Httpd->_new(name => 'device-cfg-ok', conf => '');
 HotLimitTable::_spew($t->dir . '/key', 'k' x 32);
+chmod 0644, $t->dir . '/key';
 open my $cf, '>>', $t->{conf_file} or die $!;
 print {$cf} "\nHotLimitSecretFile " . $t->dir . "/key\n<Location /x>\n HotLimitDeviceCookie __Host-dev 400d\n</Location>\n";
 close $cf;
 my $out = `$httpd -t -f $t->{conf_file} 2>&1`;
 ok t_cmp($? == 0 ? 'Syntax OK' : $out, 'Syntax OK', 'configtest: a 32-byte key and a 400-day cookie are accepted');
+ok t_cmp($out, qr/HL01356: HotLimitSecretFile: '[^']+' is readable by every user/,
+         '... with a warning that every user may read the key');
+chmod 0600, $t->dir . '/key';
+$out = `$httpd -t -f $t->{conf_file} 2>&1`;
+ok t_cmp($out !~ /HL01356/ ? 'no warning' : $out, 'no warning', '... and none once it is 0600');
 
 # --- over TLS: the cookie is Secure -------------------------------------------
 # HTTP/1.1 and (event: mod_http2 serves streams there) HTTP/2 over TLS, with
