@@ -331,6 +331,17 @@ static void set_cookie(request_rec *r, hl_device_note_t *note)
                   ap_escape_logitem(r->pool, note->account), r->status);
 }
 
+/* Returns 1 if a request r was redirected from (ErrorDocument after a
+ * refusal, say) ended with an error: an error page is no success, whatever
+ * status its own handler gives it. */
+static int redirected_from_error(const request_rec *r)
+{
+    for (r = r->prev; r; r = r->prev)
+        if (r->status >= 400)
+            return 1;
+    return 0;
+}
+
 /* The output filter: at the response's first data, before the HTTP header
  * filter sends the headers, the handler's status is final. Removes itself
  * and passes bb on. */
@@ -340,7 +351,8 @@ static apr_status_t device_filter(ap_filter_t *f, apr_bucket_brigade *bb)
     request_rec *r = f->r;
 
     ap_remove_output_filter(f);
-    if (!note->issued && hl_device_success(&note->quota, r->status))
+    if (!note->issued && hl_device_success(&note->quota, r->status)
+        && !redirected_from_error(r))
         set_cookie(r, note);
     return ap_pass_brigade(f->next, bb);
 }

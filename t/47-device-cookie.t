@@ -24,7 +24,7 @@ use HotLimitTable;
 
 my $php = hl_have_php();
 my @apps = ('/login.cgi', $php ? ('/login.php') : ());
-plan tests => 24 * @apps + 14 + 2 + ($php ? 7 : 0);
+plan tests => 24 * @apps + 2 + 14 + 2 + ($php ? 7 : 0);
 
 my $mods = Apache::Test::vars('libexecdir') || '/usr/lib/apache2/modules';
 my $secret = 'device-cookie-test-secret-0123456789';
@@ -82,10 +82,12 @@ RemoteIPInternalProxy 127.0.0.1
 </Directory>
 CONF
 
-my $h = start_httpd(name => 'device', files => { 'login.cgi' => $cgi, 'login.php' => $phpapp },
+my $denied = "#!/bin/sh\nprintf 'Status: 200 OK\\r\\nContent-Type: text/plain\\r\\n\\r\\nan error page\\n'\n";
+my $h = start_httpd(name => 'device', files => { 'login.cgi' => $cgi, 'login.php' => $phpapp,
+                                                 'guarded.cgi' => $cgi, 'denied.cgi' => $denied },
     setup => sub {
         my $self = shift;
-        chmod 0755, $self->dir . '/htdocs/login.cgi';
+        chmod 0755, map { $self->dir . "/htdocs/$_" } qw(login.cgi guarded.cgi denied.cgi);
         HotLimitTable::_spew($self->dir . '/device.key', $secret);
     }, conf => <<"CONF");
 $cgi_conf
@@ -99,12 +101,21 @@ HotLimitSecretFile \@DIR\@/device.key
     HotLimitQuota 3/${window}s by=param:u count=failures
     HotLimitDeviceCookie hl_device 1h
 </Location>
+<Location /guarded.cgi>
+    HotLimitQuota 3/${window}s by=param:u count=failures
+    HotLimitDeviceCookie hl_device 1h
+    <If "-n %{HTTP:X-Deny}">
+        Require all denied
+    </If>
+    ErrorDocument 403 /denied.cgi
+</Location>
 CONF
 
 my $ua = LWP::UserAgent->new(timeout => 20, keep_alive => 0, max_redirect => 0);
 
 # Posts a login for $user/$password to $app from address $from, with the
-# device cookie $cookie if defined; returns the response.
+# device cookie $cookie if defined and the headers @headers; returns the
+# response.
 # count=failures counts a failure in the log_transaction hook, just after the
 # response: a client faster than that would have its next attempt decided
 # before the last one counts (issue 17, item 1). A short pause after each
@@ -116,9 +127,9 @@ sub login {
 }
 
 sub send_login {
-    my ($app, $user, $password, $from, $cookie) = @_;
+    my ($app, $user, $password, $from, $cookie, @headers) = @_;
     return $ua->post($h->url($app), [ u => $user, p => $password ],
-                     'X-Forwarded-For' => $from,
+                     'X-Forwarded-For' => $from, @headers,
                      defined $cookie ? (Cookie => "theme=dark; hl_device=$cookie") : ());
 }
 
@@ -210,6 +221,17 @@ for my $app (@apps) {
     ok t_cmp(login($app, 'alice', 'right', '198.51.100.1')->code, 303,
              "$app: after the window the fresh browser logs in");
     ok t_cmp($h->get('/index.html')->code, 200, "$app: the server is alive");
+}
+
+# httpd refuses a login after the module admitted it (Require), and its
+# ErrorDocument answers 200: an error page earns no cookie.
+{
+    my $res = login('/guarded.cgi', 'alice', 'right', '192.0.2.30', undef, 'X-Deny' => 1);
+    ok t_cmp($res->code . ' ' . ($res->content =~ /an error page/ ? 'error page' : 'other')
+             . ' ' . (token_of($res) ? 'cookie' : 'no cookie'), '200 error page no cookie',
+             'an ErrorDocument answering 200 after a refusal sets no cookie');
+    ok t_cmp(token_of(login('/guarded.cgi', 'alice', 'right', '192.0.2.30')) ? 1 : 0, 1,
+             '(the same login, not refused, gets one)');
 }
 
 # --- the generated secret ----------------------------------------------------
