@@ -24,7 +24,7 @@ use HotLimitTable;
 
 my $php = hl_have_php();
 my @apps = ('/login.cgi', $php ? ('/login.php') : ());
-plan tests => 24 * @apps + 2 + 14 + 2 + ($php ? 7 : 0);
+plan tests => 24 * @apps + 2 + 14 + 2 + ($php ? 7 + 3 : 0);
 
 my $mods = Apache::Test::vars('libexecdir') || '/usr/lib/apache2/modules';
 my $secret = 'device-cookie-test-secret-0123456789';
@@ -401,11 +401,13 @@ sub wp_post {
     sleep 0.15 if $res->code == 200;
     return $res;
 }
-# Returns "CODE" plus " cookie" when the response sets the device cookie.
-sub wp_answer {
-    my $res = shift;
-    return $res->code . (grep({ /^wp_hotlimit_device=/ } $res->header('Set-Cookie')) ? ' cookie' : '');
+# Returns "CODE" plus " cookie" when the response sets the device cookie
+# $name (default WordPress's).
+sub wp_answer_named {
+    my ($res, $name) = @_;
+    return $res->code . (grep({ /^\Q$name\E=/ } $res->header('Set-Cookie')) ? ' cookie' : '');
 }
+sub wp_answer { wp_answer_named($_[0], 'wp_hotlimit_device') }
 $res = wp_post('/wp-login.php', 'log=admin&pwd=right&wp-submit=Log+In&redirect_to=%2Fwp-admin%2F');
 ok t_cmp(wp_answer($res), '302 cookie', 'WordPress: a real login gets the device cookie');
 my ($wp_cookie) = map { /^(wp_hotlimit_device=[^;]+)/ ? $1 : () } $res->header('Set-Cookie');
@@ -423,3 +425,31 @@ ok t_cmp(wp_answer(wp_post('/wp-login.php', 'log=admin&pwd=right', Cookie => $wp
          '302 cookie', 'WordPress: the browser with the device cookie logs in');
 ok t_cmp(wp_answer(wp_post('/wp-login.php?x=1', 'log=admin&pwd=right', Cookie => $wp_cookie // '')),
          '429', 'WordPress: (the cookie counts only on the login form\'s own POST)');
+
+# --- the php-site-endpoints recipe ---------------------------------------------
+# Its /user/login: the cookie is earned by a POST that logs in, not by the
+# form (a GET, with ?email= to fill it in), nor by a failed POST (403).
+my $user_login = <<'PHP';
+<?php
+if ($_SERVER['REQUEST_METHOD'] !== 'POST') { echo "the form\n"; exit; }
+if (($_POST['email'] ?? '') === 'alice@example.org' && ($_POST['password'] ?? '') === 'right') {
+    header('Location: /home', true, 302);
+    exit;
+}
+http_response_code(403);
+echo "wrong\n";
+PHP
+(my $endpoints = HotLimitTable::_slurp("$examples/php-site-endpoints.conf")) =~ s/^\s*LoadModule .*$//mg;
+my $ep = start_httpd(name => 'device-endpoints', files => { 'user/login' => $user_login },
+    setup => sub {
+        my $self = shift;
+        $self->{conf} =~ s{\$\{APACHE_LOG_DIR\}}{$self->{dir}}g;
+        $self->_write_conf;
+    },
+    conf => "$endpoints\n<Location /user/login>\n    SetHandler application/x-httpd-php\n</Location>\n");
+$res = $ep->get('/user/login?email=alice@example.org');
+ok t_cmp(wp_answer_named($res, 'hotlimit_device'), '200', 'endpoints: the form (a GET naming the account) gets no cookie');
+$res = $ua->post($ep->url('/user/login'), [ email => 'alice@example.org', password => 'wrong' ]);
+ok t_cmp(wp_answer_named($res, 'hotlimit_device'), '403', 'endpoints: a failed POST gets none');
+$res = $ua->post($ep->url('/user/login'), [ email => 'alice@example.org', password => 'right' ]);
+ok t_cmp(wp_answer_named($res, 'hotlimit_device'), '302 cookie', 'endpoints: a POST that logs in gets one');
