@@ -32,6 +32,7 @@
 #include "src/mod_hotlimit.h"
 #include "src/mod_hotlimit_access.h"
 #include "src/mod_hotlimit_body.h"
+#include "src/mod_hotlimit_device.h"
 #include "src/mod_hotlimit_expr.h"
 #include "src/mod_hotlimit_usage.h"
 #include "src/mod_hotlimit_modstatus.h"
@@ -74,7 +75,8 @@ static int dir_conf_empty(const hl_dir_conf_t *c)
            && c->body_limit == HL_UNSET && c->nquotas == 0
            && c->error_format == HL_UNSET
            && c->log_refusals == HL_UNSET && c->status == HL_UNSET
-           && c->body_overflow == HL_UNSET;
+           && c->body_overflow == HL_UNSET
+           && c->device_name == NULL;
 }
 
 static void *merge_dir_conf(apr_pool_t *p, void *basev, void *addv)
@@ -113,6 +115,10 @@ static void *merge_dir_conf(apr_pool_t *p, void *basev, void *addv)
     }
     c->log_refusals = MERGE_INT(log_refusals);
     c->status = MERGE_INT(status);
+    /* Device cookies: the nearest section that names one. */
+    c->device_name = add->device_name ? add->device_name : base->device_name;
+    c->device_max_age = add->device_name ? add->device_max_age
+                                         : base->device_max_age;
     return c;
 }
 
@@ -157,6 +163,11 @@ static void *merge_server_conf(apr_pool_t *p, void *basev, void *addv)
     c->quotas = add->quotas;           /* each server lists its own */
     c->ban = add->ban ? add->ban : base->ban;
     c->body_memory = add->body_memory ? add->body_memory : base->body_memory;
+    /* Device cookies: a vhost's own HotLimitSecretFile, else the main's. */
+    c->device_secret = add->device_secret ? add->device_secret
+                                          : base->device_secret;
+    c->device_secret_len = add->device_secret ? add->device_secret_len
+                                              : base->device_secret_len;
     return c;
 }
 
@@ -638,6 +649,14 @@ static const command_rec hotlimit_cmds[] = {
                   "refuse|path: a body over HotLimitBodyLimit gets 413 "
                   "(refuse, the default), or the parameter is read from the "
                   "query alone (path)"),
+    /* Device cookies (mod_hotlimit_device.c) */
+    AP_INIT_TAKE2("HotLimitDeviceCookie", hl_device_set_cookie, NULL,
+                  RSRC_CONF | ACCESS_CONF | OR_LIMIT,
+                  "NAME DURATION: a successful login earns a cookie that keeps "
+                  "this browser out of the account's shared lockout"),
+    AP_INIT_TAKE1("HotLimitSecretFile", hl_device_set_secret_file, NULL, RSRC_CONF,
+                  "file holding the device cookies' HMAC key (32 bytes or more; "
+                  "default: generated in DefaultRuntimeDir)"),
     { NULL }
 };
 
@@ -735,6 +754,8 @@ static int hl_post_config(apr_pool_t *pconf, apr_pool_t *plog,
         rc = hl_redis_post_config(pconf, s);
     if (rc == OK)
         rc = hl_table_post_config(pconf, ptemp, s);
+    if (rc == OK)
+        rc = hl_device_post_config(pconf, s);
     return rc;
 }
 
@@ -815,6 +836,7 @@ static void register_hooks(apr_pool_t *p)
     hl_refusal_log_register();
     hl_expr_register();
     hl_usage_register();        /* cost=usage (issue 19) */
+    hl_device_register();
     ap_hook_handler(hl_status_handler, NULL, NULL, APR_HOOK_MIDDLE);
     /* The counters' start time, for uptime; a section in mod_status's
      * server-status when mod_status is loaded (optional hook). */

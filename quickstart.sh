@@ -18,7 +18,8 @@ PACKAGES="apache2 apache2-dev apache2-utils libapr1-dev libaprutil1-dev
   libcjson-dev libcurl4-openssl-dev libapache2-mod-perl2 libapache2-mod-php
   autoconf automake libtool pkg-config make gcc libc6-dev perl python3 curl
   debhelper dpkg-dev fakeroot lintian man-db python3-prometheus-client
-  fail2ban libhiredis-dev redis-server chromium dokuwiki openssl prometheus"
+  fail2ban libhiredis-dev redis-server chromium dokuwiki openssl prometheus
+  libssl-dev"
 
 install_missing() {
     local missing=() p

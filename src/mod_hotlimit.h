@@ -21,7 +21,8 @@
  * HL00400-HL00499 table,
  * HL00500-HL00599 fetch, HL00600-HL00699 request body (param:),
  * HL00700-HL00799 the Redis store, HL01150-HL01179 the refusal log
- * (mod_hotlimit_refusal_log.c), HL01180-HL01199 the status handler's scope.
+ * (mod_hotlimit_refusal_log.c), HL01180-HL01199 the status handler's scope,
+ * HL01350-HL01399 device cookies.
  */
 #ifndef MOD_HOTLIMIT_H
 #define MOD_HOTLIMIT_H
@@ -118,6 +119,9 @@ typedef struct {
                                            off */
     /* Request bodies (mod_hotlimit_body.c): */
     int                   body_overflow;  /* HotLimitBodyOverflow, HL_UNSET */
+    /* Device cookies (HotLimitDeviceCookie, mod_hotlimit_device.c): */
+    const char           *device_name;    /* cookie name; NULL: inherit */
+    int                   device_max_age; /* its Max-Age, seconds */
 } hl_dir_conf_t;
 
 /* HotLimitErrorFormat: the 429 body chosen by Accept (auto), or fixed. */
@@ -192,6 +196,11 @@ typedef struct {
     uint64_t            tag_hash;         /* 0 for the main server */
     /* Request bodies (mod_hotlimit_body.c): */
     long                body_memory;      /* HotLimitBodyMemory, 0: unset */
+    /* Device cookies (HotLimitSecretFile, mod_hotlimit_device.c): */
+    const unsigned char *device_secret;   /* the key read, or NULL: the
+                                             generated one (a vhost
+                                             inherits the main server's) */
+    size_t              device_secret_len;
 } hl_server_conf_t;
 
 extern module AP_MODULE_DECLARE_DATA hotlimit_module;

@@ -49,6 +49,7 @@
 #include "mod_hotlimit_access.h"
 #include "mod_hotlimit_body.h"
 #include "mod_hotlimit_refusal_log.h"
+#include "mod_hotlimit_device.h"
 #include "mod_hotlimit_respond.h"
 #include "mod_hotlimit_store.h"
 #include "mod_hotlimit_table.h"
@@ -474,6 +475,13 @@ static void add_match(request_rec *r, const hl_server_conf_t *sc,
         const char *client = client_part(r, q, cl, &clen);
 
         m->by_address = client == cl->key;
+        /* A browser holding a device cookie for this account counts under
+         * a key of its own (mod_hotlimit_device.c); not the client address
+         * (by=ip, or an absent account). */
+        if (client != cl->key)
+            client = hl_device_client_part(r,
+                         ap_get_module_config(r->per_dir_config, &hotlimit_module),
+                         sc, q, client, &clen);
 
         klen = sc->tag_len + scope_len + 1 + clen;
         key = apr_palloc(r->pool, klen + 1);
