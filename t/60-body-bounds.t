@@ -211,7 +211,8 @@ my $got = raw("POST /dw/doku.cgi HTTP/1.1\r\nHost: x\r\nConnection: close\r\n"
                       sleep 0.1;
                   } },
             substr($big, 1_500_000));
-ok t_cmp(scalar @during, 1, "[$mpm] a slow 2 MB body: one spool file of over 1 MB while it arrives");
+# At least one: a test run beside this one (a developer's) may spool too.
+ok t_cmp(scalar(@during) >= 1 ? 1 : 0, 1, "[$mpm] a slow 2 MB body: a spool file of over 1 MB while it arrives");
 ok t_cmp($got, qr/md5=\Q${\ md5_hex($big)}\E/, "[$mpm] ... the CGI got it byte for byte");
 ok t_cmp(scalar(grep { -e $_ } @during), 0, "[$mpm] ... the spool file is gone after the request");
 
