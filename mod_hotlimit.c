@@ -664,9 +664,12 @@ static const command_rec hotlimit_cmds[] = {
 
 static int hl_pre_config(apr_pool_t *pconf, apr_pool_t *plog, apr_pool_t *ptemp)
 {
+    int rc;
+
     (void)plog;
     (void)ptemp;
-    return hl_store_pre_config(pconf);
+    rc = hl_store_pre_config(pconf);
+    return rc == OK ? hl_table_pre_config(pconf) : rc;
 }
 
 /*
@@ -791,6 +794,7 @@ static int hl_check_config(apr_pool_t *pconf, apr_pool_t *plog,
 static void hl_child_init(apr_pool_t *pchild, server_rec *s)
 {
     hl_store_child_init(pchild, s);
+    hl_table_child_init(pchild, s);
 }
 
 static void register_hooks(apr_pool_t *p)
