@@ -378,7 +378,12 @@ uint32_t hl_cost_parse(const char *value)
 
 int hl_quota_after_response(const hl_quota_t *q)
 {
-    return q->count != HL_COUNT_ALL || q->cost_name[0] != '\0';
+    return q->cost_name[0] != '\0';
+}
+
+int hl_quota_refunds(const hl_quota_t *q)
+{
+    return q->count != HL_COUNT_ALL && q->cost_name[0] == '\0';
 }
 
 /*

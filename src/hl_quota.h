@@ -113,9 +113,14 @@ int hl_quota_set_cost(hl_quota_t *q, const char *value, char *err, size_t errlen
  */
 uint32_t hl_cost_parse(const char *value);
 
-/* Returns 1 if q is counted after the response (count=failures|status, or
- * cost=header:), 0 if it is counted at the decision (count=all, cost 1). */
+/* Returns 1 if q is counted after the response (cost=header:, with any
+ * count=), 0 if it is counted at the decision (cost 1, any count=). */
 int hl_quota_after_response(const hl_quota_t *q);
+
+/* Returns 1 if q takes its unit at the decision and gives it back when
+ * the final status is not one it counts (count=failures|status at cost
+ * 1: exact under concurrency), else 0. */
+int hl_quota_refunds(const hl_quota_t *q);
 
 /* Parses an algo name ("fixed", "sliding", "gcra"). Returns 0, or -1 + err. */
 int hl_quota_set_algo(hl_quota_t *q, const char *value, char *err, size_t errlen);

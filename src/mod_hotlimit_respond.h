@@ -27,6 +27,10 @@ typedef struct {
     int           prepaid;       /* counted already, by the HTTP/1.1 request
                                     this HTTP/2 stream replays (h2c upgrade,
                                     mod_hotlimit_upgrade.h) */
+    int64_t       prepaid_marks[HL_MAX_WINDOWS];  /* [exact count=failures]
+                                    prepaid: where the upgrading request's
+                                    units sit (hl_decision_t.marks), for
+                                    the replay's refund */
 } hl_match_t;
 
 /*
