@@ -751,9 +751,13 @@ static int redis_refund(void *ctx, const hl_decide_item_t *it, int64_t now)
     hl_decide_item_t *items[1];
     const char *why = "unknown";
     redisReply *reply;
-    int given = -1;
+    int given = -1, j, marked = 0;
     (void)ctx;
 
+    for (j = 0; j < it->quota->nwindows && j < HL_MAX_WINDOWS; ++j)
+        marked |= it->decision.marks[j] != 0;
+    if (!marked)
+        return 0;    /* nothing was counted (HotLimitStoreFailure open) */
     items[0] = (hl_decide_item_t *)it;
     if (!may_try(now)) {
         const hl_store_t *local = hl_store_shm();

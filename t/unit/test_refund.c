@@ -321,8 +321,26 @@ static void test_peek_gives_nothing(void)
        "... the unit taken stays (0 left)");
 }
 
+/* Which quotas take their unit at the decision and give it back. */
+static void test_which_quotas(void)
+{
+    hl_quota_t all = quota("5/1m"), f = quota("5/1m count=failures"),
+               st = quota("5/1m count=status:401,403"),
+               cost = quota("5/1m count=failures cost=header:X-Cost");
+
+    ok(!hl_quota_refunds(&all) && !hl_quota_after_response(&all),
+       "count=all: counted at the decision for good");
+    ok(hl_quota_refunds(&f) && !hl_quota_after_response(&f),
+       "count=failures: taken at the decision, given back");
+    ok(hl_quota_refunds(&st) && !hl_quota_after_response(&st),
+       "count=status: taken at the decision, given back");
+    ok(!hl_quota_refunds(&cost) && hl_quota_after_response(&cost),
+       "cost=header: (with count=failures) still counted after the response");
+}
+
 int main(void)
 {
+    test_which_quotas();
     test_bucket_fixed();
     test_bucket_sliding();
     test_bucket_gcra();
