@@ -30,7 +30,7 @@ use HotLimitTable;
 use HLRedis;
 use HLTest ();
 
-plan tests => 3 * 5 + 3 * 4 + 3;
+plan tests => 3 * 5 + 3 * 4 + 3 + 3;
 
 my $mpm = HotLimitTable::hl_mpm();
 my $php = HotLimitTable::hl_have_php();
@@ -186,8 +186,10 @@ sub scenario {
 }
 
 # --- the Redis store ---------------------------------------------------------
-SKIP: {
-    skip 'redis-server is not installed', 3 * 4 + 3 unless HLRedis::available();
+if (!HLRedis::available()) {
+    skip('redis-server is not installed', 0) for 1 .. 3 * 4 + 3;
+}
+else {
     my $redis = HLRedis->new('fexact-redis')->start;
     my $rport = $redis->port;
     my $h = HotLimitTable::start_httpd(
@@ -225,4 +227,29 @@ SKIP: {
              "[$mpm] redis: none was leased: every unit given back (counter 0)");
     $h->stop;
     $redis->stop;
+}
+
+# --- h2c upgrades (event MPM with mod_http2) --------------------------------
+# The HTTP/1.1 request that upgrades takes the unit; its HTTP/2 replay
+# answers, and gives the unit back when its answer is not a failure.
+if ($mpm eq 'prefork' || `curl -V 2>/dev/null` !~ /\bHTTP2\b/) {
+    skip('h2c needs the event MPM (mod_http2) and curl with HTTP/2', 0) for 1 .. 3;
+}
+else {
+    my $h = HotLimitTable::start_httpd(
+        name => 'fexact-h2c', files => { 'h2f/index.html' => "a page\n" },
+        conf => "Protocols h2c http/1.1\n<Location /h2f/>\n"
+                . "    HotLimitQuota 2/1m count=failures\n    FallbackResource disabled\n</Location>\n");
+    my $get = sub {
+        my $out = `curl --http2 -s -o /dev/null -w '%{http_code} %{http_version}' '${\ $h->url($_[0])}' 2>/dev/null`;
+        t_debug("curl --http2 $_[0]: $out");
+        return $out;
+    };
+    my @ok = map { $get->('/h2f/') } 1 .. 4;
+    ok t_cmp(join(' ', @ok), '200 2 200 2 200 2 200 2',
+             "[$mpm] h2c: 4 upgrades answered 200 over HTTP/2 by 2/1m count=failures");
+    ok t_cmp(join(' ', map { (split ' ', $get->('/h2f/missing'))[0] } 1 .. 2), '404 404',
+             "[$mpm] h2c: ... each gave its unit back: 2 failures still admitted");
+    ok t_cmp((split ' ', $get->('/h2f/'))[0], 429, "[$mpm] h2c: then the budget is spent");
+    $h->stop;
 }
