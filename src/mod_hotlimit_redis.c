@@ -771,6 +771,14 @@ static int redis_refund(void *ctx, const hl_decide_item_t *it, int64_t now)
         given = (int)reply->element[0]->integer;
     freeReplyObject(reply);
     succeeded();
+    if (given > 0) {
+        /* This thread's note that the key is refused is stale now (other
+         * threads trust theirs a second at most: a refusal too many,
+         * never an admission). */
+        uint64_t key = refused_key(items, 1);
+        if (refused[key % HL_REFUSED_CACHE].key == key)
+            refused[key % HL_REFUSED_CACHE].key = 0;
+    }
     return given;
 }
 
