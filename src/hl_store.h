@@ -1,9 +1,10 @@
 /*
  * hl_store.h - what a counter store offers the decision. The shared-memory
  * store (mod_hotlimit_store.c: the slot table under the hotlimit-shm
- * mutex) implements it today; a remote store (Redis) implements the same
- * calls with the same semantics (hl_decide.h), so the access checker
- * does not know where counters live.
+ * mutexes) and a remote store (Redis, mod_hotlimit_redis.c) implement the
+ * same calls with the same semantics (hl_decide.h); mod_hotlimit_stores.c
+ * chooses one, so the access checker, the status page and the ban list
+ * do not know where counters live.
  */
 #ifndef HL_STORE_H
 #define HL_STORE_H
@@ -11,6 +12,26 @@
 #include <stddef.h>
 #include <stdint.h>
 #include "hl_decide.h"
+
+/* A counter window at its limit, as a store that keeps such a list (a
+ * remote one, for every server sharing it) reports it. */
+typedef struct {
+    char     key[HL_KEY_MAX];  /* its slot key (hl_limiter_slot_key: origin,
+                                  window digit, "scope|client"), len bytes,
+                                  not NUL-terminated */
+    size_t   len;
+    uint32_t count;            /* requests counted (0 for gcra) */
+    int64_t  left_ms;          /* until the counter clears */
+} hl_store_limited_t;
+
+/* What a store has done, for the status page and metrics. */
+typedef struct {
+    int      configured;       /* 1: a remote store (figures below), 0: the
+                                  shared memory (all zero) */
+    int      up;               /* remote: it answers (breaker closed) */
+    uint64_t decisions, fallbacks, errors;
+    uint64_t leased;           /* admitted by a lease (HotLimitStoreLease) */
+} hl_store_figures_t;
 
 typedef struct {
     const char *name;          /* "shm", for messages */
@@ -42,6 +63,17 @@ typedef struct {
      * when the store cannot answer. Kept last so positional initialisers
      * of the four calls above stay valid. */
     int  (*refund)(void *ctx, const hl_decide_item_t *it, int64_t now_ms);
+    /* Fills *f with the store's figures. Never fails. */
+    void (*figures)(void *ctx, hl_store_figures_t *f);
+    /* Lists into out[0 .. max) the windows at their limit that the store
+     * keeps a list of (bans nonzero: the ban counters' list), those with
+     * the most time left first, and sets *total to how many there are.
+     * Returns how many were listed, or -1 when it cannot answer now (the
+     * caller then scans this server's counters). NULL for a store whose
+     * counters are all in this server's slot table (the shared memory):
+     * the caller scans that. */
+    int  (*limited)(void *ctx, hl_store_limited_t *out, int max, int bans,
+                    uint32_t *total);
 } hl_store_ops_t;
 
 /* A store: its operations and their context. */

@@ -54,6 +54,7 @@
 #include "mod_hotlimit_device.h"
 #include "mod_hotlimit_respond.h"
 #include "mod_hotlimit_store.h"
+#include "mod_hotlimit_stores.h"
 #include "mod_hotlimit_table.h"
 #include "mod_hotlimit_upgrade.h"
 #include "mod_hotlimit_usage.h"

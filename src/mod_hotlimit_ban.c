@@ -3,7 +3,7 @@
  * page: listed from the counters themselves (hl_ban.h), so every child and
  * every generation sees the same list, and a reset of "ban|CLIENT" (with
  * the vhost's "host:port" before it) lifts a ban. With the Redis store the
- * list comes from Redis (hl_redis_limited), so every server sharing it
+ * list comes from Redis (the store's `limited` call), so every server sharing it
  * shows and lifts the same bans.
  *
  * The decision side (is a client banned, does a refusal start a ban) is in
@@ -18,7 +18,7 @@
 #include "mod_hotlimit.h"
 #include "mod_hotlimit_ban.h"
 #include "mod_hotlimit_store.h"
-#include "mod_hotlimit_redis.h"
+#include "mod_hotlimit_stores.h"
 #include "mod_hotlimit_view.h"
 #include "hl_render.h"
 
@@ -73,14 +73,15 @@ static int collect_ban(const hl_slot_t *s, void *baton)
  * server's counters). */
 static int bans_from_redis(hl_ban_scan_t *c)
 {
-    hl_redis_limited_t *got;
+    const hl_store_t *store = hl_store_get();
+    hl_store_limited_t *got;
     uint32_t total = 0;
     int i, n;
 
-    if (!hl_redis_store())
+    if (!store->ops->limited)
         return 0;
     got = apr_palloc(c->pool, sizeof(*got) * HL_BAN_REDIS_LISTED);
-    n = hl_redis_limited(got, HL_BAN_REDIS_LISTED, 1, &total);
+    n = store->ops->limited(store->ctx, got, HL_BAN_REDIS_LISTED, 1, &total);
     if (n < 0)
         return 0;
     for (i = 0; i < n; ++i)

@@ -28,7 +28,7 @@
  * The keys at their limit: the script also keeps a sorted set,
  * PREFIX{hl}:limited, of the counters at their limit (scored with when
  * each clears), which the status page of every server lists in one round
- * trip (hl_redis_limited) and a reset cleans (unlist).
+ * trip (the store's `limited` call) and a reset cleans (unlist).
  */
 #include <string.h>
 #include <stdlib.h>
@@ -917,7 +917,7 @@ static redisReply *list_call(int max, int bans, const char **why)
 
 /* Fills out[0 .. max) from a listing reply. Returns how many, with *total
  * set, or -1 when the reply is not a listing. */
-static int read_listing(const redisReply *reply, hl_redis_limited_t *out,
+static int read_listing(const redisReply *reply, hl_store_limited_t *out,
                         int max, uint32_t *total)
 {
     char head[HL_REDIS_KEY_MAX];
@@ -951,13 +951,23 @@ static int read_listing(const redisReply *reply, hl_redis_limited_t *out,
     return n;
 }
 
-int hl_redis_limited(hl_redis_limited_t *out, int max, int bans,
-                     uint32_t *total)
+/* Lists into out[0 .. max) the counter windows at their limit in Redis,
+ * on every server sharing it (the sorted set PREFIX{hl}:limited; with
+ * bans, the ban counters' own set PREFIX{hl}:bans), those with the most
+ * time left first, in one round trip bounded by HotLimitStoreTimeout; sets
+ * *total to how many there are. Returns how many were listed, or -1 when
+ * it cannot answer now (its breaker is open: no wait; or this call failed:
+ * logged, and a failed round trip is recorded on the breaker as a
+ * decision's would be, the connection being the same). Nothing is
+ * allocated. The store's `limited` call. */
+static int redis_limited(void *ctx, hl_store_limited_t *out, int max,
+                         int bans, uint32_t *total)
 {
     const char *why = "unknown";
     redisReply *reply;
     int n;
 
+    (void)ctx;
     /* While the breaker is open the page does not wait for Redis. */
     if (!rconf || !rshared || !hl_breaker_is_closed(&rshared->breaker))
         return -1;
@@ -1018,9 +1028,11 @@ static int redis_reset(void *ctx, const char *key, size_t len)
     return removed;
 }
 
+static void redis_figures(void *ctx, hl_store_figures_t *f);
+
 static const hl_store_ops_t redis_ops = {
     "redis", redis_prepare, redis_decide, redis_count, redis_reset,
-    redis_refund
+    redis_refund, redis_figures, redis_limited
 };
 static const hl_store_t redis_store = { &redis_ops, NULL };
 
@@ -1070,8 +1082,10 @@ const hl_store_t *hl_redis_store(void)
     return rconf ? &redis_store : NULL;
 }
 
-void hl_redis_figures(hl_redis_figures_t *f)
+/* The store's `figures` call. */
+static void redis_figures(void *ctx, hl_store_figures_t *f)
 {
+    (void)ctx;
     memset(f, 0, sizeof(*f));
     if (!rshared)
         return;

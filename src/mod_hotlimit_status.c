@@ -43,9 +43,9 @@
 
 #include "mod_hotlimit.h"
 #include "mod_hotlimit_ban.h"
-#include "mod_hotlimit_redis.h"
 #include "mod_hotlimit_status.h"
 #include "mod_hotlimit_store.h"
+#include "mod_hotlimit_stores.h"
 #include "mod_hotlimit_table.h"
 #include "mod_hotlimit_view.h"
 #include "hl_render.h"
@@ -241,15 +241,16 @@ static int collect_limited(const hl_slot_t *s, void *baton)
  * HotLimitStoreTimeout). Sets snap->limited_from. Never fails. */
 static void limited_from_redis(hl_snapshot_t *snap)
 {
-    hl_redis_limited_t got[HL_LIMITED_KEYS];
+    const hl_store_t *store = hl_store_get();
+    hl_store_limited_t got[HL_LIMITED_KEYS];
     uint32_t total = 0;
     int i, n;
 
     snap->limited_from = HL_LIMITED_FROM_SHM;
-    if (!hl_redis_store())
+    if (!store->ops->limited)
         return;
     snap->limited_from = HL_LIMITED_FROM_FALLBACK;
-    n = hl_redis_limited(got, HL_LIMITED_KEYS, 0, &total);
+    n = store->ops->limited(store->ctx, got, HL_LIMITED_KEYS, 0, &total);
     if (n < 0)
         return;
     snap->limited_from = HL_LIMITED_FROM_REDIS;
@@ -494,14 +495,23 @@ static const char *origin_name(char origin)
            : origin == HL_ORIGIN_TABLE ? "table" : "other";
 }
 
+/* Fills *f with the figures of the store in force (none for the shared
+ * memory). Never fails. */
+static void store_figures(hl_store_figures_t *f)
+{
+    const hl_store_t *store = hl_store_get();
+
+    store->ops->figures(store->ctx, f);
+}
+
 /* Writes the remote store's metrics: whether it answers, and how many
  * decisions it made, fell back to HotLimitStoreFailure, or failed (with
  * local counters: up, and zeros, so that alerts can name them anyway). */
 static void write_store_metrics(request_rec *r)
 {
-    hl_redis_figures_t f;
+    hl_store_figures_t f;
 
-    hl_redis_figures(&f);
+    store_figures(&f);
     if (!f.configured)
         f.up = 1;
     ap_rprintf(r, "# HELP hotlimit_store_up 1 while the Redis store answers, 0 while its breaker is open.\n"
@@ -669,8 +679,8 @@ static void write_json(request_rec *r, const hl_snapshot_t *snap)
         first = 0;
     }
     {
-        hl_redis_figures_t f;
-        hl_redis_figures(&f);
+        hl_store_figures_t f;
+        store_figures(&f);
         ap_rprintf(r, "],\"routes_not_listed\":%d,\"store\":{\"kind\":\"%s\","
                    "\"stripes\":%u,\"up\":%s,\"fallbacks\":%" APR_UINT64_T_FMT
                    "},\"limited_keys_from\":\"%s\",\"limited_keys_total\":%u,"
@@ -943,8 +953,8 @@ static void write_html(request_rec *r, const hl_snapshot_t *snap)
                (apr_uint64_t)snap->table.reloads[HL_RELOAD_UNCHANGED],
                (apr_uint64_t)snap->table.reloads[HL_RELOAD_FAILED]);
     {
-        hl_redis_figures_t f;
-        hl_redis_figures(&f);
+        hl_store_figures_t f;
+        store_figures(&f);
         if (f.configured)
             ap_rprintf(r, "<h2>Redis store</h2><p id=\"redis\">%s: %"
                        APR_UINT64_T_FMT " decisions answered, %" APR_UINT64_T_FMT

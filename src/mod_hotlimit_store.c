@@ -51,7 +51,6 @@
 #include "apr_thread_proc.h"
 
 #include "mod_hotlimit.h"
-#include "mod_hotlimit_redis.h"
 #include "mod_hotlimit_store.h"
 #include "hl_align.h"
 
@@ -745,16 +744,20 @@ static int shm_reset(void *ctx, const char *key, size_t len)
     return removed;
 }
 
+/* The shared memory's figures: none (they describe a remote store). */
+static void shm_figures(void *ctx, hl_store_figures_t *f)
+{
+    (void)ctx;
+    memset(f, 0, sizeof(*f));
+}
+
+/* No list of its own: the status page and the ban list scan the slot
+ * table (limited NULL). */
 static const hl_store_ops_t shm_ops = {
-    "shm", shm_prepare, shm_decide, shm_count, shm_reset, shm_refund
+    "shm", shm_prepare, shm_decide, shm_count, shm_reset, shm_refund,
+    shm_figures, NULL
 };
 static const hl_store_t shm_store = { &shm_ops, NULL };
-
-const hl_store_t *hl_store_get(void)
-{
-    const hl_store_t *remote = hl_redis_store();
-    return remote ? remote : &shm_store;
-}
 
 const hl_store_t *hl_store_shm(void)
 {

@@ -54,13 +54,9 @@ void hl_store_totals(hl_store_totals_t *t);
  * all when keys move meanwhile). fn must not call the store. */
 void hl_store_scan(int (*fn)(const hl_slot_t *s, void *baton), void *baton);
 
-/* Returns the counter store requests are decided against (Redis when
- * HotLimitStore says so, else the shared memory): never NULL after
- * post_config. decide() returns -2 when the request must be refused with
- * 503 (HotLimitStoreFailure closed). */
-const hl_store_t *hl_store_get(void);
-
-/* Returns the shared-memory store (the local fallback of a remote one). */
+/* Returns the shared-memory store: the store when no remote one is
+ * configured (mod_hotlimit_stores.c chooses), and a remote one's local
+ * fallback. Never NULL. */
 const hl_store_t *hl_store_shm(void);
 
 /*
