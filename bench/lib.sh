@@ -1,4 +1,5 @@
-# bench/lib.sh - shared by bench/run, bench/callgrind and bench/memory.
+# bench/lib.sh - shared by the bench/ scripts (bench/run, bench/callgrind,
+# bench/memory, bench/sse-usage, ...).
 # Sourced, not executed. Writes httpd configs into a scratch directory,
 # starts and stops httpd, and keeps track of what it started so the
 # caller's trap can clean up.
@@ -210,7 +211,9 @@ MaxSpareThreads 64
 MaxConnectionsPerChild 0
 <Location /hl-status>
     SetHandler hotlimit-status
-    HotLimitStatus On
+    <IfModule hotlimit_module>
+        HotLimitStatus On
+    </IfModule>
 </Location>
 EOF
         case $scenario in
@@ -309,6 +312,56 @@ stop_httpd() {
     local keep=() p
     for p in "${STARTED_PIDS[@]:-}"; do [ "$p" = "$pid" ] || keep+=("$p"); done
     STARTED_PIDS=("${keep[@]:-}")
+}
+
+# measure CONF N XFF OUTFILE PATH: one callgrind run of `httpd -X -f CONF`
+# on $PORT (bench/callgrind, bench/sse-usage): waits for /index.html, sends
+# N requests for PATH with bench/client.pl, stops httpd; sets MEASURED to the
+# total Ir and CRASHED to 1 if httpd crashed at exit (measure again then).
+# (Not run in a subshell, so the EXIT trap still sees the pid it started.)
+measure() {
+    local conf=$1 n=$2 xff=$3 cgout=$4 path=$5 pid total name
+    name=$(basename "$conf" .conf)
+    rm -rf "$(dirname "$conf")/run-$name"
+    mkdir -p "$(dirname "$conf")/run-$name"
+    # httpd -X still switches to User before serving, and callgrind, which
+    # creates its file at start (as root, mode 0600), reopens it at exit as
+    # that user: hand it a file the user owns.
+    mkdir -p "$(dirname "$cgout")"
+    rm -f "$cgout"
+    : > "$cgout"
+    chown "$RUN_USER:$RUN_GROUP" "$cgout"
+    chmod 644 "$cgout"
+    valgrind --tool=callgrind --collect-atstart=yes --vgdb=no --callgrind-out-file="$cgout" \
+        "$HTTPD" -X -f "$conf" > "$cgout.log" 2>&1 &
+    pid=$!
+    STARTED_PIDS+=("$pid")
+    # One probe request (the same for N1 and N2, so it cancels out).
+    wait_port "$PORT" /index.html 120 || die "httpd under valgrind does not answer (see $cgout.log)"
+    perl "$BENCH_DIR/client.pl" "$PORT" "$n" "$path" $xff > "$cgout.client" \
+        || die "client failed or got non-200 responses: $(cat "$cgout.client") (bench invalid)"
+    kill -TERM "$pid"
+    local i
+    for i in $(seq 300); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+    if kill -0 "$pid" 2>/dev/null; then
+        kill -KILL "$pid" 2>/dev/null || true
+        die "httpd under valgrind did not exit within 30 s of SIGTERM"
+    fi
+    wait "$pid" 2>/dev/null || true
+    local keep=() p
+    for p in "${STARTED_PIDS[@]}"; do [ "$p" = "$pid" ] || keep+=("$p"); done
+    STARTED_PIDS=("${keep[@]:-}")
+    total=$(awk '/^totals:/ { t = $2 } /^summary:/ { s = $2 } END { print (t != "") ? t : s }' "$cgout")
+    [ -n "$total" ] || die "no totals in $cgout"
+    MEASURED=$total
+    # httpd -X itself (plain httpd too) now and then dies of SIGSEGV in its
+    # exit handlers after SIGTERM; the profile is still written but its
+    # shutdown part is cut short. Report it; the caller measures again.
+    CRASHED=0
+    if grep -q 'Process terminating with default action of signal' "$cgout.log"; then
+        CRASHED=1
+        log "httpd crashed at exit under valgrind ($(basename "$cgout"); $(grep -m1 -o 'signal [0-9]* ([A-Z]*)' "$cgout.log")): measuring again"
+    fi
 }
 
 # Pids of the children of httpd parent $1.
