@@ -4,7 +4,7 @@
  * gives it to the application (by=json: keys, HotLimitRouteFrom json:).
  *
  * Pure core: no httpd headers, no allocation. An hl_json_path_t is a
- * fixed-size state the caller owns (about 200 bytes); it is fed the body
+ * fixed-size state the caller owns (256 bytes on x86-64); it is fed the body
  * in chunks of any size, split anywhere (a spooled body comes in pieces),
  * and keeps of it only the value looked for, written into the caller's
  * buffer. Every other value is skipped: only the objects on the way to
