@@ -44,6 +44,7 @@
 #include "src/mod_hotlimit_upgrade.h"
 #include "src/hl_render.h"
 #include "src/hl_table.h"
+#include "src/hl_json_path.h"
 
 /* ---- configuration records ------------------------------------------- */
 
@@ -336,10 +337,16 @@ static const char *set_route_from(cmd_parms *cmd, void *dconf, const char *arg)
         d->route_from = HL_ROUTE_FROM_PARAM;
         d->route_arg = apr_pstrdup(cmd->pool, arg + 6);
     }
+    else if (!strncmp(arg, "json:", 5) && hl_json_path_check(arg + 5) == 0) {
+        d->route_from = HL_ROUTE_FROM_JSON;    /* issue 20: JSON bodies */
+        d->route_arg = apr_pstrdup(cmd->pool, arg + 5);
+    }
     else
         return apr_psprintf(cmd->pool, "%s: bad value '%s' (use path, "
-                            "query:NAME, param:NAME or path-info)",
-                            cmd->cmd->name, arg);
+                            "query:NAME, param:NAME, json:PATH or path-info; "
+                            "a JSON path is 1 to %d letters, digits, '_' or "
+                            "'-', with dots between names)",
+                            cmd->cmd->name, arg, HL_JSON_PATH_MAX);
     return NULL;
 }
 

@@ -27,18 +27,7 @@
 #include <string.h>
 #include <strings.h>
 #include "hl_php.h"
-
-/* Returns the value of hex digit c, or -1. */
-static int hex_value(char c)
-{
-    if (c >= '0' && c <= '9')
-        return c - '0';
-    if (c >= 'a' && c <= 'f')
-        return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F')
-        return c - 'A' + 10;
-    return -1;
-}
+#include "hl_text.h"
 
 /* ---- the input, in memory or read by offset (hl_php_src_t) ---- */
 
@@ -134,11 +123,11 @@ static int url_next(hl_php_src_t *s, size_t n, size_t *pos, int plus)
         return ' ';
     }
     if (c == '%' && n - i >= 3
-        && hex_value((char)src_at(s, i + 1)) >= 0
-        && hex_value((char)src_at(s, i + 2)) >= 0) {
+        && hl_hex_value((char)src_at(s, i + 1)) >= 0
+        && hl_hex_value((char)src_at(s, i + 2)) >= 0) {
         *pos = i + 3;
-        return hex_value((char)src_at(s, i + 1)) * 16
-               + hex_value((char)src_at(s, i + 2));
+        return hl_hex_value((char)src_at(s, i + 1)) * 16
+               + hl_hex_value((char)src_at(s, i + 2));
     }
     *pos = i + 1;
     return c;

@@ -14,6 +14,7 @@
  */
 #include "hl_quota.h"
 #include "hl_fmt.h"
+#include "hl_json_path.h"
 #include "hl_text.h"
 
 #include <stdarg.h>
@@ -256,6 +257,18 @@ static int check_name(const char *what, const char *value, const char *name,
     return 0;
 }
 
+/* Checks the path of "json:PATH" (value is the whole value, quoted in
+ * messages): see hl_json_path_check. Returns 0, or -1 with a message. */
+static int check_json_path(const char *value, const char *path, char *err,
+                           size_t errlen)
+{
+    if (hl_json_path_check(path) == 0)
+        return 0;
+    return set_err(err, errlen, "bad by '%s': a JSON path is 1 to %d letters, "
+                   "digits, '_' or '-', with dots between non-empty names "
+                   "(user.email)", value, HL_JSON_PATH_MAX);
+}
+
 /* Sets a by= that takes no name. Returns 0. */
 static int set_plain_by(hl_quota_t *q, hl_by_t by)
 {
@@ -278,6 +291,7 @@ int hl_quota_set_by(hl_quota_t *q, const char *value, char *err, size_t errlen)
         { "cookie:", HL_BY_COOKIE },
         { "env:",    HL_BY_ENV },
         { "param:",  HL_BY_PARAM },
+        { "json:",   HL_BY_JSON },
     };
     const char *name = NULL;
     hl_by_t by = HL_BY_IP;
@@ -300,8 +314,10 @@ int hl_quota_set_by(hl_quota_t *q, const char *value, char *err, size_t errlen)
     }
     if (name == NULL)
         return set_err(err, errlen, "unknown by '%s' (use ip, global, user, "
-                       "header:NAME, cookie:NAME, env:NAME or param:NAME)", value);
-    if (check_name("by", value, name, err, errlen) != 0)
+                       "header:NAME, cookie:NAME, env:NAME, param:NAME or "
+                       "json:PATH)", value);
+    if (by == HL_BY_JSON ? check_json_path(value, name, err, errlen) != 0
+                         : check_name("by", value, name, err, errlen) != 0)
         return -1;
     len = strlen(name);
     q->by = by;
@@ -607,18 +623,20 @@ int hl_quota_validate(const hl_quota_t *q, char *err, size_t errlen)
         return set_err(err, errlen, "bad algo %d", (int)q->algo);
     if (q->norm != HL_NORM_LOWER && (q->by == HL_BY_IP || q->by == HL_BY_GLOBAL))
         return set_err(err, errlen, "'norm=%s' folds a key value: it needs "
-                       "by=user, header:, cookie:, env: or param:",
+                       "by=user, header:, cookie:, env:, param: or json:",
                        hl_keyform_norm_name(q->norm));
     if (q->burst != 0 && q->algo != HL_ALGO_GCRA)
         return set_err(err, errlen, "'burst=%u' needs algo=gcra (algo is %s)",
                        (unsigned)q->burst, hl_algo_name(q->algo));
-    if ((int)q->by < HL_BY_IP || (int)q->by > HL_BY_PARAM)
+    if ((int)q->by < HL_BY_IP || (int)q->by > HL_BY_JSON)
         return set_err(err, errlen, "bad by %d", (int)q->by);
     if (q->by >= HL_BY_HEADER
         && (q->by_name[0] == '\0'
             || memchr(q->by_name, '\0', HL_BY_NAME_MAX) == NULL))
         return set_err(err, errlen, "'by=%s' needs a name of 1..%d characters",
                        hl_by_name(q->by), HL_BY_NAME_MAX - 1);
+    if (q->by == HL_BY_JSON && hl_json_path_check(q->by_name) != 0)
+        return set_err(err, errlen, "'by=json:' needs a JSON path");
     if (q->count == HL_COUNT_STATUS) {
         if (q->nstatuses < 1 || q->nstatuses > HL_MAX_STATUSES)
             return set_err(err, errlen, "'count=status:' needs 1..%d statuses",
@@ -777,6 +795,7 @@ const char *hl_by_name(hl_by_t by)
     case HL_BY_COOKIE: return "cookie";
     case HL_BY_ENV:    return "env";
     case HL_BY_PARAM:  return "param";
+    case HL_BY_JSON:   return "json";
     }
     return "?";
 }

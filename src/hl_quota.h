@@ -26,7 +26,8 @@ typedef enum {
     HL_BY_HEADER,   /* header:NAME */
     HL_BY_COOKIE,   /* cookie:NAME */
     HL_BY_ENV,      /* env:NAME */
-    HL_BY_PARAM     /* param:NAME, $_REQUEST[NAME] as PHP reads it */
+    HL_BY_PARAM,    /* param:NAME, $_REQUEST[NAME] as PHP reads it */
+    HL_BY_JSON      /* json:PATH, a JSON body's value (hl_json_path.h) */
 } hl_by_t;
 
 typedef enum {
@@ -50,7 +51,8 @@ typedef struct {
     int         nwindows;                 /* 1..HL_MAX_WINDOWS */
     hl_window_t windows[HL_MAX_WINDOWS];
     hl_by_t     by;
-    char        by_name[HL_BY_NAME_MAX];  /* for header:/cookie:/env:/param:, else "" */
+    char        by_name[HL_BY_NAME_MAX];  /* for header:/cookie:/env:/param:,
+                                             json:'s path, else "" */
     hl_algo_t   algo;
     uint32_t    burst;                    /* gcra burst; 0 = use the window's count */
     hl_count_t  count;

@@ -10,3 +10,14 @@ int hl_is_tchar(char c)
         return 1;
     return c != '\0' && strchr("!#$%&'*+-.^_`|~", c) != NULL;
 }
+
+int hl_hex_value(char c)
+{
+    if (c >= '0' && c <= '9')
+        return c - '0';
+    if (c >= 'a' && c <= 'f')
+        return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F')
+        return c - 'A' + 10;
+    return -1;
+}

@@ -57,7 +57,8 @@ typedef enum {
     HL_ROUTE_FROM_PATH,
     HL_ROUTE_FROM_QUERY,
     HL_ROUTE_FROM_PATH_INFO,
-    HL_ROUTE_FROM_PARAM          /* param:NAME, $_REQUEST[NAME] */
+    HL_ROUTE_FROM_PARAM,         /* param:NAME, $_REQUEST[NAME] */
+    HL_ROUTE_FROM_JSON           /* json:PATH, a JSON body's value */
 } hl_route_from_t;
 
 /* A HotLimitQuota with the scope (section path) it was declared in. */
@@ -102,7 +103,7 @@ typedef struct {
     int                   dry_run;     /* HotLimitDryRun */
     int                   headers;     /* HotLimitHeaders */
     hl_route_from_t       route_from;  /* HotLimitRouteFrom */
-    const char           *route_arg;   /* query:NAME, param:NAME */
+    const char           *route_arg;   /* query:NAME, param:NAME, json:PATH */
     long                  body_limit;  /* HotLimitBodyLimit, HL_UNSET */
     int                   nquotas;     /* HotLimitQuota lines, each counted */
     const hl_dir_quota_t *quotas[HL_DIR_QUOTAS_MAX];  /* apart; a child's

@@ -343,6 +343,14 @@ static const char *client_part(request_rec *r, const hl_quota_t *q,
         v = form && flen ? hashed_value(r, 'p', form, flen) : NULL;
         break;
     }
+    case HL_BY_JSON: {
+        apr_size_t jlen = 0;
+        char *jv = hl_request_json(r, q->by_name, &jlen);
+
+        form = jv ? folded(r, q, jv, jlen, &flen) : NULL;
+        v = form && flen ? hashed_value(r, 'j', form, flen) : NULL;
+        break;
+    }
     case HL_BY_IP:
     default:
         break;
@@ -366,13 +374,16 @@ static int decided_at(const hl_quota_t *q, hl_stage_t stage)
 
 /* Writes the route of r used for table lookups into buf (HL_ROUTE_MAX
  * bytes): the normalised path, or a query argument, a request parameter
- * (lowercased; an array's first key) or PATH_INFO when HotLimitRouteFrom
- * says so and it is present. */
+ * (lowercased; an array's first key), a JSON body's value (lowercased) or
+ * PATH_INFO when HotLimitRouteFrom says so and it is present. */
 static void request_route(request_rec *r, const hl_dir_conf_t *dc, char *buf)
 {
-    if (dc->route_from == HL_ROUTE_FROM_PARAM) {
+    if (dc->route_from == HL_ROUTE_FROM_PARAM
+        || dc->route_from == HL_ROUTE_FROM_JSON) {
         apr_size_t n = 0;
-        char *v = hl_request_param(r, dc->route_arg, 1, &n);
+        char *v = dc->route_from == HL_ROUTE_FROM_JSON
+                  ? hl_request_json(r, dc->route_arg, &n)
+                  : hl_request_param(r, dc->route_arg, 1, &n);
         if (v && n > 0) {
             ap_str_tolower(v);
             hl_route_from_name(buf, HL_ROUTE_MAX, v, strlen(v));

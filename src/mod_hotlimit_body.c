@@ -1,12 +1,16 @@
 /*
  * mod_hotlimit_body.c - $_REQUEST[NAME] for param: routes and by=param:
- * keys, reading the request body when (and only when) one of them needs it,
- * and handing that body on to the handler (mod_php, CGI, mod_proxy) as the
- * handler would have read it without the module.
+ * keys, and a JSON body's value for json: routes and keys, reading the
+ * request body when (and only when) one of them needs it, and handing that
+ * body on to the handler (mod_php, CGI, mod_proxy) as the handler would
+ * have read it without the module.
  *
  * The body is read once per client request, at most HotLimitBodyLimit + 1
  * bytes of it: a POST whose Content-Type PHP parses (urlencoded,
- * multipart/form-data), and never for a banned client (asked first). It is
+ * multipart/form-data) when a parameter is asked for, a body of any method
+ * whose Content-Type is JSON when a JSON value is (only the reader a body's
+ * type is for reads it, so a request with both kinds of keys reads its body
+ * once), and never for a banned client (asked first). It is
  * read through the request's input filters -- HTTP_IN de-chunks it and
  * answers Expect: 100-continue, and the filters SetInputFilter names
  * (DEFLATE) are added for the read when they are not there yet, as the
@@ -49,6 +53,7 @@
 #include "mod_hotlimit_access.h"
 #include "mod_hotlimit_body.h"
 #include "hl_php.h"
+#include "hl_json_path.h"
 
 APLOG_USE_MODULE(hotlimit);
 
@@ -59,6 +64,8 @@ APLOG_USE_MODULE(hotlimit);
 
 /* The body of one client request, on its pool. */
 typedef struct {
+    int                 decided;  /* whether to read it was decided */
+    int                 json;     /* it was read whole, and is JSON */
     int                 eos;      /* ... and reached the end of the body */
     apr_status_t        rv;       /* how the read ended, if not well */
     int                 refuse;   /* OK, or the status that ends the
@@ -79,11 +86,13 @@ typedef struct {
     struct hl_param_memo *memo;   /* parameters already read from it */
 } hl_body_t;
 
-/* A parameter already read for the client request: a route, a key and
- * hotlimit_param() may each ask for it, and the body is parsed once. */
+/* A parameter or JSON value already read for the client request: a route,
+ * a key and hotlimit_param() may each ask for it, and the body is parsed
+ * once for it. */
 typedef struct hl_param_memo {
     struct hl_param_memo *next;
-    const char *name;
+    const char *name;             /* the parameter, or the JSON path */
+    int         json;             /* name is a JSON path */
     const char *query;            /* the query it was read with */
     int         array_key;
     char       *value;            /* NULL: absent */
@@ -268,58 +277,51 @@ static apr_size_t body_memory(request_rec *r)
                                      : HL_DEFAULT_BODY_MEMORY;
 }
 
-/* Returns the form of r's body when it is to be read for b (a POST form
- * PHP parses, with a body, of a client not banned, not over the limit by
- * its Content-Length), with b->boundary and *clen set (-1: chunked); else
- * HL_PHP_FORM_NONE, with b->refuse set when an over-limit body is
+/* Returns 1 if r's body is to be read (there is one, of a client not
+ * banned, not over the limit by its Content-Length), with *clen set (-1:
+ * chunked); else 0, with b->refuse set when an over-limit body is
  * refused. */
-static hl_php_form_t wants_body(request_rec *r, hl_body_t *b, apr_off_t limit,
-                                int to_path, apr_off_t *clen)
+static int wants_body(request_rec *r, hl_body_t *b, apr_off_t limit,
+                      int to_path, apr_off_t *clen)
 {
     const char *cl = apr_table_get(r->headers_in, "Content-Length");
     const char *te = apr_table_get(r->headers_in, "Transfer-Encoding");
-    hl_php_form_t form;
     char *end;
 
     *clen = -1;
-    if (strcmp(hl_client_request(r)->method, "POST") != 0)
-        return HL_PHP_FORM_NONE;
-    form = hl_php_form_type(apr_table_get(r->headers_in, "Content-Type"),
-                            b->boundary, sizeof(b->boundary));
-    if (form == HL_PHP_FORM_NONE || limit == 0
-        || (!te && (!cl || !strcmp(cl, "0"))))
-        return HL_PHP_FORM_NONE;
+    if (limit == 0 || (!te && (!cl || !strcmp(cl, "0"))))
+        return 0;
     if (!te && cl
         && (apr_strtoff(clen, cl, &end, 10) != APR_SUCCESS || *end))
-        return HL_PHP_FORM_NONE; /* HTTP_IN refuses it anyway */
+        return 0;                /* HTTP_IN refuses it anyway */
     /* A banned client's body is not read: the access checker refuses it. */
     if (hl_access_banned(r)) {
         ap_log_rerror(APLOG_MARK, APLOG_DEBUG, 0, r,
                       "HL01100: client banned: its body is not read");
-        return HL_PHP_FORM_NONE;
+        return 0;
     }
     if (*clen <= limit)
-        return form;
+        return 1;
     if (to_path) {
         ap_log_rerror(APLOG_MARK, APLOG_DEBUG, 0, r,
                       "HL00601: body of %" APR_OFF_T_FMT " bytes is over "
                       "HotLimitBodyLimit %" APR_OFF_T_FMT ": not read, the "
                       "parameter is taken from the query", *clen, limit);
-        return HL_PHP_FORM_NONE;
+        return 0;
     }
     ap_log_rerror(APLOG_MARK, APLOG_INFO, 0, r,
                   "HL01101: body of %" APR_OFF_T_FMT " bytes is over "
                   "HotLimitBodyLimit %" APR_OFF_T_FMT ": refused (413)",
                   *clen, limit);
     b->refuse = HTTP_REQUEST_ENTITY_TOO_LARGE;
-    return HL_PHP_FORM_NONE;
+    return 0;
 }
 
 /* Decides what the read of total bytes into b leaves: the body parsed
- * (b->form set), the query alone, or the request refused (b->refuse).
- * Logs why a body is not used. */
+ * (b->form or b->json set), the query alone, or the request refused
+ * (b->refuse). Logs why a body is not used. */
 static void judge_read(request_rec *r, hl_body_t *b, hl_php_form_t form,
-                       apr_off_t total, apr_off_t limit, int to_path)
+                       int json, apr_off_t total, apr_off_t limit, int to_path)
 {
     if (b->rv == AP_FILTER_ERROR) {
         /* LimitRequestBody, a bad chunk: HTTP_IN has sent the error. */
@@ -349,26 +351,39 @@ static void judge_read(request_rec *r, hl_body_t *b, hl_php_form_t form,
         b->refuse = HTTP_REQUEST_ENTITY_TOO_LARGE;
     } else {
         b->form = form;
+        b->json = json;
     }
 }
 
-/* Returns the body record of r, reading the body on first use when PHP
- * would parse it (wants_body); never NULL. */
-static hl_body_t *get_body(request_rec *r)
+/* Returns the body record of r, reading the body on first use by a reader
+ * its type is for (for_json: a JSON body of any method; else a POST form
+ * PHP parses) when it is to be read (wants_body); never NULL. */
+static hl_body_t *get_body(request_rec *r, int for_json)
 {
     request_rec *top = hl_client_request(r), *rr = r;
     hl_body_t *b = body_of(r);
+    const char *type = apr_table_get(r->headers_in, "Content-Type");
     apr_off_t limit, total, clen;
     hl_php_form_t form;
-    int to_path;
+    int to_path, json;
 
-    if (b)
+    if (!b) {
+        b = apr_pcalloc(top->pool, sizeof(*b));
+        apr_pool_userdata_setn(b, BODY_KEY, NULL, top->pool);
+        b->refuse = OK;
+    }
+    if (b->decided)
         return b;
-    b = apr_pcalloc(top->pool, sizeof(*b));
-    apr_pool_userdata_setn(b, BODY_KEY, NULL, top->pool);
-    b->refuse = OK;
+    form = strcmp(top->method, "POST") == 0
+           ? hl_php_form_type(type, b->boundary, sizeof(b->boundary))
+           : HL_PHP_FORM_NONE;
+    json = hl_json_content_type(type);
+    /* The other kind of reader leaves the body to the one it is for. */
+    if (for_json ? !json : form == HL_PHP_FORM_NONE)
+        return b;
+    b->decided = 1;
     limit = body_limit(r, &to_path);
-    if ((form = wants_body(r, b, limit, to_path, &clen)) == HL_PHP_FORM_NONE)
+    if (!wants_body(r, b, limit, to_path, &clen))
         return b;
     /* A subrequest's filters are its main request's protocol filters,
      * and live only as long as the subrequest: read as the main request. */
@@ -385,7 +400,7 @@ static hl_body_t *get_body(request_rec *r)
     build_kept(b, top->pool, r->connection->bucket_alloc);
     b->below = rr->input_filters;
     add_filter(rr, b);           /* after: the read must not go through it */
-    judge_read(r, b, form, total, limit, to_path);
+    judge_read(r, b, form, json, total, limit, to_path);
     return b;
 }
 
@@ -477,32 +492,119 @@ static hl_param_memo_t *read_param(request_rec *r, hl_body_t *b,
     return memo;
 }
 
+/* Adds memo (NULL: none, out of memory) to b's and returns it. */
+static hl_param_memo_t *keep_memo(hl_body_t *b, hl_param_memo_t *memo)
+{
+    if (memo) {
+        memo->next = b->memo;
+        b->memo = memo;
+    }
+    return memo;
+}
+
+/* Returns a copy of memo's value in r->pool and sets *len, or NULL when
+ * absent. */
+static char *memo_value(request_rec *r, const hl_param_memo_t *memo,
+                        apr_size_t *len)
+{
+    if (memo->value == NULL)
+        return NULL;
+    *len = memo->len;
+    return apr_pstrmemdup(r->pool, memo->value, memo->len);
+}
+
 /* Returns $_REQUEST[name] (see mod_hotlimit_body.h). Each (name, array
  * key, query) is read once per client request; the value is copied into
  * r->pool for each caller. */
 char *hl_request_param(request_rec *r, const char *name, int array_key,
                        apr_size_t *len)
 {
-    hl_body_t *b = get_body(r);
+    hl_body_t *b = get_body(r, 0);
     request_rec *top = hl_client_request(r);
     const char *query = r->args;
     hl_param_memo_t *memo;
 
     for (memo = b->memo; memo; memo = memo->next)
-        if (memo->array_key == array_key && !strcmp(memo->name, name)
+        if (!memo->json && memo->array_key == array_key
+            && !strcmp(memo->name, name)
             && (memo->query == query
                 || (memo->query && query && !strcmp(memo->query, query))))
             break;
-    if (memo == NULL) {
-        if ((memo = read_param(r, b, query, name, array_key, top->pool)) == NULL)
-            return NULL;
-        memo->next = b->memo;
-        b->memo = memo;
-    }
-    if (memo->value == NULL)
+    if (memo == NULL
+        && !(memo = keep_memo(b, read_param(r, b, query, name, array_key,
+                                            top->pool))))
         return NULL;
-    *len = memo->len;
-    return apr_pstrmemdup(r->pool, memo->value, memo->len);
+    return memo_value(r, memo, len);
+}
+
+/* Reads the value at JSON path of body b (read whole, JSON) into a new
+ * memo on pool: the head, then the spool in READ_CHUNK pieces, stopping
+ * once the document is invalid. The value is cut at HotLimitBodyMemory
+ * bytes; a spool that cannot be read refuses the request (b->refuse).
+ * Returns NULL when out of memory. */
+static hl_param_memo_t *read_json(request_rec *r, hl_body_t *b,
+                                  const char *path, apr_pool_t *pool)
+{
+    apr_size_t blen = b->head_len + (apr_size_t)b->spool_len, off, n;
+    apr_size_t size = (blen < b->memory ? blen : b->memory) + 1;
+    char *out = malloc(size + READ_CHUNK), *chunk = out + size;
+    hl_param_memo_t *memo;
+    hl_json_path_t s;
+    long len = -1;
+    int failed = 0;
+
+    if (out == NULL)
+        return NULL;
+    if (hl_json_path_init(&s, path, out, size) == 0
+        && hl_json_path_feed(&s, b->head, b->head_len) == 0) {
+        for (off = b->head_len; off < blen; off += n) {
+            n = blen - off < READ_CHUNK ? blen - off : READ_CHUNK;
+            if ((failed = read_kept(b, off, chunk, n) != 0)
+                || hl_json_path_feed(&s, chunk, n) != 0)
+                break;
+        }
+    }
+    if (failed) {
+        ap_log_rerror(APLOG_MARK, APLOG_ERR, 0, r,
+                      "HL01550: the spooled request body cannot be read: "
+                      "refused (500)");
+        b->refuse = HTTP_INTERNAL_SERVER_ERROR;
+    }
+    else if ((len = hl_json_path_finish(&s)) < 0) {
+        ap_log_rerror(APLOG_MARK, APLOG_DEBUG, 0, r,
+                      "HL01551: no string or number at '%s' of the JSON "
+                      "body (%" APR_SIZE_T_FMT " bytes), or it is not valid "
+                      "JSON", path, blen);
+    }
+    memo = apr_pcalloc(pool, sizeof(*memo));
+    memo->name = apr_pstrdup(pool, path);
+    memo->json = 1;
+    if (len >= 0) {
+        memo->value = apr_pstrmemdup(pool, out, (apr_size_t)len);
+        memo->len = (apr_size_t)len;
+    }
+    free(out);
+    return memo;
+}
+
+/* Returns the JSON body's value at path (see mod_hotlimit_body.h). Each
+ * path is read once per client request; the value is copied into r->pool
+ * for each caller. */
+char *hl_request_json(request_rec *r, const char *path, apr_size_t *len)
+{
+    hl_body_t *b = get_body(r, 1);
+    hl_param_memo_t *memo;
+
+    if (!b->json)
+        return NULL;
+    for (memo = b->memo; memo; memo = memo->next)
+        if (memo->json && !strcmp(memo->name, path))
+            break;
+    if (memo == NULL
+        && !(memo = keep_memo(b, read_json(r, b, path,
+                                           hl_client_request(r)->pool))))
+        return NULL;
+    return memo_value(r, memo, len);
 }
 
 /* Returns DECLINED, or the status that ends r (see mod_hotlimit_body.h),

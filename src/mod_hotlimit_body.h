@@ -1,6 +1,7 @@
 /*
  * mod_hotlimit_body.h - what mod_hotlimit_body.c offers the other glue
- * files: request bodies read for param: routes and keys, handed on unchanged.
+ * files: request bodies read for param: and json: routes and keys, handed
+ * on unchanged.
  */
 #ifndef MOD_HOTLIMIT_BODY_H
 #define MOD_HOTLIMIT_BODY_H
@@ -24,6 +25,18 @@
  */
 char *hl_request_param(request_rec *r, const char *name, int array_key,
                        apr_size_t *len);
+
+/*
+ * Returns the string or number at JSON path (a checked path: "phone",
+ * "user.email") of r's body, as PHP's json_decode($body, true) gives it
+ * (hl_json_path.h), and sets *len; the body is read for it on first use
+ * when its Content-Type is JSON (any method), with the bounds, refusals
+ * and hand-on of hl_request_param. A value is cut at HotLimitBodyMemory
+ * bytes. Returns NULL when the body is not JSON, not read, invalid, or has
+ * no string or number at path. The value is allocated from r->pool;
+ * NUL-terminated, but may hold NULs.
+ */
+char *hl_request_json(request_rec *r, const char *path, apr_size_t *len);
 
 /*
  * Returns DECLINED, or what a hook must return to end r because its

@@ -130,8 +130,9 @@ int main(void)
     ok(hl_device_account_quota(&(hl_quota_t){ .by = HL_BY_PARAM })
        && hl_device_account_quota(&(hl_quota_t){ .by = HL_BY_USER })
        && hl_device_account_quota(&(hl_quota_t){ .by = HL_BY_HEADER })
-       && hl_device_account_quota(&(hl_quota_t){ .by = HL_BY_COOKIE }),
-       "account quotas: param, user, header, cookie");
+       && hl_device_account_quota(&(hl_quota_t){ .by = HL_BY_COOKIE })
+       && hl_device_account_quota(&(hl_quota_t){ .by = HL_BY_JSON }),
+       "account quotas: param, user, header, cookie, json");
     ok(!hl_device_account_quota(&(hl_quota_t){ .by = HL_BY_IP })
        && !hl_device_account_quota(&(hl_quota_t){ .by = HL_BY_GLOBAL })
        && !hl_device_account_quota(&(hl_quota_t){ .by = HL_BY_ENV }),

@@ -295,6 +295,44 @@ static void test_args_accepted(void)
         is_int(parse(&q, argv), -1, "by=param: needs a name");
     }
     {
+        const char *argv[] = { "1/1m", "by=json:user.email", NULL };
+        is_int(parse(&q, argv), 0, "by=json:user.email");
+        is_int(q.by, HL_BY_JSON, "by=json");
+        is_str(q.by_name, "user.email", "json path");
+    }
+    {
+        static const char *const bad[] = { "by=json:", "by=json:.a", "by=json:a.",
+            "by=json:a..b", "by=json:a b", "by=json:a/b", "by=json:a[0]",
+            "by=json:a$", NULL };
+        char err[HL_ERR_MAX], name[64];
+        int i;
+
+        for (i = 0; bad[i]; i++) {
+            hl_quota_init(&q);
+            snprintf(name, sizeof(name), "%s refused", bad[i]);
+            is_int(hl_quota_apply_token(&q, bad[i], err, sizeof(err)), -1, name);
+        }
+        hl_quota_init(&q);
+        hl_quota_apply_token(&q, "by=json:a..b", err, sizeof(err));
+        is_str(err, "bad by 'json:a..b': a JSON path is 1 to 63 letters, digits, "
+               "'_' or '-', with dots between non-empty names (user.email)",
+               "by=json: message");
+        is_int(hl_quota_apply_token(&q, "by=json:"
+               "a123456789a123456789a123456789a123456789a123456789a123456789abc",
+               err, sizeof(err)), 0, "a JSON path of 63 bytes");
+        is_int(hl_quota_apply_token(&q, "by=json:"
+               "a123456789a123456789a123456789a123456789a123456789a123456789abcd",
+               err, sizeof(err)), -1, "a JSON path of 64 bytes refused");
+        hl_quota_init(&q);
+        is_int(hl_quota_apply_token(&q, "1/1m", err, sizeof(err)), 0, "json: validates");
+        q.by = HL_BY_JSON;
+        strcpy(q.by_name, "a..b");
+        is_int(hl_quota_validate(&q, err, sizeof(err)), -1, "validate: a bad JSON path");
+        strcpy(q.by_name, "phone");
+        is_int(hl_quota_validate(&q, err, sizeof(err)), 0, "validate: json:phone");
+        is_str(hl_by_name(HL_BY_JSON), "json", "hl_by_name(HL_BY_JSON)");
+    }
+    {
         const char *argv[] = { "5/1m", "by=header:aZ09!#$%&'*+.^_`|~-", NULL };
         is_int(parse(&q, argv), 0, "every token character accepted in a name");
         is_str(q.by_name, "aZ09!#$%&'*+.^_`|~-", "name with token characters");
@@ -641,6 +679,7 @@ static void test_names(void)
     is_str(hl_by_name(HL_BY_COOKIE), "cookie", "by name cookie");
     is_str(hl_by_name(HL_BY_ENV), "env", "by name env");
     is_str(hl_by_name(HL_BY_PARAM), "param", "by name param");
+    is_str(hl_by_name(HL_BY_JSON), "json", "by name json");
     is_str(hl_algo_name(HL_ALGO_FIXED), "fixed", "algo name fixed");
     is_str(hl_algo_name(HL_ALGO_SLIDING), "sliding", "algo name sliding");
     is_str(hl_algo_name(HL_ALGO_GCRA), "gcra", "algo name gcra");
@@ -672,6 +711,10 @@ static void test_describe(void)
     describe(b, "10/1s by=header:X-Key algo=gcra burst=20");
     describe(c, "3/10m by=ip count=status:401,403");
     describe(d, "100/1m by=global count=failures");
+    {
+        static const char *const e[] = { "1/1m", "by=json:user.email", NULL };
+        describe(e, "1/1m by=json:user.email");
+    }
     parse(&q, a);
     q.dry_run = 1;
     is_str(hl_quota_describe(&q, small, sizeof(small)), "5/1m 30",
@@ -745,6 +788,13 @@ static void test_norm(void)
     is_int(hl_quota_parse_args(&q, 3, onglobal, err, sizeof(err)), -1, "norm= on by=global refused");
     is_int(hl_quota_set_norm(&q, "digits", err, sizeof(err)), 0, "set_norm (the table's)");
     is_int(hl_quota_set_norm(&q, NULL, err, sizeof(err)), -1, "set_norm NULL refused");
+    {
+        static const char *const json_phone[] = { "1/1m", "5/1d", "by=json:phone", "norm=digits" };
+        hl_quota_init(&q);
+        is_int(hl_quota_parse_args(&q, 4, json_phone, err, sizeof(err)), 0,
+               "by=json:phone norm=digits parses");
+        is_int((int)q.norm, HL_NORM_DIGITS, "... norm=digits on a json: key");
+    }
 }
 
 int main(void)

@@ -569,6 +569,7 @@ static const struct {
 } bad_entries[] = {
     { "{\"max\": 1, \"window\": 60, \"by\": \"param:phone\", \"norm\": \"upper\"}", "norm", "bad norm 'upper'" },
     { "{\"max\": 1, \"window\": 60, \"norm\": \"digits\"}", "norm", "needs by=" },
+    { "{\"max\": 1, \"window\": 60, \"by\": \"json:user..phone\"}", "by", "a JSON path" },
     { "{\"max\": 1, \"window\": 60, \"by\": \"param:phone\", \"norm\": 3}", "norm", "must be a string" },
     { "{\"max\": 0, \"window\": 60}", "max", NULL },
     { "{\"max\": -1, \"window\": 60}", "max", NULL },
@@ -729,6 +730,12 @@ static void test_good_entries(void)
     r = rule("/login");
     ok(r && r->quota.by == HL_BY_PARAM
        && strcmp(r->quota.by_name, "email") == 0, "by param:email read");
+    is_int(parse("{\"routes\": {\"/sms\": {\"limits\": [\"1/1m\"],"
+                 " \"by\": \"json:user.phone\", \"norm\": \"digits\"}}}"), 0,
+           "by json: parses");
+    r = rule("/sms");
+    ok(r && r->quota.by == HL_BY_JSON && r->quota.norm == HL_NORM_DIGITS
+       && strcmp(r->quota.by_name, "user.phone") == 0, "by json:user.phone read");
 
     /* unknown keys: warnings, the entry still applies */
     is_int(parse("{\"version\": 3, \"routes\": {\"/a\": {\"limits\": [\"5/1m\"],"
