@@ -32,6 +32,7 @@
 #include "src/mod_hotlimit.h"
 #include "src/mod_hotlimit_access.h"
 #include "src/mod_hotlimit_body.h"
+#include "src/mod_hotlimit_conc.h"
 #include "src/mod_hotlimit_expr.h"
 #include "src/mod_hotlimit_modstatus.h"
 #include "src/mod_hotlimit_redis.h"
@@ -67,7 +68,7 @@ static int dir_conf_empty(const hl_dir_conf_t *c)
     return c->engine == HL_UNSET && c->dry_run == HL_UNSET
            && c->headers == HL_UNSET && c->route_from == HL_ROUTE_FROM_UNSET
            && c->body_limit == HL_UNSET && c->nquotas == 0
-           && c->error_format == HL_UNSET;
+           && c->error_format == HL_UNSET && !c->conc;
 }
 
 static void *merge_dir_conf(apr_pool_t *p, void *basev, void *addv)
@@ -103,6 +104,7 @@ static void *merge_dir_conf(apr_pool_t *p, void *basev, void *addv)
         c->nquotas = base->nquotas;
         memcpy(c->quotas, base->quotas, sizeof(c->quotas));
     }
+    c->conc = add->conc ? add->conc : base->conc;   /* HotLimitConcurrency */
     return c;
 }
 
@@ -261,6 +263,19 @@ static const char *set_quota(cmd_parms *cmd, void *dconf, int argc,
     if (dq->lasting)
         APR_ARRAY_PUSH(server_conf(cmd)->quotas, const hl_dir_quota_t *) = dq;
     return NULL;
+}
+
+/* HotLimitConcurrency N [by=KEY] [norm=HOW] (mod_hotlimit_conc.c): named
+ * after its section as HotLimitQuota is. */
+static const char *set_concurrency(cmd_parms *cmd, void *dconf, int argc,
+                                   char *const argv[])
+{
+    int url_scope = cmd->directive && cmd->directive->parent
+                    && !strncasecmp(cmd->directive->parent->directive,
+                                    "<Location", 9);
+
+    return hl_conc_configure(cmd, dconf, section_scope(cmd, url_scope),
+                             url_scope, argc, (const char *const *)argv);
 }
 
 static const char *set_engine(cmd_parms *cmd, void *dconf, int on)
@@ -568,6 +583,11 @@ static const command_rec hotlimit_cmds[] = {
     AP_INIT_TAKE1("HotLimitTableFailure", set_table_failure, NULL, RSRC_CONF,
                   "last-good|open: what a table that can't be loaded does "
                   "(default last-good: the last valid table stays)"),
+    /* HotLimitConcurrency (mod_hotlimit_conc.c) */
+    AP_INIT_TAKE_ARGV("HotLimitConcurrency", set_concurrency, NULL,
+                      ACCESS_CONF | OR_LIMIT,
+                      "N [by=KEY] [norm=HOW]: at most N requests of one key "
+                      "in flight at once in this scope"),
     { NULL }
 };
 
@@ -665,6 +685,8 @@ static int hl_post_config(apr_pool_t *pconf, apr_pool_t *plog,
         rc = hl_redis_post_config(pconf, s);
     if (rc == OK)
         rc = hl_table_post_config(pconf, ptemp, s);
+    if (rc == OK)
+        rc = hl_conc_post_config(pconf, s);
     return rc;
 }
 
@@ -716,6 +738,7 @@ static int hl_check_config(apr_pool_t *pconf, apr_pool_t *plog,
 static void hl_child_init(apr_pool_t *pchild, server_rec *s)
 {
     hl_store_child_init(pchild, s);
+    hl_conc_child_init(pchild, s);
 }
 
 static void register_hooks(apr_pool_t *p)
@@ -736,6 +759,11 @@ static void register_hooks(apr_pool_t *p)
      * (post_read_request). */
     ap_hook_check_access(hl_access_checker, after_remoteip, NULL,
                          APR_HOOK_MIDDLE, AP_AUTH_INTERNAL_PER_CONF);
+    /* HotLimitConcurrency: a slot is taken before the quotas count, so a
+     * request refused for it spends no quota. */
+    ap_hook_check_access(hl_conc_check_access, after_remoteip, NULL,
+                         APR_HOOK_MIDDLE - 1, AP_AUTH_INTERNAL_PER_CONF);
+    ap_hook_fixups(hl_conc_fixups, after_dir, NULL, APR_HOOK_LAST);
     /* After mod_dir's DirectoryIndex fast redirect (a LAST fixup), so the
      * index file's quotas are decided too (and by=user quotas, now that
      * authentication has set REMOTE_USER). */

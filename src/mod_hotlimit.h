@@ -18,7 +18,7 @@
  * HL00200-HL00299 store, HL00300-HL00399 status and mod_status section,
  * HL00400-HL00499 table,
  * HL00500-HL00599 fetch, HL00600-HL00699 request body (param:),
- * HL00700-HL00799 the Redis store.
+ * HL00700-HL00799 the Redis store, HL01500-HL01549 HotLimitConcurrency.
  */
 #ifndef MOD_HOTLIMIT_H
 #define MOD_HOTLIMIT_H
@@ -99,6 +99,8 @@ typedef struct {
                                                          replace them all */
     int                   error_format;  /* HotLimitErrorFormat: an
                                             hl_error_format_t, or HL_UNSET */
+    /* HotLimitConcurrency (mod_hotlimit_conc.h): NULL unset, inherited */
+    const struct hl_dir_conc *conc;
 } hl_dir_conf_t;
 
 /* HotLimitErrorFormat: the 429 body chosen by Accept (auto), or fixed. */

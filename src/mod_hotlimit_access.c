@@ -984,3 +984,21 @@ int hl_log_transaction(request_rec *r)
     }
     return DECLINED;
 }
+
+/* ---- for HotLimitConcurrency (mod_hotlimit_conc.c) ---------------------- */
+
+const char *hl_access_client_key(request_rec *r, const hl_quota_t *q,
+                                 size_t *len, int *exempt)
+{
+    const hl_server_conf_t *sc = ap_get_module_config(r->server->module_config,
+                                                      &hotlimit_module);
+    const char *ip = r->useragent_ip ? r->useragent_ip : "-";
+    /* Parsed apart from the connection's cache, which tells the decision
+     * whether the client changed since the last request. */
+    hl_client_t *cl = apr_palloc(r->pool, sizeof(*cl));
+
+    cl->key_len = hl_client_parse(cl->key, ip, sc->v6_prefix, &cl->addr);
+    cl->ok = cl->addr.family != 0;
+    *exempt = client_exempt(r, sc, cl->ok ? &cl->addr : NULL);
+    return client_part(r, q, cl, len);
+}

@@ -15,4 +15,14 @@ int hl_access_checker(request_rec *r);
 int hl_fixups(request_rec *r);
 int hl_log_transaction(request_rec *r);
 
+/*
+ * Returns the client part of a key for quota q's by= and norm= (an address,
+ * or "h:"/"c:"/"p:" and a hash, "u:NAME", "e:VALUE", "*"), falling back to
+ * the client address, as the quotas key it (HotLimitConcurrency uses it);
+ * sets *len, and *exempt to 1 when the client is exempt (HotLimitExempt,
+ * env hotlimit-exempt). Allocated from r->pool; never NULL.
+ */
+const char *hl_access_client_key(request_rec *r, const hl_quota_t *q,
+                                 size_t *len, int *exempt);
+
 #endif

@@ -1,0 +1,172 @@
+# HotLimitConcurrency N by=KEY (spec sections 2, 7, 8): at most N requests
+# of one key in flight at once in a scope; the next gets 429 with
+# Retry-After: 1; other keys and other scopes are not affected; a slot is
+# given back when its request ends however it ends (response sent, client
+# gone) and when the process holding it is killed (kill -9); ?json and
+# ?metrics show the figures; HotLimitDryRun only logs.
+#
+# A request in flight is a POST to a static file whose body is sent only in
+# part: httpd's default handler reads the whole body before answering, so
+# the request stays in the handler (its slot held) until the test sends the
+# rest or hangs up. That works the same under prefork and event, with no
+# PHP, CGI or proxy. A private httpd (HotLimitTable::start_httpd), so the
+# child killed here does not touch the suite's server (t/99-error-log.t).
+use strict;
+use warnings FATAL => 'all';
+use FindBin;
+use lib "$FindBin::Bin/lib";
+use IO::Socket::INET ();
+use IO::Select ();
+use Time::HiRes qw(time sleep);
+use Apache::Test;
+use Apache::TestUtil;
+use HotLimitTable;
+
+plan tests => 30;
+
+my $h = start_httpd(name => 'conc', conf => <<'CONF',
+<Location /conc>
+    HotLimitConcurrency 2 by=header:X-Key
+</Location>
+<Location /kill>
+    HotLimitConcurrency 2 by=header:X-Key
+</Location>
+<Location /dry>
+    HotLimitConcurrency 1
+    HotLimitDryRun On
+</Location>
+CONF
+    files => { 'conc/f.txt' => "ok\n", 'kill/f.txt' => "ok\n",
+               'dry/f.txt' => "ok\n" });
+
+# Opens a request to $path for key $key that stays in flight: its body
+# (10 bytes) is sent only in half. Returns the socket.
+sub hold {
+    my ($path, $key) = @_;
+    my $s = IO::Socket::INET->new(PeerAddr => '127.0.0.1', PeerPort => $h->port,
+                                  Proto => 'tcp', Timeout => 10)
+        or die "connect: $!";
+    binmode $s;
+    $s->autoflush(1);
+    print {$s} "POST $path HTTP/1.1\r\nHost: localhost\r\nX-Key: $key\r\n"
+             . "Content-Length: 10\r\nConnection: close\r\n\r\n12345";
+    return $s;
+}
+
+# Reads what socket $s answers within $timeout s; returns its status code
+# (0: nothing).
+sub answer {
+    my ($s, $timeout) = @_;
+    my $sel = IO::Select->new($s);
+    my $buf = '';
+    my $deadline = time + ($timeout // 10);
+    while (time < $deadline && $sel->can_read($deadline - time)) {
+        my $n = sysread $s, $buf, 65536, length $buf;
+        last unless $n;
+    }
+    return $buf =~ m{^HTTP/1\.\d (\d{3})} ? $1 : 0;
+}
+
+# Sends the rest of held request $s's body; returns its status code.
+sub finish {
+    my $s = shift;
+    print {$s} "67890";
+    my $code = answer($s);
+    close $s;
+    return $code;
+}
+
+# Returns the ?json entry of scope $route (undef when not listed).
+sub scope_of {
+    my $route = shift;
+    my $st = $h->status or return undef;
+    my ($e) = grep { $_->{route} eq $route } @{ $st->{concurrency} || [] };
+    return $e;
+}
+
+sub in_flight {
+    my $e = scope_of(shift);
+    return $e ? $e->{in_flight} : -1;
+}
+
+# Waits until scope $route has $n requests in flight; returns 1 or 0.
+sub wait_in_flight {
+    my ($route, $n, $timeout) = @_;
+    return HotLimitTable::wait_until(sub { in_flight($route) == $n }, $timeout // 5)
+        ? 1 : 0;
+}
+
+my $off = $h->log_offset;
+
+# --- two of key A in flight: the third is refused, others are not ---------
+my @a = (hold('/conc/f.txt', 'A'), hold('/conc/f.txt', 'A'));
+ok t_cmp(wait_in_flight('/conc', 2), 1, 'two requests of key A in flight');
+my $res = $h->get('/conc/f.txt', 'X-Key' => 'A');
+ok t_cmp($res->code, 429, 'a third request of key A: 429');
+ok t_cmp($res->header('Retry-After') // '', '1', 'with Retry-After: 1');
+ok t_cmp($res->header('Cache-Control') // '', 'no-store', 'and Cache-Control: no-store');
+$res = $h->get('/conc/f.txt', 'X-Key' => 'A', Accept => 'application/json');
+ok t_cmp(($res->header('Content-Type') // '') =~ m{^application/json} ? 1 : 0, 1,
+         'a JSON client gets a JSON 429');
+ok t_cmp($res->content, qr/"retry_after":1\b/, '... saying retry_after 1');
+ok t_cmp($h->get('/conc/f.txt', 'X-Key' => 'B')->code, 200, 'key B is admitted');
+ok t_cmp($h->get('/kill/f.txt', 'X-Key' => 'A')->code, 200,
+         'key A in another scope is admitted');
+my @lines = grep { /HL01500/ } $h->log_lines($off);
+ok t_cmp($lines[0] // '', qr{HL01500: rejected client=127\.0\.0\.1 route=/conc key=/conc\|h:[0-9a-f]{16} limit=2 concurrent retry_after=1},
+         'the refusal is logged (HL01500) with route, hashed key and limit');
+
+# --- a response sent gives the slot back -------------------------------------
+ok t_cmp(finish(shift @a), 200, 'the first held request completes: 200');
+ok t_cmp($h->get('/conc/f.txt', 'X-Key' => 'A')->code, 200,
+         'key A is admitted again once one has ended');
+ok t_cmp(finish(shift @a), 200, 'the second completes');
+ok t_cmp(wait_in_flight('/conc', 0), 1, 'nothing in flight once all ended');
+
+# --- a client that hangs up gives its slot back --------------------------------
+@a = (hold('/conc/f.txt', 'A'), hold('/conc/f.txt', 'A'));
+ok t_cmp(wait_in_flight('/conc', 2), 1, 'two held again');
+ok t_cmp($h->get('/conc/f.txt', 'X-Key' => 'A')->code, 429, 'and the third refused again');
+close shift @a;    # gone mid-request
+ok t_cmp(wait_in_flight('/conc', 1), 1, 'a client gone mid-request gives its slot back');
+ok t_cmp($h->get('/conc/f.txt', 'X-Key' => 'A')->code, 200, 'key A admitted after the hang-up');
+close shift @a;
+ok t_cmp(wait_in_flight('/conc', 0), 1, 'the other hang-up too');
+
+# --- ?json and ?metrics ----------------------------------------------------------
+my $e = scope_of('/conc') || {};
+ok t_cmp($e->{limit} // 0, 2, '?json: the scope limit');
+ok t_cmp(($e->{rejected} // 0) >= 3 ? 1 : 0, 1, "?json: refusals counted ($e->{rejected})");
+my $m = $h->metrics;
+ok t_cmp($m, qr/^hotlimit_concurrency_in_flight\{route="\/conc"\} 0$/m,
+         '?metrics: in-flight gauge');
+ok t_cmp($m, qr/^hotlimit_concurrency_rejected_total\{route="\/conc"\} [3-9]\d*$/m,
+         '?metrics: refusals counter');
+
+# --- kill -9 of the processes holding slots gives them back -----------------------------
+my @k = (hold('/kill/f.txt', 'K'), hold('/kill/f.txt', 'K'));
+ok t_cmp(wait_in_flight('/kill', 2), 1, 'two of key K held');
+ok t_cmp($h->get('/kill/f.txt', 'X-Key' => 'K')->code, 429, 'the third refused');
+my %kids = map { $_ => 1 } $h->children;
+my %pids = map { $_->{pid} => 1 } @{ (scope_of('/kill') || {})->{holders} || [] };
+my @victims = grep { $kids{$_} } sort keys %pids;
+ok t_cmp(scalar(@victims) >= 1 && @victims == keys %pids ? 1 : 0, 1,
+         '?json names the holders: children of httpd (' . join(',', @victims) . ')');
+kill 'KILL', @victims;
+my $t0 = time;
+my $back = HotLimitTable::wait_until(sub {
+    $h->get('/kill/f.txt', 'X-Key' => 'K')->code == 200 }, 10);
+ok t_cmp($back ? 1 : 0, 1, 'after kill -9 of the holders key K is admitted again ('
+         . HotLimitTable::elapsed_since($t0) . ' s)');
+ok t_cmp(time - $t0 < 3 ? 1 : 0, 1, 'within 3 s');
+ok t_cmp(wait_in_flight('/kill', 0), 1, 'the dead holders are gone from ?json');
+close $_ for @k;
+
+# --- dry run: logged, never refused ----------------------------------------------
+$off = $h->log_offset;
+my $d = hold('/dry/f.txt', 'D');
+wait_in_flight('/dry', 1);
+ok t_cmp($h->get('/dry/f.txt')->code, 200, 'HotLimitDryRun On: over the limit, admitted');
+@lines = grep { /HL01501/ } $h->log_lines($off);
+ok t_cmp(scalar(@lines) >= 1 ? 1 : 0, 1, '... and logged as a dry run (HL01501)');
+close $d;
