@@ -64,7 +64,7 @@ static void drop_record(hl_conc_table_t *t, uint32_t i)
 }
 
 unsigned hl_conc_scope(hl_conc_table_t *t, uint64_t hash, const char *name,
-                       uint32_t limit)
+                       int table, uint32_t limit)
 {
     unsigned i;
 
@@ -77,6 +77,7 @@ unsigned hl_conc_scope(hl_conc_table_t *t, uint64_t hash, const char *name,
         if (s->hash == 0) {
             s->hash = hash;
             s->limit = limit;
+            s->table = table ? 1 : 0;
             strncpy(s->name, name, sizeof(s->name) - 1);
             s->name[sizeof(s->name) - 1] = '\0';
             return i;

@@ -32,6 +32,7 @@
 #define HL_CONC_NAME_MAX  96            /* a scope's name, NUL included */
 #define HL_CONC_CHECK_MS  500           /* a holder is tested at most this often */
 #define HL_CONC_NO_SCOPE  0xffffu
+#define HL_CONC_LIMIT_MAX 100000        /* the largest N accepted */
 
 /* Who holds slots: a process, told apart from a later one with its pid. */
 typedef struct {
@@ -57,6 +58,8 @@ typedef struct {
     uint64_t refused;
     uint32_t limit;
     uint32_t in_flight;
+    uint32_t table;        /* 1: a table rule's, 0: a directive's */
+    uint32_t pad;
     char     name[HL_CONC_NAME_MAX];
 } hl_conc_scope_t;
 
@@ -80,13 +83,14 @@ size_t hl_conc_size(uint32_t capacity);
 hl_conc_table_t *hl_conc_init(void *mem, uint32_t capacity);
 
 /*
- * Returns the index of the scope named name (hash: its hash, non-zero),
- * created with limit when absent, its limit updated when present; or
+ * Returns the index of the scope named name (hash: its hash, non-zero;
+ * table: 1 for a table rule's), created with limit when absent, its limit
+ * updated when present; or
  * HL_CONC_NO_SCOPE when all HL_CONC_SCOPES entries are taken (the key is
  * still limited, without figures).
  */
 unsigned hl_conc_scope(hl_conc_table_t *t, uint64_t hash, const char *name,
-                       uint32_t limit);
+                       int table, uint32_t limit);
 
 /*
  * Takes one slot of key (non-zero hash) for holder me, at most limit in

@@ -63,6 +63,9 @@ typedef struct {
                                              "" = cost 1 (default) */
     hl_norm_t   norm;                     /* norm=: how a non-ip key value
                                              is folded (HL_NORM_LOWER) */
+    uint32_t    concurrency;              /* a table entry's "concurrency"
+                                             (HotLimitConcurrency, by its
+                                             by= and norm=), 0: none */
 } hl_quota_t;
 
 #define HL_COST_MAX 2147483647u   /* a cost header's value is capped here */

@@ -33,6 +33,7 @@
 #include <string.h>
 #include <cJSON.h>
 #include "hl_align.h"
+#include "hl_conc.h"
 #include "hl_hash.h"
 #include "hl_table.h"
 
@@ -527,6 +528,9 @@ static int read_field(entry_t *e, const char *key, const cJSON *v,
                ? hl_quota_set_by(&e->q, v->valuestring, err, errlen)
                : hl_quota_set_algo(&e->q, v->valuestring, err, errlen);
     }
+    if (strcmp(key, "concurrency") == 0)
+        return json_count(v, "concurrency", HL_CONC_LIMIT_MAX,
+                          &e->q.concurrency, err, errlen);
     if (strcmp(key, "dry_run") == 0) {
         b = json_bool(v, "dry_run", err, errlen);
         if (b < 0)
@@ -535,7 +539,8 @@ static int read_field(entry_t *e, const char *key, const cJSON *v,
         return 0;
     }
     snprintf(err, errlen, "unknown key '%s' ignored (use limits, max, "
-             "window, by, algo, burst, cost, norm or dry_run)", key);
+             "window, by, algo, burst, cost, norm, concurrency or dry_run)",
+             key);
     return 1;
 }
 
@@ -544,7 +549,7 @@ static unsigned key_bit(const char *key)
 {
     static const char *const keys[] = {
         "limits", "max", "window", "by", "algo", "burst", "dry_run", "cost",
-        "norm"
+        "norm", "concurrency"
     };
     unsigned i;
 

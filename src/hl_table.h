@@ -19,7 +19,7 @@
 #include "hl_ban.h"
 
 #define HL_TABLE_MAGIC      0x484c5442u   /* "HLTB" */
-#define HL_TABLE_VERSION    2u            /* 2: cost_name, ban */
+#define HL_TABLE_VERSION    3u            /* 2: cost_name, ban; 3: concurrency */
 #define HL_TABLE_MAX_ROUTES 16384         /* rules per table */
 #define HL_TABLE_MAX_EXEMPT 256           /* exempt blocks per table */
 #define HL_TABLE_MAX_DOC    (8u << 20)    /* largest document accepted */

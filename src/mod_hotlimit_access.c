@@ -1002,3 +1002,26 @@ const char *hl_access_client_key(request_rec *r, const hl_quota_t *q,
     *exempt = client_exempt(r, sc, cl->ok ? &cl->addr : NULL);
     return client_part(r, q, cl, len);
 }
+
+int hl_access_table_concurrency(request_rec *r, hl_quota_t *rule,
+                                const char **route)
+{
+    const hl_dir_conf_t *dc = ap_get_module_config(r->per_dir_config,
+                                                   &hotlimit_module);
+    const hl_server_conf_t *sc = ap_get_module_config(r->server->module_config,
+                                                      &hotlimit_module);
+    const hl_table_hit_t *hit;
+    hl_table_hit_t local;
+
+    if (!hl_table_configured() || !dc || dc->engine == 0)
+        return 0;
+    /* The connection's cached answer: the decision asks for it next. */
+    hit = table_answer(r, dc, client_of(r, sc), &local);
+    if (!hit->enabled || hit->exempt)
+        return -1;
+    if (!hit->has_rule || !hit->rule.concurrency)
+        return 0;
+    *rule = hit->rule;
+    *route = apr_pstrdup(r->pool, hit->route);
+    return 1;
+}

@@ -25,4 +25,13 @@ int hl_log_transaction(request_rec *r);
 const char *hl_access_client_key(request_rec *r, const hl_quota_t *q,
                                  size_t *len, int *exempt);
 
+/*
+ * Looks r's route up in the quota table (the answer the decision uses).
+ * Returns 1 when its rule has "concurrency" (copied into *rule; *route
+ * the matched route, from r->pool), -1 when the table's kill switch or
+ * exempt list admits r untouched, 0 otherwise (no table, no such rule).
+ */
+int hl_access_table_concurrency(request_rec *r, hl_quota_t *rule,
+                                const char **route);
+
 #endif

@@ -47,6 +47,7 @@
 #include "mod_hotlimit_access.h"
 #include "mod_hotlimit_conc.h"
 #include "mod_hotlimit_respond.h"
+#include "mod_hotlimit_table.h"
 #include "hl_conc.h"
 #include "hl_hash.h"
 #include "hl_render.h"
@@ -68,10 +69,13 @@ static hl_conc_head_t  *head;      /* NULL: no segment (admit) */
 static hl_conc_table_t *table;
 static hl_conc_holder_t me;        /* this process, set in child_init */
 
-/* What one client request holds: the keys it took, one per scope. */
+/* What one client request holds: the keys it took, one per scope; and
+ * what the last look was at. */
 typedef struct {
-    int      n;
-    uint64_t keys[HL_CONC_TAKEN_MAX];
+    int         n;
+    uint64_t    keys[HL_CONC_TAKEN_MAX];
+    const void *conf;           /* per_dir_config last looked at */
+    int         user_pending;   /* a by=user key waits for fixups */
 } hl_conc_taken_t;
 
 /* A slot to give back when its request's pool goes. */
@@ -277,67 +281,67 @@ static int holds(const hl_conc_taken_t *t, uint64_t key)
     return 0;
 }
 
-/* Logs the refusal (or dry run) of r under c, key text key. */
-static void log_refusal(request_rec *r, const hl_dir_conc_t *c,
-                        const char *key, int dry_run)
+/* What a slot is asked under: a scope's HotLimitConcurrency or a table
+ * rule's "concurrency". */
+typedef struct {
+    uint32_t          limit;
+    const hl_quota_t *key;       /* by= and norm= */
+    const char       *scope;     /* section path or table route */
+    int               url_scope; /* may be shown to clients */
+    int               table;     /* 1: a table rule's */
+    int               dry_run;
+} hl_conc_ask_t;
+
+/* Logs the refusal (or dry run) of r under a, key text key. */
+static void log_refusal(request_rec *r, const hl_conc_ask_t *a,
+                        const char *key)
 {
     const char *ua = apr_table_get(r->headers_in, "User-Agent");
 
     ap_log_rerror(APLOG_MARK, APLOG_INFO, 0, r,
                   "%s: %s client=%s route=%s key=%s limit=%u concurrent "
                   "retry_after=1 user_agent=\"%s\"",
-                  dry_run ? "HL01501" : "HL01500",
-                  dry_run ? "dry run, would reject" : "rejected",
-                  r->useragent_ip, c->scope, ap_escape_logitem(r->pool, key),
-                  (unsigned)c->limit, ua ? ap_escape_logitem(r->pool, ua) : "-");
+                  a->dry_run ? "HL01501" : "HL01500",
+                  a->dry_run ? "dry run, would reject" : "rejected",
+                  r->useragent_ip, a->scope, ap_escape_logitem(r->pool, key),
+                  (unsigned)a->limit, ua ? ap_escape_logitem(r->pool, ua) : "-");
 }
 
-/* Sends the 429 for r, refused by c: Retry-After: 1, no policy. */
-static int refuse(request_rec *r, const hl_dir_conc_t *c)
+/* Sends the 429 for r, refused under a: Retry-After: 1, no policy. */
+static int refuse(request_rec *r, const hl_conc_ask_t *a)
 {
     hl_match_t *m = apr_pcalloc(r->pool, sizeof(*m));
 
     m->item.quota = &m->quota_copy;    /* no window: nothing to describe */
     m->item.decision.retry_after_s = 1;
-    m->route = c->url_scope ? c->scope : (r->uri ? r->uri : "/");
-    m->scope = c->scope;
+    m->route = a->url_scope ? a->scope : (r->uri ? r->uri : "/");
+    m->scope = a->scope;
     return hl_respond_reject(r, m);
 }
 
-/* Takes a slot for r when its scope has HotLimitConcurrency and this
- * stage decides its key. Returns DECLINED, or the 429 outcome. */
-static int take_slot(request_rec *r, int at_fixups)
+/* Takes a slot for r under a, unless its client request holds one there
+ * already or this stage does not decide its key. Returns DECLINED, or
+ * the 429 outcome. */
+static int take_one(request_rec *r, const hl_conc_ask_t *a, int at_fixups,
+                    hl_conc_taken_t *taken, request_rec *top)
 {
-    const hl_dir_conf_t *dc;
     const hl_server_conf_t *sc;
-    const hl_dir_conc_t *c;
-    request_rec *top;
-    hl_conc_taken_t *taken;
     hl_conc_release_t *rel;
     const char *client, *key, *name;
+    uint64_t hash, seed = a->table ? HL_SEED_TABLE : HL_SEED_KEYS;
     size_t clen;
-    uint64_t hash;
     unsigned scope;
     int exempt, rc;
 
-    if (!head || r->main
-        || (r->prev && r->prev->status == HTTP_TOO_MANY_REQUESTS))
-        return DECLINED;
-    dc = ap_get_module_config(r->per_dir_config, &hotlimit_module);
-    if (!dc || !dc->conc || dc->engine == 0)
-        return DECLINED;
-    c = dc->conc;
-    if (c->key.by == HL_BY_USER && !at_fixups)
-        return DECLINED;       /* REMOTE_USER is set by then */
-    client = hl_access_client_key(r, &c->key, &clen, &exempt);
+    if (a->key->by == HL_BY_USER && !at_fixups)
+        return DECLINED;       /* REMOTE_USER is set by fixups */
+    client = hl_access_client_key(r, a->key, &clen, &exempt);
     if (exempt)
         return DECLINED;
     sc = ap_get_module_config(r->server->module_config, &hotlimit_module);
-    name = sc->tag_len ? apr_pstrcat(r->pool, sc->tag, c->scope, NULL) : c->scope;
+    name = sc->tag_len ? apr_pstrcat(r->pool, sc->tag, a->scope, NULL) : a->scope;
     key = apr_pstrcat(r->pool, name, "|", client, NULL);
-    hash = hl_hash64(key, strlen(key), HL_SEED_KEYS) | 1;
-    top = hl_client_request(r);
-    taken = taken_of(top);
+    hash = hl_hash64(key, strlen(key), seed) | 1;
     if (holds(taken, hash) || taken->n >= HL_CONC_TAKEN_MAX)
         return DECLINED;
     if (me.pid != (int32_t)getpid())
@@ -345,9 +349,9 @@ static int take_slot(request_rec *r, int at_fixups)
 
     if (conc_lock(r->server) != 0)
         return DECLINED;
-    scope = hl_conc_scope(table, hl_hash64(name, strlen(name), HL_SEED_KEYS) | 1,
-                          name, c->limit);
-    rc = hl_conc_take(table, hash, &me, c->limit, scope, hl_mono_ms(),
+    scope = hl_conc_scope(table, hl_hash64(name, strlen(name), seed) | 1,
+                          name, a->table, a->limit);
+    rc = hl_conc_take(table, hash, &me, a->limit, scope, hl_mono_ms(),
                       holder_alive, NULL);
     conc_unlock();
 
@@ -363,23 +367,74 @@ static int take_slot(request_rec *r, int at_fixups)
         ap_log_rerror(APLOG_MARK, APLOG_WARNING, 0, r,
                       "HL01502: HotLimitConcurrency: its table is full (%d "
                       "holders); admitted without a slot route=%s",
-                      HL_CONC_CAPACITY, c->scope);
+                      HL_CONC_CAPACITY, a->scope);
         return DECLINED;
     }
-    log_refusal(r, c, key, dc->dry_run == 1);
-    if (dc->dry_run == 1)
+    log_refusal(r, a, key);
+    return a->dry_run ? DECLINED : refuse(r, a);
+}
+
+/* Takes the slots r needs: its scope's HotLimitConcurrency, then its
+ * table rule's "concurrency". At fixups, only when something changed
+ * since the access checker (a fast redirect: another configuration) or a
+ * by=user key waits. Returns DECLINED, or the 429 outcome. */
+static int take_slots(request_rec *r, int at_fixups)
+{
+    const hl_dir_conf_t *dc;
+    request_rec *top;
+    hl_conc_taken_t *taken;
+    hl_conc_ask_t a;
+    hl_quota_t rule;
+    const char *route = NULL;
+    int t, rc = DECLINED;
+
+    if (!head || r->main
+        || (r->prev && r->prev->status == HTTP_TOO_MANY_REQUESTS))
         return DECLINED;
-    return refuse(r, c);
+    dc = ap_get_module_config(r->per_dir_config, &hotlimit_module);
+    if (!dc || dc->engine == 0 || (!dc->conc && !hl_table_configured()))
+        return DECLINED;
+    top = hl_client_request(r);
+    taken = taken_of(top);
+    if (at_fixups && taken->conf == (const void *)r->per_dir_config
+        && !taken->user_pending)
+        return DECLINED;
+    taken->conf = r->per_dir_config;
+    t = hl_access_table_concurrency(r, &rule, &route);
+    if (t < 0 || (!dc->conc && t == 0))
+        return DECLINED;
+    taken->user_pending = !at_fixups
+        && ((dc->conc && dc->conc->key.by == HL_BY_USER)
+            || (t > 0 && rule.by == HL_BY_USER));
+    if (dc->conc) {
+        a.limit = dc->conc->limit;
+        a.key = &dc->conc->key;
+        a.scope = dc->conc->scope;
+        a.url_scope = dc->conc->url_scope;
+        a.table = 0;
+        a.dry_run = dc->dry_run == 1;
+        rc = take_one(r, &a, at_fixups, taken, top);
+    }
+    if (rc == DECLINED && t > 0) {
+        a.limit = rule.concurrency;
+        a.key = &rule;
+        a.scope = route;
+        a.url_scope = 1;
+        a.table = 1;
+        a.dry_run = rule.dry_run >= 0 ? rule.dry_run : dc->dry_run == 1;
+        rc = take_one(r, &a, at_fixups, taken, top);
+    }
+    return rc;
 }
 
 int hl_conc_check_access(request_rec *r)
 {
-    return take_slot(r, 0);
+    return take_slots(r, 0);
 }
 
 int hl_conc_fixups(request_rec *r)
 {
-    return take_slot(r, 1);
+    return take_slots(r, 1);
 }
 
 /* ---- status ------------------------------------------------------------------ */
@@ -428,10 +483,11 @@ void hl_conc_write_json(request_rec *r)
         const hl_conc_scope_t *s = &t->scopes[i];
         int h = 0;
 
-        ap_rprintf(r, "%s{\"route\":\"%s\",\"limit\":%u,\"in_flight\":%u,"
+        ap_rprintf(r, "%s{\"route\":\"%s\",\"origin\":\"%s\",\"limit\":%u,\"in_flight\":%u,"
                    "\"admitted\":%" APR_UINT64_T_FMT ",\"rejected\":%"
                    APR_UINT64_T_FMT ",\"holders\":[", first ? "" : ",",
-                   hl_json_escape(r->pool, s->name), s->limit, s->in_flight,
+                   hl_json_escape(r->pool, s->name),
+                   s->table ? "table" : "directive", s->limit, s->in_flight,
                    (apr_uint64_t)s->admitted, (apr_uint64_t)s->refused);
         for (j = 0; j < t->capacity; ++j)
             if (t->rec[j].key && t->rec[j].scope == i)
@@ -461,9 +517,10 @@ void hl_conc_write_metrics(request_rec *r)
             const hl_conc_scope_t *s = &t->scopes[i];
             uint64_t v = k == 0 ? s->in_flight : k == 1 ? s->admitted
                                                         : s->refused;
-            ap_rprintf(r, "hotlimit_concurrency_%s{route=\"%s\"} %"
+            ap_rprintf(r, "hotlimit_concurrency_%s{route=\"%s\",origin=\"%s\"} %"
                        APR_UINT64_T_FMT "\n", what[k][0],
-                       label(r->pool, s->name), (apr_uint64_t)v);
+                       label(r->pool, s->name), s->table ? "table" : "directive",
+                       (apr_uint64_t)v);
         }
     }
 }

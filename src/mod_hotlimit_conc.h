@@ -7,8 +7,7 @@
 #define MOD_HOTLIMIT_CONC_H
 
 #include "mod_hotlimit.h"
-
-#define HL_CONC_LIMIT_MAX 100000   /* the largest N accepted */
+#include "hl_conc.h"
 
 /* One scope's HotLimitConcurrency, fixed once configured. */
 typedef struct hl_dir_conc {

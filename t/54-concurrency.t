@@ -22,9 +22,10 @@ use Apache::Test;
 use Apache::TestUtil;
 use HotLimitTable;
 
-plan tests => 30;
+plan tests => 37;
 
 my $h = start_httpd(name => 'conc', conf => <<'CONF',
+HotLimitQuotaTable @DIR@/table.json
 <Location /conc>
     HotLimitConcurrency 2 by=header:X-Key
 </Location>
@@ -36,8 +37,10 @@ my $h = start_httpd(name => 'conc', conf => <<'CONF',
     HotLimitDryRun On
 </Location>
 CONF
+    table => { routes => { '/tc' => { limits => ['100/1m'],
+                                      by => 'header:X-Key', concurrency => 1 } } },
     files => { 'conc/f.txt' => "ok\n", 'kill/f.txt' => "ok\n",
-               'dry/f.txt' => "ok\n" });
+               'dry/f.txt' => "ok\n", 'tc/f.txt' => "ok\n" });
 
 # Opens a request to $path for key $key that stays in flight: its body
 # (10 bytes) is sent only in half. Returns the socket.
@@ -138,9 +141,9 @@ my $e = scope_of('/conc') || {};
 ok t_cmp($e->{limit} // 0, 2, '?json: the scope limit');
 ok t_cmp(($e->{rejected} // 0) >= 3 ? 1 : 0, 1, "?json: refusals counted ($e->{rejected})");
 my $m = $h->metrics;
-ok t_cmp($m, qr/^hotlimit_concurrency_in_flight\{route="\/conc"\} 0$/m,
+ok t_cmp($m, qr/^hotlimit_concurrency_in_flight\{route="\/conc",origin="directive"\} 0$/m,
          '?metrics: in-flight gauge');
-ok t_cmp($m, qr/^hotlimit_concurrency_rejected_total\{route="\/conc"\} [3-9]\d*$/m,
+ok t_cmp($m, qr/^hotlimit_concurrency_rejected_total\{route="\/conc",origin="directive"\} [3-9]\d*$/m,
          '?metrics: refusals counter');
 
 # --- kill -9 of the processes holding slots gives them back -----------------------------
@@ -170,3 +173,15 @@ ok t_cmp($h->get('/dry/f.txt')->code, 200, 'HotLimitDryRun On: over the limit, a
 @lines = grep { /HL01501/ } $h->log_lines($off);
 ok t_cmp(scalar(@lines) >= 1 ? 1 : 0, 1, '... and logged as a dry run (HL01501)');
 close $d;
+
+# --- the quota table's "concurrency" -------------------------------------------------
+my $tc = hold('/tc/f.txt', 'T');
+ok t_cmp(wait_in_flight('/tc', 1), 1, 'table route /tc: one of key T in flight');
+ok t_cmp(scope_of('/tc')->{origin} // '', 'table', '?json: origin table');
+ok t_cmp($h->get('/tc/f.txt', 'X-Key' => 'T')->code, 429,
+         '"concurrency": 1 refuses a second request of key T');
+ok t_cmp($h->get('/tc/f.txt', 'X-Key' => 'U')->code, 200, 'key U is admitted');
+ok t_cmp($h->get('/tc/f.txt', 'X-Key' => 'U')->header('X-HL-Route') // '', '/tc',
+         'and its quota still applies (HOTLIMIT_ROUTE)');
+ok t_cmp(finish($tc), 200, 'the held request completes');
+ok t_cmp($h->get('/tc/f.txt', 'X-Key' => 'T')->code, 200, 'then key T is admitted again');

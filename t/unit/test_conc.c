@@ -25,9 +25,9 @@ int main(void)
     int i;
 
     ok(hl_conc_size(8) <= sizeof(mem), "size fits");
-    sc = hl_conc_scope(t, 77, "/llm", 2);
+    sc = hl_conc_scope(t, 77, "/llm", 0, 2);
     is_int((int)sc, 0, "first scope");
-    is_int((int)hl_conc_scope(t, 77, "/llm", 3), 0, "same scope again");
+    is_int((int)hl_conc_scope(t, 77, "/llm", 0, 3), 0, "same scope again");
     is_int((int)t->scopes[0].limit, 3, "limit updated");
     is_str(t->scopes[0].name, "/llm", "scope name");
 
