@@ -46,6 +46,7 @@
 #include "mod_hotlimit.h"
 #include "mod_hotlimit_access.h"
 #include "mod_hotlimit_conc.h"
+#include "mod_hotlimit_conc_redis.h"
 #include "mod_hotlimit_respond.h"
 #include "mod_hotlimit_table.h"
 #include "hl_conc.h"
@@ -80,7 +81,8 @@ typedef struct {
 
 /* A slot to give back when its request's pool goes. */
 typedef struct {
-    uint64_t key;
+    uint64_t              key;
+    hl_conc_redis_slot_t *redis;   /* its slot in Redis too, or NULL */
 } hl_conc_release_t;
 
 /* ---- configuration ------------------------------------------------------ */
@@ -253,7 +255,24 @@ static apr_status_t give_back(void *data)
         pthread_mutex_consistent(&head->mutex);
     hl_conc_give(table, rel->key, &me);
     conc_unlock();
+    if (rel->redis)
+        hl_conc_redis_give(rel->redis);
     return APR_SUCCESS;
+}
+
+/* Gives back the local slot of key just taken for r under scope, which
+ * Redis refused: counted as refused, not admitted. */
+static void give_local(request_rec *r, uint64_t key, unsigned scope)
+{
+    if (conc_lock(r->server) != 0)
+        return;
+    hl_conc_give(table, key, &me);
+    if (scope < HL_CONC_SCOPES) {
+        if (table->scopes[scope].admitted > 0)
+            table->scopes[scope].admitted--;
+        table->scopes[scope].refused++;
+    }
+    conc_unlock();
 }
 
 /* Returns what the client request of r holds (created from top's pool). */
@@ -356,9 +375,24 @@ static int take_one(request_rec *r, const hl_conc_ask_t *a, int at_fixups,
     conc_unlock();
 
     if (rc == 1) {
-        taken->keys[taken->n++] = hash;
         rel = apr_palloc(top->pool, sizeof(*rel));
         rel->key = hash;
+        rel->redis = NULL;
+        /* Shared with the other servers: Redis says too. */
+        if (hl_conc_redis_on()) {
+            rel->redis = apr_palloc(top->pool, sizeof(*rel->redis));
+            rc = hl_conc_redis_take(r, hash, a->limit, rel->redis);
+            if (rc != 1)
+                rel->redis = NULL;      /* refused, or this server decided */
+            if (rc == 0) {
+                log_refusal(r, a, key);
+                if (!a->dry_run) {
+                    give_local(r, hash, scope);
+                    return refuse(r, a);
+                }
+            }
+        }
+        taken->keys[taken->n++] = hash;
         apr_pool_cleanup_register(top->pool, rel, give_back,
                                   apr_pool_cleanup_null);
         return DECLINED;

@@ -5,22 +5,17 @@
 # gone) and when the process holding it is killed (kill -9); ?json and
 # ?metrics show the figures; HotLimitDryRun only logs.
 #
-# A request in flight is a POST to a static file whose body is sent only in
-# part: httpd's default handler reads the whole body before answering, so
-# the request stays in the handler (its slot held) until the test sends the
-# rest or hangs up. That works the same under prefork and event, with no
-# PHP, CGI or proxy. A private httpd (HotLimitTable::start_httpd), so the
+# Requests in flight: half-sent POST bodies (t/lib/HLConc.pm). A private httpd (HotLimitTable::start_httpd), so the
 # child killed here does not touch the suite's server (t/99-error-log.t).
 use strict;
 use warnings FATAL => 'all';
 use FindBin;
 use lib "$FindBin::Bin/lib";
-use IO::Socket::INET ();
-use IO::Select ();
 use Time::HiRes qw(time sleep);
 use Apache::Test;
 use Apache::TestUtil;
 use HotLimitTable;
+use HLConc;
 
 plan tests => 37;
 
@@ -42,42 +37,8 @@ CONF
     files => { 'conc/f.txt' => "ok\n", 'kill/f.txt' => "ok\n",
                'dry/f.txt' => "ok\n", 'tc/f.txt' => "ok\n" });
 
-# Opens a request to $path for key $key that stays in flight: its body
-# (10 bytes) is sent only in half. Returns the socket.
-sub hold {
-    my ($path, $key) = @_;
-    my $s = IO::Socket::INET->new(PeerAddr => '127.0.0.1', PeerPort => $h->port,
-                                  Proto => 'tcp', Timeout => 10)
-        or die "connect: $!";
-    binmode $s;
-    $s->autoflush(1);
-    print {$s} "POST $path HTTP/1.1\r\nHost: localhost\r\nX-Key: $key\r\n"
-             . "Content-Length: 10\r\nConnection: close\r\n\r\n12345";
-    return $s;
-}
-
-# Reads what socket $s answers within $timeout s; returns its status code
-# (0: nothing).
-sub answer {
-    my ($s, $timeout) = @_;
-    my $sel = IO::Select->new($s);
-    my $buf = '';
-    my $deadline = time + ($timeout // 10);
-    while (time < $deadline && $sel->can_read($deadline - time)) {
-        my $n = sysread $s, $buf, 65536, length $buf;
-        last unless $n;
-    }
-    return $buf =~ m{^HTTP/1\.\d (\d{3})} ? $1 : 0;
-}
-
-# Sends the rest of held request $s's body; returns its status code.
-sub finish {
-    my $s = shift;
-    print {$s} "67890";
-    my $code = answer($s);
-    close $s;
-    return $code;
-}
+sub hold { hl_hold($h->port, @_) }
+sub finish { hl_finish(@_) }
 
 # Returns the ?json entry of scope $route (undef when not listed).
 sub scope_of {
