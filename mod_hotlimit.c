@@ -764,6 +764,8 @@ static void register_hooks(apr_pool_t *p)
     ap_hook_check_access(hl_conc_check_access, after_remoteip, NULL,
                          APR_HOOK_MIDDLE - 1, AP_AUTH_INTERNAL_PER_CONF);
     ap_hook_fixups(hl_conc_fixups, after_dir, NULL, APR_HOOK_LAST);
+    ap_hook_protocol_switch(hl_conc_protocol_switch, NULL, NULL,
+                            APR_HOOK_FIRST);
     /* After mod_dir's DirectoryIndex fast redirect (a LAST fixup), so the
      * index file's quotas are decided too (and by=user quotas, now that
      * authentication has set REMOTE_USER). */

@@ -75,12 +75,13 @@ static hl_conc_holder_t me;        /* this process, set in child_init */
 typedef struct {
     int         n;
     uint64_t    keys[HL_CONC_TAKEN_MAX];
+    struct hl_conc_release *rel[HL_CONC_TAKEN_MAX];  /* their cleanups */
     const void *conf;           /* per_dir_config last looked at */
     int         user_pending;   /* a by=user key waits for fixups */
 } hl_conc_taken_t;
 
 /* A slot to give back when its request's pool goes. */
-typedef struct {
+typedef struct hl_conc_release {
     uint64_t              key;
     hl_conc_redis_slot_t *redis;   /* its slot in Redis too, or NULL */
 } hl_conc_release_t;
@@ -218,8 +219,9 @@ static int holder_alive(int32_t pid, uint64_t start, void *ctx)
     now_start = proc_start((pid_t)pid, &zombie);
     if (zombie)
         return 0;
-    /* Another process under a reused pid; 0 when /proc has none. */
-    return start == 0 || now_start == start;
+    /* Another process under a reused pid. Unknown start times (no /proc,
+     * or one that cannot be read) count as the same process. */
+    return start == 0 || now_start == 0 || now_start == start;
 }
 
 /* Takes the segment's lock. Returns 0, or an errno (logged, HL01503). */
@@ -251,10 +253,10 @@ static apr_status_t give_back(void *data)
 {
     const hl_conc_release_t *rel = data;
 
-    if (pthread_mutex_lock(&head->mutex) == EOWNERDEAD)
-        pthread_mutex_consistent(&head->mutex);
-    hl_conc_give(table, rel->key, &me);
-    conc_unlock();
+    if (conc_lock(NULL) == 0) {
+        hl_conc_give(table, rel->key, &me);
+        conc_unlock();
+    }
     if (rel->redis)
         hl_conc_redis_give(rel->redis);
     return APR_SUCCESS;
@@ -392,7 +394,8 @@ static int take_one(request_rec *r, const hl_conc_ask_t *a, int at_fixups,
                 }
             }
         }
-        taken->keys[taken->n++] = hash;
+        taken->keys[taken->n] = hash;
+        taken->rel[taken->n++] = rel;
         apr_pool_cleanup_register(top->pool, rel, give_back,
                                   apr_pool_cleanup_null);
         return DECLINED;
@@ -469,6 +472,29 @@ int hl_conc_check_access(request_rec *r)
 int hl_conc_fixups(request_rec *r)
 {
     return take_slots(r, 1);
+}
+
+int hl_conc_protocol_switch(conn_rec *c, request_rec *r, server_rec *s,
+                            const char *protocol)
+{
+    request_rec *top;
+    void *v = NULL;
+    hl_conc_taken_t *taken;
+    int i;
+    (void)c;
+    (void)s;
+    (void)protocol;
+
+    if (!r || !head)
+        return DECLINED;
+    top = hl_client_request(r);
+    apr_pool_userdata_get(&v, HL_CONC_NOTE_KEY, top->pool);
+    taken = v;
+    for (i = 0; taken && i < taken->n; ++i)
+        apr_pool_cleanup_run(top->pool, taken->rel[i], give_back);
+    if (taken)
+        taken->n = 0;
+    return DECLINED;
 }
 
 /* ---- status ------------------------------------------------------------------ */

@@ -39,6 +39,13 @@ void hl_conc_child_init(apr_pool_t *pchild, server_rec *s);
 int hl_conc_check_access(request_rec *r);
 int hl_conc_fixups(request_rec *r);
 
+/* protocol_switch hook (before mod_http2's): a request that switches its
+ * connection mid-request (h2c: mod_http2 runs the whole HTTP/2 session
+ * inside it and replays it as stream 1, which takes a slot of its own)
+ * gives its slots back now, not when the session ends. Returns DECLINED. */
+int hl_conc_protocol_switch(conn_rec *c, request_rec *r, server_rec *s,
+                            const char *protocol);
+
 /* The status handler's parts: "\"concurrency\":[...]" (no comma) and the
  * hotlimit_concurrency_* metrics. Dead holders are reaped first. */
 void hl_conc_write_json(request_rec *r);

@@ -17,7 +17,7 @@ use Apache::TestUtil;
 use HotLimitTable;
 use HLConc;
 
-plan tests => 37;
+plan tests => 39;
 
 my $h = start_httpd(name => 'conc', conf => <<'CONF',
 HotLimitQuotaTable @DIR@/table.json
@@ -31,11 +31,18 @@ HotLimitQuotaTable @DIR@/table.json
     HotLimitConcurrency 1
     HotLimitDryRun On
 </Location>
+<Location /h2x>
+    HotLimitConcurrency 1
+</Location>
+<IfModule http2_module>
+    Protocols h2c http/1.1
+</IfModule>
 CONF
     table => { routes => { '/tc' => { limits => ['100/1m'],
                                       by => 'header:X-Key', concurrency => 1 } } },
     files => { 'conc/f.txt' => "ok\n", 'kill/f.txt' => "ok\n",
-               'dry/f.txt' => "ok\n", 'tc/f.txt' => "ok\n" });
+               'dry/f.txt' => "ok\n", 'tc/f.txt' => "ok\n",
+               'h2x/a.txt' => "a\n", 'h2x/b.txt' => "b\n" });
 
 sub hold { hl_hold($h->port, @_) }
 sub finish { hl_finish(@_) }
@@ -146,3 +153,22 @@ ok t_cmp($h->get('/tc/f.txt', 'X-Key' => 'U')->header('X-HL-Route') // '', '/tc'
          'and its quota still applies (HOTLIMIT_ROUTE)');
 ok t_cmp(finish($tc), 200, 'the held request completes');
 ok t_cmp($h->get('/tc/f.txt', 'X-Key' => 'T')->code, 200, 'then key T is admitted again');
+
+# --- an h2c upgrade: the HTTP/1.1 request gives its slot to the replay --------------
+# mod_http2 runs the whole HTTP/2 session inside the upgrading request and
+# replays it as stream 1: that request must not keep its slot meanwhile.
+# Event MPM with mod_http2 only (mod_http2 is inactive under prefork).
+my $h2 = do {
+    open my $bh, '<', HotLimitTable::_base_conf() or die "base conf: $!";
+    scalar grep { /^\s*LoadModule\s+http2_module\b/ } <$bh>;
+};
+if (!$h2 || HotLimitTable::hl_mpm() eq 'prefork' || `curl -V 2>/dev/null` !~ /HTTP2/) {
+    skip('mod_http2 not loaded (prefork), or curl without HTTP/2', 0) for 1 .. 2;
+}
+else {
+    my @l = map { `curl --http2 -s -o /dev/null -w '%{http_code} %{http_version}' '${\ $h->url($_)}'` }
+            '/h2x/a.txt', '/h2x/b.txt';
+    ok t_cmp("@l", '200 2 200 2',
+             'HotLimitConcurrency 1: two h2c upgrades, each answered 200 over HTTP/2 by its replay');
+    ok t_cmp(wait_in_flight('/h2x', 0), 1, 'nothing held once the connection is done');
+}
