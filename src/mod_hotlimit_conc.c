@@ -432,14 +432,19 @@ static int take_slots(request_rec *r, int at_fixups)
     if (!dc || dc->engine == 0 || (!dc->conc && !hl_table_configured()))
         return DECLINED;
     top = hl_client_request(r);
-    taken = taken_of(top);
-    if (at_fixups && taken->conf == (const void *)r->per_dir_config
-        && !taken->user_pending)
-        return DECLINED;
-    taken->conf = r->per_dir_config;
+    if (at_fixups) {
+        void *v = NULL;
+        apr_pool_userdata_get(&v, HL_CONC_NOTE_KEY, top->pool);
+        taken = v;
+        if (taken && taken->conf == (const void *)r->per_dir_config
+            && !taken->user_pending)
+            return DECLINED;
+    }
     t = hl_access_table_concurrency(r, &rule, &route);
     if (t < 0 || (!dc->conc && t == 0))
         return DECLINED;
+    taken = taken_of(top);
+    taken->conf = r->per_dir_config;
     taken->user_pending = !at_fixups
         && ((dc->conc && dc->conc->key.by == HL_BY_USER)
             || (t > 0 && rule.by == HL_BY_USER));

@@ -17,7 +17,7 @@ use Apache::TestUtil;
 use HotLimitTable;
 use HLConc;
 
-plan tests => 39;
+plan tests => 45;
 
 my $h = start_httpd(name => 'conc', conf => <<'CONF',
 HotLimitQuotaTable @DIR@/table.json
@@ -34,6 +34,10 @@ HotLimitQuotaTable @DIR@/table.json
 <Location /h2x>
     HotLimitConcurrency 1
 </Location>
+<Location /cq>
+    HotLimitConcurrency 1 by=header:X-Key
+    HotLimitQuota 3/1m by=header:X-Key
+</Location>
 <IfModule http2_module>
     Protocols h2c http/1.1
 </IfModule>
@@ -42,7 +46,7 @@ CONF
                                       by => 'header:X-Key', concurrency => 1 } } },
     files => { 'conc/f.txt' => "ok\n", 'kill/f.txt' => "ok\n",
                'dry/f.txt' => "ok\n", 'tc/f.txt' => "ok\n",
-               'h2x/a.txt' => "a\n", 'h2x/b.txt' => "b\n" });
+               'h2x/a.txt' => "a\n", 'h2x/b.txt' => "b\n", 'cq/f.txt' => "ok\n" });
 
 sub hold { hl_hold($h->port, @_) }
 sub finish { hl_finish(@_) }
@@ -153,6 +157,40 @@ ok t_cmp($h->get('/tc/f.txt', 'X-Key' => 'U')->header('X-HL-Route') // '', '/tc'
          'and its quota still applies (HOTLIMIT_ROUTE)');
 ok t_cmp(finish($tc), 200, 'the held request completes');
 ok t_cmp($h->get('/tc/f.txt', 'X-Key' => 'T')->code, 200, 'then key T is admitted again');
+
+# --- a request refused for concurrency spends no quota ---------------------------------
+my $q = hold('/cq/f.txt', 'Q');     # counted: 1 of 3
+wait_in_flight('/cq', 1);
+ok t_cmp(join(' ', map { $h->get('/cq/f.txt', 'X-Key' => 'Q')->code } 1 .. 4),
+         '429 429 429 429', 'four refused while one is in flight');
+ok t_cmp(finish($q), 200, 'the one in flight completes');
+ok t_cmp(join(' ', map { $h->get('/cq/f.txt', 'X-Key' => 'Q')->code } 1 .. 3),
+         '200 200 429', 'the quota (3/1m) still had 2 left: the refusals counted nowhere');
+
+# --- a request that times out gives its slot back (Timeout 2) --------------------------
+{
+    my $t = start_httpd(name => 'conc-timeout', conf => <<'CONF',
+Timeout 2
+<Location /to>
+    HotLimitConcurrency 1
+</Location>
+CONF
+        files => { 'to/f.txt' => "ok\n" });
+    my $flight = sub {
+        my $st = $t->status or return -1;
+        my ($e) = grep { $_->{route} eq '/to' } @{ $st->{concurrency} || [] };
+        return $e ? $e->{in_flight} : -1;
+    };
+    my $s = hl_hold($t->port, '/to/f.txt', 'Z');
+    HotLimitTable::wait_until(sub { $flight->() == 1 }, 5);
+    ok t_cmp($t->get('/to/f.txt')->code, 429, 'Timeout 2: one held, the next refused');
+    my $code = hl_answer($s, 8);
+    close $s;
+    ok t_cmp($code, qr/^(?:400|408|500)$/, "the held request times out ($code)");
+    ok t_cmp(HotLimitTable::wait_until(sub { $flight->() == 0 }, 5) ? 1 : 0, 1,
+             'its slot is given back');
+    $t->stop;
+}
 
 # --- an h2c upgrade: the HTTP/1.1 request gives its slot to the replay --------------
 # mod_http2 runs the whole HTTP/2 session inside the upgrading request and
