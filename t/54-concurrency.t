@@ -17,7 +17,7 @@ use Apache::TestUtil;
 use HotLimitTable;
 use HLConc;
 
-plan tests => 45;
+plan tests => 49;
 
 my $h = start_httpd(name => 'conc', conf => <<'CONF',
 HotLimitQuotaTable @DIR@/table.json
@@ -107,6 +107,20 @@ ok t_cmp(wait_in_flight('/conc', 1), 1, 'a client gone mid-request gives its slo
 ok t_cmp($h->get('/conc/f.txt', 'X-Key' => 'A')->code, 200, 'key A admitted after the hang-up');
 close shift @a;
 ok t_cmp(wait_in_flight('/conc', 0), 1, 'the other hang-up too');
+
+# --- a graceful restart keeps the slots of requests still in flight ------------------
+@a = (hold('/conc/f.txt', 'G'), hold('/conc/f.txt', 'G'));
+wait_in_flight('/conc', 2);
+kill 'USR1', $h->pid;
+# The new generation runs once the parent says so a second time.
+HotLimitTable::wait_until(sub {
+    (grep { /resuming normal operations/ } $h->log_lines(0)) >= 2 }, 10);
+sleep 0.5;
+ok t_cmp($h->get('/conc/f.txt', 'X-Key' => 'G')->code, 429,
+         'after a graceful restart, the new generation sees the old one\'s two slots');
+ok t_cmp(finish(shift @a), 200, 'an old-generation request completes');
+ok t_cmp(wait_in_flight('/conc', 1), 1, '... and gives its slot back in the same table');
+ok t_cmp(finish(shift @a), 200, 'the other too') and wait_in_flight('/conc', 0);
 
 # --- ?json and ?metrics ----------------------------------------------------------
 my $e = scope_of('/conc') || {};
