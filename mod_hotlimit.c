@@ -32,10 +32,13 @@
 #include "src/mod_hotlimit.h"
 #include "src/mod_hotlimit_access.h"
 #include "src/mod_hotlimit_body.h"
+#include "src/mod_hotlimit_device.h"
 #include "src/mod_hotlimit_conc.h"
 #include "src/mod_hotlimit_expr.h"
+#include "src/mod_hotlimit_usage.h"
 #include "src/mod_hotlimit_modstatus.h"
 #include "src/mod_hotlimit_redis.h"
+#include "src/mod_hotlimit_refusal_log.h"
 #include "src/mod_hotlimit_status.h"
 #include "src/mod_hotlimit_store.h"
 #include "src/mod_hotlimit_table.h"
@@ -56,6 +59,9 @@ static void *create_dir_conf(apr_pool_t *p, char *dir)
     c->route_from = HL_ROUTE_FROM_UNSET;
     c->body_limit = HL_UNSET;
     c->error_format = HL_UNSET;
+    c->log_refusals = HL_UNSET;
+    c->status = HL_UNSET;
+    c->body_overflow = HL_UNSET;
     return c;
 }
 
@@ -68,7 +74,11 @@ static int dir_conf_empty(const hl_dir_conf_t *c)
     return c->engine == HL_UNSET && c->dry_run == HL_UNSET
            && c->headers == HL_UNSET && c->route_from == HL_ROUTE_FROM_UNSET
            && c->body_limit == HL_UNSET && c->nquotas == 0
-           && c->error_format == HL_UNSET && !c->conc;
+           && c->error_format == HL_UNSET
+           && c->log_refusals == HL_UNSET && c->status == HL_UNSET
+           && c->body_overflow == HL_UNSET
+           && c->device_name == NULL
+           && !c->conc;
 }
 
 static void *merge_dir_conf(apr_pool_t *p, void *basev, void *addv)
@@ -97,6 +107,7 @@ static void *merge_dir_conf(apr_pool_t *p, void *basev, void *addv)
     }
     c->body_limit = MERGE_INT(body_limit);
     c->error_format = MERGE_INT(error_format);
+    c->body_overflow = MERGE_INT(body_overflow);
     if (add->nquotas > 0) {
         c->nquotas = add->nquotas;
         memcpy(c->quotas, add->quotas, sizeof(c->quotas));
@@ -104,6 +115,12 @@ static void *merge_dir_conf(apr_pool_t *p, void *basev, void *addv)
         c->nquotas = base->nquotas;
         memcpy(c->quotas, base->quotas, sizeof(c->quotas));
     }
+    c->log_refusals = MERGE_INT(log_refusals);
+    c->status = MERGE_INT(status);
+    /* Device cookies: the nearest section that names one. */
+    c->device_name = add->device_name ? add->device_name : base->device_name;
+    c->device_max_age = add->device_name ? add->device_max_age
+                                         : base->device_max_age;
     c->conc = add->conc ? add->conc : base->conc;   /* HotLimitConcurrency */
     return c;
 }
@@ -148,6 +165,12 @@ static void *merge_server_conf(apr_pool_t *p, void *basev, void *addv)
                                             : base->error_template;
     c->quotas = add->quotas;           /* each server lists its own */
     c->ban = add->ban ? add->ban : base->ban;
+    c->body_memory = add->body_memory ? add->body_memory : base->body_memory;
+    /* Device cookies: a vhost's own HotLimitSecretFile, else the main's. */
+    c->device_secret = add->device_secret ? add->device_secret
+                                          : base->device_secret;
+    c->device_secret_len = add->device_secret ? add->device_secret_len
+                                              : base->device_secret_len;
     return c;
 }
 
@@ -336,19 +359,36 @@ static const char *set_route_from(cmd_parms *cmd, void *dconf, const char *arg)
     return NULL;
 }
 
-/* HotLimitBodyLimit BYTES: 0 (never read a body) up to 64 MiB. */
-static const char *set_body_limit(cmd_parms *cmd, void *dconf, const char *arg)
+/* Parses BYTES: a number, or with K or M (1024, 1024 * 1024), from min
+ * to 64 MiB. Returns NULL with *out set, or an error message. */
+static const char *parse_bytes(cmd_parms *cmd, const char *arg, long min,
+                               long *out)
 {
     char *end;
-    apr_int64_t v;
+    apr_int64_t v, unit = 1;
 
     errno = 0;
     v = apr_strtoi64(arg, &end, 10);
-    if (end == arg || *end || errno == ERANGE || v < 0 || v > 67108864)
+    if (end != arg && (*end == 'K' || *end == 'k') && end[1] == '\0')
+        unit = 1024, end++;
+    else if (end != arg && (*end == 'M' || *end == 'm') && end[1] == '\0')
+        unit = 1024 * 1024, end++;
+    if (v >= 0 && v <= 67108864 / unit)
+        v *= unit;
+    else
+        v = -1;                  /* out of range, never multiplied */
+    if (end == arg || *end || errno == ERANGE || v < min || v > 67108864)
         return apr_psprintf(cmd->pool, "%s: bad value '%s' (a number of "
-                            "bytes from 0 to 67108864)", cmd->cmd->name, arg);
-    ((hl_dir_conf_t *)dconf)->body_limit = (long)v;
+                            "bytes from %ld to 67108864, or with K or M)",
+                            cmd->cmd->name, arg, min);
+    *out = (long)v;
     return NULL;
+}
+
+/* HotLimitBodyLimit BYTES: 0 (never read a body) up to 64 MiB. */
+static const char *set_body_limit(cmd_parms *cmd, void *dconf, const char *arg)
+{
+    return parse_bytes(cmd, arg, 0, &((hl_dir_conf_t *)dconf)->body_limit);
 }
 
 /* A whole-number server directive: where it is stored and its range. */
@@ -527,12 +567,36 @@ static const char *set_table_failure(cmd_parms *cmd, void *dconf, const char *ar
     return NULL;
 }
 
+/* Request bodies (mod_hotlimit_body.c). */
+
+/* HotLimitBodyMemory BYTES: 4K up to 64 MiB. */
+static const char *set_body_memory(cmd_parms *cmd, void *dconf, const char *arg)
+{
+    (void)dconf;
+    return parse_bytes(cmd, arg, 4096, &server_conf(cmd)->body_memory);
+}
+
+/* HotLimitBodyOverflow refuse|path. */
+static const char *set_body_overflow(cmd_parms *cmd, void *dconf, const char *arg)
+{
+    hl_dir_conf_t *dc = dconf;
+
+    if (!strcasecmp(arg, "refuse"))
+        dc->body_overflow = HL_BODY_OVERFLOW_REFUSE;
+    else if (!strcasecmp(arg, "path"))
+        dc->body_overflow = HL_BODY_OVERFLOW_PATH;
+    else
+        return apr_psprintf(cmd->pool, "%s: bad value '%s' (use refuse or "
+                            "path)", cmd->cmd->name, arg);
+    return NULL;
+}
+
 static const command_rec hotlimit_cmds[] = {
     AP_INIT_FLAG("HotLimitEngine", set_engine, NULL, RSRC_CONF | ACCESS_CONF | OR_LIMIT,
                  "On|Off: Off exempts this scope from every limit"),
     AP_INIT_TAKE_ARGV("HotLimitQuota", set_quota, NULL, ACCESS_CONF | OR_LIMIT,
                       "COUNT/WINDOW [COUNT/WINDOW...] [by=KEY] [algo=ALGO] "
-                      "[burst=N] [count=WHAT] [cost=1|header:NAME]"),
+                      "[burst=N] [count=WHAT] [cost=1|header:NAME|usage]"),
     AP_INIT_FLAG("HotLimitDryRun", set_dry_run, NULL, RSRC_CONF | ACCESS_CONF | OR_LIMIT,
                  "On|Off: count and log, but never reject"),
     AP_INIT_FLAG("HotLimitHeaders", set_headers, NULL, RSRC_CONF | ACCESS_CONF | OR_LIMIT,
@@ -544,8 +608,7 @@ static const command_rec hotlimit_cmds[] = {
                   "path|query:NAME|param:NAME|path-info: where the route "
                   "comes from"),
     AP_INIT_TAKE1("HotLimitBodyLimit", set_body_limit, NULL, RSRC_CONF | ACCESS_CONF | OR_LIMIT,
-                  "the most bytes of a request body read for param: (default "
-                  APR_STRINGIFY(HL_DEFAULT_BODY_LIMIT) ")"),
+                  "the most bytes of a request body read for param: (default 8M)"),
     AP_INIT_TAKE1("HotLimitSlots", set_server_int, &slots_directive, RSRC_CONF,
                   "capacity of the shared counter table (default "
                   APR_STRINGIFY(HL_DEFAULT_SLOTS) ")"),
@@ -583,6 +646,33 @@ static const command_rec hotlimit_cmds[] = {
     AP_INIT_TAKE1("HotLimitTableFailure", set_table_failure, NULL, RSRC_CONF,
                   "last-good|open: what a table that can't be loaded does "
                   "(default last-good: the last valid table stays)"),
+    /* Log flood and status scope (issue 18). HotLimitStatus has no
+     * override class: never from .htaccess. */
+    AP_INIT_TAKE1("HotLimitLogRefusals", hl_refusal_log_set, NULL,
+                  RSRC_CONF | ACCESS_CONF | OR_LIMIT,
+                  "first|all|off: which refusals are logged (default first: "
+                  "the first of each key per window, then a summary per key "
+                  "every 10 s at most)"),
+    AP_INIT_FLAG("HotLimitStatus", hl_status_set, NULL, RSRC_CONF | ACCESS_CONF,
+                 "On: the hotlimit-status handler answers in this scope, "
+                 "which is never limited or banned (default Off: 404)"),
+    /* Request bodies (mod_hotlimit_body.c): */
+    AP_INIT_TAKE1("HotLimitBodyMemory", set_body_memory, NULL, RSRC_CONF,
+                  "the most bytes of one request body held in memory; the "
+                  "rest is spooled to a temporary file (default 64K)"),
+    AP_INIT_TAKE1("HotLimitBodyOverflow", set_body_overflow, NULL,
+                  RSRC_CONF | ACCESS_CONF | OR_LIMIT,
+                  "refuse|path: a body over HotLimitBodyLimit gets 413 "
+                  "(refuse, the default), or the parameter is read from the "
+                  "query alone (path)"),
+    /* Device cookies (mod_hotlimit_device.c) */
+    AP_INIT_TAKE2("HotLimitDeviceCookie", hl_device_set_cookie, NULL,
+                  RSRC_CONF | ACCESS_CONF | OR_LIMIT,
+                  "NAME DURATION: a successful login earns a cookie that keeps "
+                  "this browser out of the account's shared lockout"),
+    AP_INIT_TAKE1("HotLimitSecretFile", hl_device_set_secret_file, NULL, RSRC_CONF,
+                  "file holding the device cookies' HMAC key (32 bytes or more; "
+                  "default: generated in DefaultRuntimeDir)"),
     /* HotLimitConcurrency (mod_hotlimit_conc.c) */
     AP_INIT_TAKE_ARGV("HotLimitConcurrency", set_concurrency, NULL,
                       ACCESS_CONF | OR_LIMIT,
@@ -686,6 +776,8 @@ static int hl_post_config(apr_pool_t *pconf, apr_pool_t *plog,
     if (rc == OK)
         rc = hl_table_post_config(pconf, ptemp, s);
     if (rc == OK)
+        rc = hl_device_post_config(pconf, s);
+    if (rc == OK)
         rc = hl_conc_post_config(pconf, s);
     return rc;
 }
@@ -772,7 +864,10 @@ static void register_hooks(apr_pool_t *p)
     ap_hook_fixups(hl_fixups, after_dir, NULL, APR_HOOK_LAST);
     ap_hook_log_transaction(hl_log_transaction, NULL, NULL, APR_HOOK_MIDDLE);
     hl_body_register();
+    hl_refusal_log_register();
     hl_expr_register();
+    hl_usage_register();        /* cost=usage (issue 19) */
+    hl_device_register();
     ap_hook_handler(hl_status_handler, NULL, NULL, APR_HOOK_MIDDLE);
     /* The counters' start time, for uptime; a section in mod_status's
      * server-status when mod_status is loaded (optional hook). */

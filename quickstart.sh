@@ -18,7 +18,8 @@ PACKAGES="apache2 apache2-dev apache2-utils libapr1-dev libaprutil1-dev
   libcjson-dev libcurl4-openssl-dev libapache2-mod-perl2 libapache2-mod-php
   autoconf automake libtool pkg-config make gcc libc6-dev perl python3 curl
   debhelper dpkg-dev fakeroot lintian man-db python3-prometheus-client
-  fail2ban libhiredis-dev redis-server chromium dokuwiki openssl prometheus"
+  fail2ban libhiredis-dev redis-server chromium dokuwiki openssl prometheus
+  libssl-dev"
 
 install_missing() {
     local missing=() p
@@ -43,6 +44,25 @@ install_missing() {
     rm -f /usr/sbin/policy-rc.d.hotlimit
 }
 
+# Node.js and npm run the official OpenAI SDK in t/56-openai-sdk.t. A
+# machine that has node and npm (Debian's packages, or NodeSource's nodejs,
+# which carries its own npm) keeps them; one without gets Debian's.
+install_node() {
+    command -v node >/dev/null && command -v npm >/dev/null && return 0
+    if [ "$(id -u)" != 0 ]; then
+        echo "quickstart: node and npm are missing; run as root" >&2
+        exit 1
+    fi
+    apt-get update -q
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends nodejs npm
+}
+
+# The OpenAI SDK at the version package-lock.json pins, from the npm
+# registry, into t/openai/node_modules (npm ci: exactly the lockfile).
+install_sdk() {
+    (cd t/openai && npm ci --no-audit --no-fund --loglevel=error)
+}
+
 build() {
     [ -x configure ] || autoreconf -fi
     [ -f Makefile ] || ./configure --with-apxs="$(command -v apxs)"
@@ -57,6 +77,8 @@ case "${1:-}" in
         ;;
     test)
         install_missing
+        install_node
+        install_sdk
         build
         make check
         # The release check: the tarball of `make dist` builds and passes

@@ -210,6 +210,7 @@ MaxSpareThreads 64
 MaxConnectionsPerChild 0
 <Location /hl-status>
     SetHandler hotlimit-status
+    HotLimitStatus On
 </Location>
 EOF
         case $scenario in

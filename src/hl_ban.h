@@ -1,7 +1,9 @@
 /*
  * hl_ban.h - escalation (HotLimitBan AFTER/WITHIN DURATION, the table's
- * "ban"): a client refused AFTER times within WITHIN by any quota of a
- * server is banned from the whole server for DURATION.
+ * "ban"): a client refused AFTER times within WITHIN by quotas of a
+ * server keyed by its address (by=ip, or a key that fell back to the
+ * address: mod_hotlimit_access.c) is banned from the whole server for
+ * DURATION. Refusals by shared or account budgets never count.
  *
  * A ban is two hidden quotas per server and client address, on the
  * existing counters (so it is exact under concurrency, like any quota):

@@ -359,6 +359,70 @@ void hl_bucket_commit_n(hl_bucket_t *b, const hl_policy_t *p, int64_t now_ms,
     }
 }
 
+/* Returns what a check that said v found used of p's limit (gcra: of its
+ * burst): all of it when it refused, else all but the one more it
+ * admitted and the remaining after it. */
+static uint32_t used_of(const hl_policy_t *p, const hl_verdict_t *v)
+{
+    uint32_t cap = p->algo == HL_ALGO_GCRA && p->burst ? p->burst : limit_of(p);
+
+    if (!v->admit)
+        return cap;
+    return v->remaining < cap ? cap - v->remaining - 1 : 0;
+}
+
+/*
+ * Returns how far ahead of now (us, >= 0) a GCRA bucket's TAT is when its
+ * check said v, with v->reset_ms given as reset (>= 0): a refusal's reset
+ * is the TAT rounded up to the ms; an admission's reset is one interval
+ * more, and its remaining, floor((tau - ahead) / interval), bounds ahead
+ * from above too: the lesser bound is the TAT itself or a little after,
+ * so remaining comes out the same and the room no sooner.
+ */
+static int64_t gcra_ahead_us(const hl_policy_t *p, const hl_verdict_t *v,
+                             int64_t reset)
+{
+    int64_t interval = gcra_interval_us(p), tau = gcra_tau_us(p, interval);
+    int64_t ahead = (reset < HL_NOW_MAX_MS ? reset : HL_NOW_MAX_MS) * 1000;
+
+    if (v->admit) {
+        ahead -= interval;
+        if ((int64_t)v->remaining <= tau / interval
+            && tau - (int64_t)v->remaining * interval < ahead)
+            ahead = tau - (int64_t)v->remaining * interval;
+    }
+    return ahead > 0 ? ahead : 0;
+}
+
+/* Sets *b from a report (see hl_bucket_follow); never fails. */
+void hl_bucket_follow(hl_bucket_t *b, const hl_policy_t *p, int64_t now_ms,
+                      const hl_verdict_t *v, uint32_t n)
+{
+    int64_t now = clamp_now(now_ms), window = window_of(p);
+    int64_t reset = v->reset_ms < 0 ? 0 : v->reset_ms;
+    uint32_t used = used_of(p, v);
+
+    b->t = 0;
+    b->count = 0;
+    b->prev_count = 0;
+    switch (p->algo) {
+    case HL_ALGO_SLIDING:
+        b->t = now - now % window;
+        b->count = used;
+        break;
+    case HL_ALGO_GCRA:
+        b->t = now * 1000 + gcra_ahead_us(p, v, reset);
+        break;
+    default:
+        if (used > 0 && reset > 0) {
+            b->count = used;
+            b->t = now + (reset < window ? reset : window) - window;
+        }
+        break;
+    }
+    hl_bucket_commit_n(b, p, now_ms, n);
+}
+
 /*
  * Returns the ms since epoch from which *b equals a fresh counter: fixed
  * t + window, sliding t + 2 windows, gcra ceil(TAT / 1000); 0 for a bucket

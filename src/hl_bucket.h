@@ -62,6 +62,22 @@ void hl_bucket_commit_n(hl_bucket_t *b, const hl_policy_t *p, int64_t now_ms,
                         uint32_t n);
 
 /*
+ * Sets *b to what another store, on its own clock, reported of this window
+ * at now_ms: *v is that store's check of one more request (as
+ * hl_bucket_check fills it: admit, remaining after one more, reset_ms),
+ * after which n requests were counted there (hl_bucket_commit_n). A check
+ * of *b at now_ms then finds as much used as that store had, and the room
+ * comes back no sooner than there: fixed - the window ends reset_ms from
+ * now; gcra - the theoretical arrival time is now + reset_ms (less one
+ * interval when *v admitted); sliding - everything used counts in the
+ * current local window (the windows are aligned on different clocks).
+ * Used to keep local counters following Redis (HotLimitStoreFailure
+ * local). Never fails.
+ */
+void hl_bucket_follow(hl_bucket_t *b, const hl_policy_t *p, int64_t now_ms,
+                      const hl_verdict_t *v, uint32_t n);
+
+/*
  * Returns the time (ms since epoch) from which *b is equivalent to a fresh
  * counter, so its slot may be reused first.
  */

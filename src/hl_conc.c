@@ -180,6 +180,26 @@ int hl_conc_take(hl_conc_table_t *t, uint64_t key, const hl_conc_holder_t *me,
     return 1;
 }
 
+int hl_conc_log_due(hl_conc_table_t *t, unsigned scope, int64_t now,
+                    uint32_t *skipped)
+{
+    hl_conc_scope_t *s;
+
+    *skipped = 0;
+    if (scope >= HL_CONC_SCOPES)
+        return 1;
+    s = &t->scopes[scope];
+    if (s->logged_ms != 0 && now >= s->logged_ms
+        && now - s->logged_ms < HL_CONC_LOG_MS) {
+        s->unlogged++;
+        return 0;
+    }
+    *skipped = s->unlogged;
+    s->unlogged = 0;
+    s->logged_ms = now;
+    return 1;
+}
+
 int hl_conc_give(hl_conc_table_t *t, uint64_t key, const hl_conc_holder_t *me)
 {
     uint32_t mine, free_at;

@@ -33,6 +33,7 @@
 #define HL_CONC_CHECK_MS  500           /* a holder is tested at most this often */
 #define HL_CONC_NO_SCOPE  0xffffu
 #define HL_CONC_LIMIT_MAX 100000        /* the largest N accepted */
+#define HL_CONC_LOG_MS    1000          /* refusals logged per scope at most this often */
 
 /* Who holds slots: a process, told apart from a later one with its pid. */
 typedef struct {
@@ -59,7 +60,8 @@ typedef struct {
     uint32_t limit;
     uint32_t in_flight;
     uint32_t table;        /* 1: a table rule's, 0: a directive's */
-    uint32_t pad;
+    uint32_t unlogged;     /* refusals not logged since logged_ms */
+    int64_t  logged_ms;    /* when a refusal was last logged, 0 never */
     char     name[HL_CONC_NAME_MAX];
 } hl_conc_scope_t;
 
@@ -103,6 +105,15 @@ unsigned hl_conc_scope(hl_conc_table_t *t, uint64_t hash, const char *name,
 int hl_conc_take(hl_conc_table_t *t, uint64_t key, const hl_conc_holder_t *me,
                  uint32_t limit, unsigned scope, int64_t now,
                  hl_conc_alive_fn alive, void *ctx);
+
+/*
+ * Returns 1 if a refusal in scope at now should be logged (at most one per
+ * HL_CONC_LOG_MS per scope), setting *skipped to the refusals not logged
+ * since the last one; else 0, counting this one among them. A scope of
+ * HL_CONC_NO_SCOPE is always logged.
+ */
+int hl_conc_log_due(hl_conc_table_t *t, unsigned scope, int64_t now,
+                    uint32_t *skipped);
 
 /* Gives back one slot of key held by me. Returns 1, or 0 when me holds
  * none (already reclaimed). */

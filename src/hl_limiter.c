@@ -9,9 +9,10 @@
  * count or window applies to the existing counter at once.
  *
  * Every slot of a quota (all its windows and clients) is in the eviction
- * class of its origin and scope, and is flagged "at limit" while its window
- * has no request left, so that a flood of new keys, on this quota or any
- * other, evicts those last (hl_slots.h).
+ * class of its origin and scope, and carries the fill level of its window
+ * (how much of the window's limit is used; full while no request is left),
+ * so that a flood of new keys, on this quota or any other, evicts the
+ * least filled first and the keys at their limit last (hl_slots.h).
  */
 #include <string.h>
 #include "hl_hash.h"
@@ -99,6 +100,30 @@ void hl_limiter_refs(const hl_slots_t *t, hl_origin_t origin, int nwindows,
     }
 }
 
+/* Returns how many requests window policy p holds: its limit, or a GCRA
+ * burst. */
+static uint32_t window_cap(const hl_policy_t *p)
+{
+    return p->algo == HL_ALGO_GCRA && p->burst ? p->burst : p->limit;
+}
+
+/*
+ * Returns the fill level (hl_slots_fill_level) of a window after its check
+ * said v and `counted` requests were then counted in it: full when it
+ * refused; else what the check found used (its limit, or a GCRA burst,
+ * less the requests left after one more), plus counted. Never fails.
+ */
+static uint8_t window_level(const hl_policy_t *p, const hl_verdict_t *v,
+                            uint32_t counted)
+{
+    uint32_t cap = window_cap(p);
+    uint32_t left = v->remaining < cap ? v->remaining + 1 : cap;
+
+    if (!v->admit || counted >= left)
+        return HL_SLOT_FULL;
+    return hl_slots_fill_level(cap - left + counted, cap);
+}
+
 /* Returns the slot of prepared window ref in class cls, created if needed,
  * looked for first where *hint says (hint NULL: no hint; else updated).
  * Never NULL. */
@@ -151,14 +176,15 @@ void hl_limiter_decide_refs(hl_slots_t *t, const hl_quota_t *q,
         }
     }
     for (i = 0; i < q->nwindows; ++i) {
-        /* At limit: counted up to the limit now, or full already. */
-        if (d->admit && commit) {
+        /* Full: counted up to the limit now, or full already. */
+        int counted = d->admit && commit;
+
+        if (counted) {
             hl_bucket_commit(&slots[i]->bucket, &pol[i], now_ms);
             slots[i]->expires_ms = hl_bucket_expires_ms(&slots[i]->bucket, &pol[i]);
-            hl_slots_set_at_limit(t, slots[i], d->windows[i].remaining == 0);
         }
-        else
-            hl_slots_set_at_limit(t, slots[i], !d->windows[i].admit);
+        hl_slots_set_level(t, slots[i],
+                           window_level(&pol[i], &d->windows[i], (uint32_t)counted));
     }
     for (i = 0; i < q->nwindows; ++i) {
         /* A rejected request is counted nowhere: a window that would have
@@ -243,7 +269,30 @@ void hl_limiter_count_refs_n(hl_slots_t *t, const hl_quota_t *q,
         hl_bucket_check(&s->bucket, &pol, now_ms, &v);
         hl_bucket_commit_n(&s->bucket, &pol, now_ms, k);
         s->expires_ms = hl_bucket_expires_ms(&s->bucket, &pol);
-        hl_slots_set_at_limit(t, s, !v.admit || v.remaining + 1 <= k);
+        hl_slots_set_level(t, s, window_level(&pol, &v, k));
+    }
+}
+
+void hl_limiter_follow_refs(hl_slots_t *t, const hl_quota_t *q,
+                            hl_slot_ref_t *refs, uint64_t cls, int64_t now_ms,
+                            const hl_verdict_t *v, uint32_t n)
+{
+    int i;
+
+    for (i = 0; i < q->nwindows; ++i) {
+        hl_policy_t pol;
+        hl_slot_t *s;
+        uint32_t k;
+
+        hl_policy_from_quota(q, i, &pol);
+        k = n < pol.limit || pol.limit == 0 ? n : pol.limit;
+        if (k == 0 && v[i].admit && v[i].remaining + 1 >= window_cap(&pol)
+            && hl_slots_find_hashed(t, refs[i].key, refs[i].len, refs[i].hash) == NULL)
+            continue;
+        s = ref_slot(t, q, &refs[i], &refs[i].hint, cls, now_ms);
+        hl_bucket_follow(&s->bucket, &pol, now_ms, &v[i], k);
+        s->expires_ms = hl_bucket_expires_ms(&s->bucket, &pol);
+        hl_slots_set_level(t, s, window_level(&pol, &v[i], k));
     }
 }
 

@@ -88,6 +88,19 @@ void hl_limiter_count_refs_n(hl_slots_t *t, const hl_quota_t *q,
                              int64_t now_ms, uint32_t n);
 
 /*
+ * Makes the local counters of every window of q follow what another store
+ * (Redis) answered at now_ms: v[i] is its check of window i (admit,
+ * remaining after one more, reset_ms), after which it counted n requests
+ * in every window (0: none), capped at each window's COUNT as there
+ * (hl_bucket_follow). A window that store reports unused and that has no
+ * local counter gets none (a look at a ban costs no slot). Sets each
+ * window's fill level. Never fails.
+ */
+void hl_limiter_follow_refs(hl_slots_t *t, const hl_quota_t *q,
+                            hl_slot_ref_t *refs, uint64_t cls, int64_t now_ms,
+                            const hl_verdict_t *v, uint32_t n);
+
+/*
  * Returns the eviction class of a quota from precomputed hashes: the hash
  * of its scope (hl_limiter_scope_hash) and of the virtual host it counts
  * in (0 for the main server). Equals hl_limiter_class(origin, scope) when
@@ -105,8 +118,8 @@ uint64_t hl_limiter_scope_hash(const char *scope, size_t len);
  * scope_len bytes of key are the quota's scope: with origin they name the
  * eviction class of its slots (hl_slots.h), so that keys of one quota never
  * evict the live counters of another. When commit is nonzero and every
- * window admits, counts the request in every window. Flags each window's
- * slot as at its limit when it has no request left. Never fails: a full
+ * window admits, counts the request in every window. Sets each window's
+ * fill level (full when it has no request left). Never fails: a full
  * table frees or evicts (see hl_slots_get).
  */
 void hl_limiter_decide(hl_slots_t *t, const hl_quota_t *q, hl_origin_t origin,

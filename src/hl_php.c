@@ -8,14 +8,20 @@
  * asked for: set it to a string; make it an array and set, append or nest
  * its element `key`; delete it. That effect is applied to a small state
  * (the variable's type, its element `key`, its array's next free index).
- * Only the raw bytes of the value that wins are remembered; they are
- * decoded into out at the end.
+ * Only where the raw bytes of the value that wins are is remembered (an
+ * offset); they are read again and decoded into out at the end.
+ *
+ * The input is an hl_php_src_t: in memory, or read by offset through a
+ * callback and a one-block cache (a request body spooled to a file), so
+ * that no more than a block, PHP's multipart buffer and a name's first
+ * bytes are ever held, whatever the body's size.
  *
  * Not followed: an append ("a[k][]") into a nested array that already
  * holds the key PHP_INT_MAX fails in PHP and ends that token early, which
  * could spare `a` from the deletion of a name nested deeper than 64
  * levels; only the variable's own array is tracked.
  */
+#include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -34,27 +40,108 @@ static int hex_value(char c)
     return -1;
 }
 
+/* ---- the input, in memory or read by offset (hl_php_src_t) ---- */
+
+/* Returns a memory source over s (n bytes, borrowed). */
+static hl_php_src_t mem_src(const char *s, size_t n)
+{
+    hl_php_src_t src;
+
+    memset(&src, 0, sizeof(src));
+    src.mem = s;
+    src.len = n;
+    return src;
+}
+
+/* Returns a pointer to the bytes of s at off (< s->len) and sets *n to how
+ * many follow there, at least 1: in memory, or in the cache, refilled from
+ * off (zeros, and failed set, when the read fails). */
+static const char *src_span(hl_php_src_t *s, size_t off, size_t *n)
+{
+    if (s->mem) {
+        *n = s->len - off;
+        return s->mem + off;
+    }
+    if (off < s->cache_off || off >= s->cache_off + s->cache_len) {
+        size_t want = s->len - off < s->cache_size ? s->len - off
+                                                   : s->cache_size;
+        if (s->read(s->ctx, off, s->cache, want) != 0) {
+            memset(s->cache, 0, want);
+            s->failed = 1;
+        }
+        s->cache_off = off;
+        s->cache_len = want;
+    }
+    *n = s->cache_off + s->cache_len - off;
+    return s->cache + (off - s->cache_off);
+}
+
+/* Returns the byte of s at off (< s->len). */
+static inline unsigned char src_at(hl_php_src_t *s, size_t off)
+{
+    size_t n;
+
+    if (s->mem)
+        return (unsigned char)s->mem[off];
+    return (unsigned char)*src_span(s, off, &n);
+}
+
+/* Returns the offset of the first byte ch in s[from, to), or to. */
+static size_t src_find(hl_php_src_t *s, size_t from, size_t to, int ch)
+{
+    while (from < to) {
+        size_t n;
+        const char *p = src_span(s, from, &n), *hit;
+
+        if (n > to - from)
+            n = to - from;
+        if ((hit = memchr(p, ch, n)) != NULL)
+            return from + (size_t)(hit - p);
+        from += n;
+    }
+    return to;
+}
+
+/* Copies s[off, off + n) into buf. */
+static void src_copy(hl_php_src_t *s, size_t off, char *buf, size_t n)
+{
+    while (n > 0) {
+        size_t got;
+        const char *p = src_span(s, off, &got);
+
+        if (got > n)
+            got = n;
+        memcpy(buf, p, got);
+        buf += got;
+        off += got;
+        n -= got;
+    }
+}
+
 /*
- * Returns the next byte (0..255) of the encoded text s (n bytes) at *pos,
- * which must be < n, and moves *pos past it: "%XX" is a byte, '+' a space
- * when plus is set (urldecode; rawurldecode without), and anything else,
- * a '%' not followed by two hex digits too, is itself.
+ * Returns the next byte (0..255) of the encoded text s up to offset n at
+ * *pos, which must be < n, and moves *pos past it: "%XX" is a byte, '+' a
+ * space when plus is set (urldecode; rawurldecode without), and anything
+ * else, a '%' not followed by two hex digits too, is itself.
  */
-static int url_next(const char *s, size_t n, size_t *pos, int plus)
+static int url_next(hl_php_src_t *s, size_t n, size_t *pos, int plus)
 {
     size_t i = *pos;
+    int c = src_at(s, i);
 
-    if (plus && s[i] == '+') {
+    if (plus && c == '+') {
         *pos = i + 1;
         return ' ';
     }
-    if (s[i] == '%' && n - i >= 3
-        && hex_value(s[i + 1]) >= 0 && hex_value(s[i + 2]) >= 0) {
+    if (c == '%' && n - i >= 3
+        && hex_value((char)src_at(s, i + 1)) >= 0
+        && hex_value((char)src_at(s, i + 2)) >= 0) {
         *pos = i + 3;
-        return hex_value(s[i + 1]) * 16 + hex_value(s[i + 2]);
+        return hex_value((char)src_at(s, i + 1)) * 16
+               + hex_value((char)src_at(s, i + 2));
     }
     *pos = i + 1;
-    return (unsigned char)s[i];
+    return c;
 }
 
 /* Returns 1 for the bytes C's isspace() accepts in the "C" locale. */
@@ -63,9 +150,9 @@ static int is_space(int c)
     return c == ' ' || (c >= '\t' && c <= '\r');
 }
 
-/* A variable name being read: raw bytes, urldecoded or not. */
+/* A variable name being read: raw bytes s[pos, n), urldecoded or not. */
 typedef struct {
-    const char *s;
+    hl_php_src_t *s;
     size_t      n;
     size_t      pos;
     int         decode;      /* a $_GET name: urldecoded */
@@ -80,7 +167,7 @@ static int cur_next(cursor_t *c)
     if (c->pos >= c->n)
         return -1;
     ch = c->decode ? url_next(c->s, c->n, &c->pos, 1)
-                   : (unsigned char)c->s[c->pos++];
+                   : src_at(c->s, c->pos++);
     if (ch == 0) {
         c->pos = c->n;
         return -1;
@@ -326,10 +413,10 @@ enum { DEC_NONE, DEC_RAWURL, DEC_URL };
 typedef struct {
     int         type;
     int         dec;         /* DEC_*: how val and kval are decoded */
-    const char *val;         /* T_STRING: the raw value */
+    size_t      val;         /* T_STRING: the raw value's offset */
     size_t      vlen;
     int         ktype;       /* T_ARRAY: its element `key` */
-    const char *kval;
+    size_t      kval;        /* its offset */
     size_t      kvlen;
     int         next_set;    /* T_ARRAY: next free index known */
     int64_t     next;
@@ -375,16 +462,15 @@ static void first_key(var_state_t *st, const effect_t *e, const cursor_t *c,
     } else {
         while (pos < e->k1_end && n < HL_PHP_KEY_MAX)
             st->fk[n++] = (char)(c->decode ? url_next(c->s, e->k1_end, &pos, 1)
-                                           : (unsigned char)c->s[pos++]);
+                                           : src_at(c->s, pos++));
     }
     st->fk_len = n;
 }
 
 /* Applies the effect e of a token whose name was read by c and whose raw
- * value is val (vlen bytes); st keeps pointers into the caller's input
- * (borrowed, never freed). */
+ * value is at offset val (vlen bytes) of the input; st keeps offsets. */
 static void apply(var_state_t *st, const effect_t *e, const cursor_t *c,
-                  int cookie, int key_int, int64_t key_val, const char *val,
+                  int cookie, int key_int, int64_t key_val, size_t val,
                   size_t vlen)
 {
     int hit, dec = st->dec;
@@ -462,86 +548,88 @@ static int want_init(want_t *w, const char *name, const char *key)
     return 0;
 }
 
-/* Reads the tokens of input (len bytes: a query string, a Cookie header or
- * an urlencoded body, as source says) into st. Borrows input. */
-static void scan_tokens(var_state_t *st, const char *input, size_t len,
+/* Reads the tokens of input (a query string, a Cookie header or an
+ * urlencoded body, as source says) into st, one token at a time. */
+static void scan_tokens(var_state_t *st, hl_php_src_t *input,
                         hl_php_source_t source, const want_t *w)
 {
     int cookie = source == HL_PHP_COOKIE, post = source == HL_PHP_POST;
     char sep = cookie ? ';' : '&';
-    const char *p = input, *stop = input + len;
+    size_t p = 0, stop = input->len;
     long count = 0;
 
     memset(st, 0, sizeof(*st));
     st->dec = cookie ? DEC_RAWURL : DEC_URL;
     while (p < stop) {
-        const char *tok, *end, *eq;
+        size_t tok, end, eq;
+        int has_eq;
         cursor_t c;
         effect_t e;
 
         if (!post) {                          /* strtok: no empty tokens */
-            while (p < stop && *p == sep)
+            while (p < stop && src_at(input, p) == (unsigned char)sep)
                 p++;
             if (p == stop)
                 break;
         }
         tok = p;
-        end = memchr(tok, sep, (size_t)(stop - tok));
-        if (end == NULL)
-            end = stop;
+        end = src_find(input, tok, stop, sep);
         p = end < stop ? end + 1 : end;
-        eq = memchr(tok, '=', (size_t)(end - tok));
+        eq = src_find(input, tok, end, '=');
+        has_eq = eq < end;
         if (cookie) {
-            while (tok < end && is_space((unsigned char)*tok))
+            while (tok < end && is_space(src_at(input, tok)))
                 tok++;
-            if (tok == end || tok == eq)
+            if (tok == end || (has_eq && tok == eq))
                 continue;                     /* not counted */
         }
         /* $_GET counts before reading a token, $_POST after: PHP's POST
          * reader registers max_input_vars + 1 variables. */
         if (!post && ++count > HL_PHP_MAX_INPUT_VARS)
             break;
-        c.s = tok;
-        c.n = (size_t)((eq ? eq : end) - tok);
-        c.pos = 0;
+        c.s = input;
+        c.n = has_eq ? eq : end;
+        c.pos = tok;
         c.decode = !cookie;
         parse_name(c, w->name, w->key, &e);
-        apply(st, &e, &c, cookie, w->key_int, w->key_val, eq ? eq + 1 : end,
-              eq ? (size_t)(end - eq - 1) : 0);
+        apply(st, &e, &c, cookie, w->key_int, w->key_val,
+              has_eq ? eq + 1 : end, has_eq ? end - eq - 1 : 0);
         if (post && ++count > HL_PHP_MAX_INPUT_VARS)
             break;
     }
 }
 
-/* Writes val (vlen raw bytes) decoded as dec says into out (outlen >= 2),
+/* Writes the value at offset val of in (vlen raw bytes) decoded as dec says into out (outlen >= 2),
  * cut at outlen-1 bytes and NUL-terminated. Returns the bytes written. */
-static long emit(char *out, size_t outlen, const char *val, size_t vlen,
-                 int dec)
+static long emit(char *out, size_t outlen, hl_php_src_t *in, size_t val,
+                 size_t vlen, int dec)
 {
-    size_t pos = 0, n = 0;
+    size_t pos = val, stop = val + vlen, n = 0;
 
-    while (pos < vlen && n < outlen - 1) {
+    while (pos < stop && n < outlen - 1) {
         if (dec == DEC_NONE)
-            out[n++] = val[pos++];
+            out[n++] = (char)src_at(in, pos++);
         else
-            out[n++] = (char)url_next(val, vlen, &pos, dec == DEC_URL);
+            out[n++] = (char)url_next(in, stop, &pos, dec == DEC_URL);
     }
     out[n] = '\0';
     return (long)n;
 }
 
-/* Writes the result st holds for w into out: the variable, its element
+/* Writes the result st holds for w (its values at offsets of in) into out: the variable, its element
  * w->key, or with array_key the first key of the array it is. Returns the
  * bytes written, or -1. */
 static long result(char *out, size_t outlen, const var_state_t *st,
-                   const want_t *w, int array_key)
+                   hl_php_src_t *in, const want_t *w, int array_key)
 {
     if (w->key == NULL && st->type == T_STRING)
-        return emit(out, outlen, st->val, st->vlen, st->dec);
+        return emit(out, outlen, in, st->val, st->vlen, st->dec);
     if (w->key != NULL && st->type == T_ARRAY && st->ktype == T_STRING)
-        return emit(out, outlen, st->kval, st->kvlen, st->dec);
-    if (w->key == NULL && array_key && st->type == T_ARRAY && st->fk_set)
-        return emit(out, outlen, st->fk, st->fk_len, DEC_NONE);
+        return emit(out, outlen, in, st->kval, st->kvlen, st->dec);
+    if (w->key == NULL && array_key && st->type == T_ARRAY && st->fk_set) {
+        hl_php_src_t fk = mem_src(st->fk, st->fk_len);
+        return emit(out, outlen, &fk, 0, st->fk_len, DEC_NONE);
+    }
     return -1;
 }
 
@@ -552,14 +640,16 @@ long hl_php_var(char *out, size_t outlen, const char *input,
 {
     var_state_t st;
     want_t w;
+    hl_php_src_t in;
 
     if (out != NULL && outlen > 0)
         out[0] = '\0';
     if (out == NULL || outlen < 2 || input == NULL
         || want_init(&w, name, key) < 0)
         return -1;
-    scan_tokens(&st, input, strlen(input), source, &w);
-    return result(out, outlen, &st, &w, 0);
+    in = mem_src(input, strlen(input));
+    scan_tokens(&st, &in, source, &w);
+    return result(out, outlen, &st, &in, &w, 0);
 }
 
 /* Failure and ownership as hl_php_var. */
@@ -581,32 +671,41 @@ long hl_cookie_value(char *out, size_t outlen, const char *cookie_header,
  * PHP reads a multipart body through a buffer of FILLUNIT (5,120) bytes, or
  * the boundary's length + 6 if larger, and what it sees depends on where
  * that buffer stands: a line longer than the buffer is cut into pieces, and
- * the piece may be a boundary line. mp_buf_t follows that buffer over the
- * body held in memory: its window is body[begin, begin + avail), and
- * begin + avail is always how far PHP has read (mod_php's read_post fills
- * the buffer whole until the body ends).
+ * the piece may be a boundary line. mp_buf_t is that buffer: its window w
+ * holds body[begin, begin + avail), and begin + avail is always how far
+ * PHP has read (mod_php's read_post fills the buffer whole until the body
+ * ends).
  */
 #define MP_FILLUNIT      5120
 #define MP_MAX_UPLOADS   20                     /* max_file_uploads */
 #define MP_UPLOAD_MAX    (2 * 1024 * 1024)      /* upload_max_filesize */
 #define MP_PARTS_MAX     (HL_PHP_MAX_INPUT_VARS + MP_MAX_UPLOADS)
 
+#define MP_BUF_MAX (HL_PHP_BOUNDARY_MAX + 6)  /* >= MP_FILLUNIT */
+
 typedef struct {
-    const char *body;
+    hl_php_src_t *body;
     size_t      len;
     size_t      begin;      /* buf_begin, as an offset into body */
     size_t      avail;      /* bytes_in_buffer */
     size_t      size;       /* bufsize */
     const char *next;       /* "\n--BOUNDARY" */
     size_t      next_len;
+    char       *w;          /* the window: body[begin, begin + avail) */
+    char        buf[MP_BUF_MAX];
 } mp_buf_t;
 
-/* fill_buffer: returns the bytes added to the window. */
+/* fill_buffer: moves the window to the buffer's start and reads on.
+ * Returns the bytes added to the window. */
 static size_t mp_fill(mp_buf_t *m)
 {
     size_t room = m->size - m->avail, left = m->len - (m->begin + m->avail);
     size_t n = room < left ? room : left;
 
+    if (m->w != m->buf)
+        memmove(m->buf, m->w, m->avail);
+    m->w = m->buf;
+    src_copy(m->body, m->begin + m->avail, m->buf + m->avail, n);
     m->avail += n;
     return n;
 }
@@ -623,7 +722,7 @@ static int mp_eof(mp_buf_t *m)
  * window holds no whole line and is not full. */
 static int mp_next_line(mp_buf_t *m, const char **line, size_t *n)
 {
-    const char *s = m->body + m->begin, *nl = memchr(s, '\n', m->avail), *nul;
+    const char *s = m->w, *nl = memchr(s, '\n', m->avail), *nul;
 
     if (nl != NULL) {
         size_t used = (size_t)(nl - s) + 1;
@@ -631,12 +730,14 @@ static int mp_next_line(mp_buf_t *m, const char **line, size_t *n)
         *n = (size_t)(nl - s);
         if (*n > 0 && s[*n - 1] == '\r')
             (*n)--;
+        m->w += used;
         m->begin += used;
         m->avail -= used;
     } else if (m->avail < m->size) {
         return -1;
     } else {
         *n = m->avail;
+        m->w += m->avail;
         m->begin += m->avail;
         m->avail = 0;
     }
@@ -660,7 +761,7 @@ static int mp_get_line(mp_buf_t *m, const char **line, size_t *n)
  * a beginning of it; or -1. */
 static long mp_bound(const mp_buf_t *m)
 {
-    const char *w = m->body + m->begin, *p = w, *stop = w + m->avail;
+    const char *w = m->w, *p = w, *stop = w + m->avail;
 
     while (p < stop && (p = memchr(p, m->next[0], (size_t)(stop - p)))) {
         size_t left = (size_t)(stop - p);
@@ -686,8 +787,9 @@ static size_t mp_read(mp_buf_t *m)
     bound = mp_bound(m);
     max = bound >= 0 ? (size_t)bound : m->avail;
     len = max < MP_FILLUNIT - 1 ? max : MP_FILLUNIT - 1;
-    if (len > 0 && bound >= 0 && m->body[m->begin + len - 1] == '\r')
+    if (len > 0 && bound >= 0 && m->w[len - 1] == '\r')
         len--;
+    m->w += len;
     m->begin += len;
     m->avail -= len;
     return len;
@@ -821,21 +923,21 @@ static int mp_bad_brackets(const char *v)
     return c != 0;
 }
 
-/* strtoll(value) as PHP reads MAX_FILE_SIZE: the value (vlen bytes) as a
- * C string, white space and a sign first, saturating. */
-static int64_t mp_strtoll(const char *v, size_t vlen)
+/* strtoll(value) as PHP reads MAX_FILE_SIZE: the value (at offset v of
+ * in, vlen bytes) as a C string, white space and a sign first, saturating. */
+static int64_t mp_strtoll(hl_php_src_t *in, size_t v, size_t vlen)
 {
-    const char *end = v + vlen;
+    size_t end = v + vlen;
     int neg = 0;
     uint64_t u = 0, lim;
 
-    while (v < end && is_space((unsigned char)*v))
+    while (v < end && is_space(src_at(in, v)))
         v++;
-    if (v < end && (*v == '+' || *v == '-'))
-        neg = *v++ == '-';
+    if (v < end && (src_at(in, v) == '+' || src_at(in, v) == '-'))
+        neg = src_at(in, v++) == '-';
     lim = neg ? (uint64_t)INT64_MAX + 1 : (uint64_t)INT64_MAX;
-    for (; v < end && *v >= '0' && *v <= '9'; ++v) {
-        unsigned d = (unsigned)(*v - '0');
+    for (; v < end && src_at(in, v) >= '0' && src_at(in, v) <= '9'; ++v) {
+        unsigned d = (unsigned)(src_at(in, v) - '0');
         if (u > (lim - d) / 10)
             u = lim;
         else
@@ -846,18 +948,20 @@ static int64_t mp_strtoll(const char *v, size_t vlen)
     return (int64_t)u;
 }
 
-/* Registers the text field name = val (vlen bytes) into st. (PHP 8.2
+/* Registers the text field name = the value at offset val of the body
+ * (vlen bytes) into st. (PHP 8.2
  * registers it as sent: neither the normalization of rfc1867.c's
  * protected names nor their guard applies to text fields, as mod_php
  * shows; t/46-multipart-php.t checks both.) */
 static void mp_register(var_state_t *st, const want_t *w, const char *name,
-                        const char *val, size_t vlen)
+                        size_t val, size_t vlen)
 {
+    hl_php_src_t ns = mem_src(name, strlen(name));
     cursor_t c;
     effect_t e;
 
-    c.s = name;
-    c.n = strlen(name);
+    c.s = &ns;
+    c.n = ns.len;
     c.pos = 0;
     c.decode = 0;
     parse_name(c, w->name, w->key, &e);
@@ -906,14 +1010,15 @@ static void mp_text_free(mp_text_t *t)
         free(t->p);
 }
 
-/* Reads the text fields of a multipart body (len bytes, boundary b) into
- * st as PHP's rfc1867 handler registers them into $_POST, with PHP's
- * defaults (max_input_vars 1000, max_file_uploads 20, upload_max_filesize
- * 2M, max_multipart_body_parts -1). Borrows body; allocates (and frees)
- * only for a Content-Disposition over 2 KiB. Returns 0, or -1 when out of
- * memory (st then holds what was read so far). */
-static int scan_multipart(var_state_t *st, const char *body, size_t len,
-                          const char *b, const want_t *w)
+/* Reads the text fields of a multipart body (boundary b) into st as PHP's
+ * rfc1867 handler registers them into $_POST, with PHP's defaults
+ * (max_input_vars 1000, max_file_uploads 20, upload_max_filesize 2M,
+ * max_multipart_body_parts -1). Borrows body; allocates (and frees) only
+ * for a Content-Disposition over 2 KiB, at most mem_max bytes. Returns 0,
+ * or -1 when out of memory or over mem_max (st then holds what was read so
+ * far). */
+static int scan_multipart(var_state_t *st, hl_php_src_t *body, const char *b,
+                          const want_t *w, size_t mem_max)
 {
     char delim[HL_PHP_BOUNDARY_MAX + 3], next[HL_PHP_BOUNDARY_MAX + 4];
     size_t blen = strlen(b), dlen = blen + 2, n, cdlen = 0, k, start, total;
@@ -925,6 +1030,7 @@ static int scan_multipart(var_state_t *st, const char *body, size_t len,
     int rc = 0;
     mp_text_t cd, name;   /* a part's Content-Disposition; its name= */
     mp_buf_t m;
+    size_t len = body->len;
 
     memset(st, 0, sizeof(*st));
     st->dec = DEC_NONE;
@@ -936,7 +1042,8 @@ static int scan_multipart(var_state_t *st, const char *body, size_t len,
     memcpy(delim + 2, b, blen + 1);
     next[0] = '\n';
     memcpy(next + 1, delim, dlen + 1);
-    memset(&m, 0, sizeof(m));
+    memset(&m, 0, offsetof(mp_buf_t, buf));
+    m.w = m.buf;
     m.body = body;
     m.len = len;
     m.size = blen + 6 > MP_FILLUNIT ? blen + 6 : MP_FILLUNIT;
@@ -973,8 +1080,9 @@ static int scan_multipart(var_state_t *st, const char *body, size_t len,
             } else if (!header || !in_cd) {
                 continue;
             }
-            if (mp_text_reserve(&cd, cdlen + (size_t)(line + n - s) + 1,
-                                cdlen + 1) < 0) {
+            if (cdlen + (size_t)(line + n - s) + 1 > mem_max
+                || mp_text_reserve(&cd, cdlen + (size_t)(line + n - s) + 1,
+                                   cdlen + 1) < 0) {
                 rc = -1;
                 goto done;
             }
@@ -998,9 +1106,9 @@ static int scan_multipart(var_state_t *st, const char *body, size_t len,
             while ((k = mp_read(&m)) > 0)
                 total += k;
             if (++count <= HL_PHP_MAX_INPUT_VARS)
-                mp_register(st, w, name.p, body + start, total);
+                mp_register(st, w, name.p, start, total);
             if (strcasecmp(name.p, "MAX_FILE_SIZE") == 0)
-                max_file_size = mp_strtoll(body + start, total);
+                max_file_size = mp_strtoll(body, start, total);
             continue;
         }
         if (uploads_left <= 0)
@@ -1078,15 +1186,18 @@ hl_php_form_t hl_php_form_type(const char *content_type, char *boundary,
     return HL_PHP_FORM_MULTIPART;
 }
 
-/* Returns -1 (and "" in out if outlen > 0) if absent or on a bad argument.
- * Owns nothing. */
-long hl_php_request_param(char *out, size_t outlen, const char *query,
-                          const char *body, size_t body_len,
-                          hl_php_form_t form, const char *boundary,
-                          const char *name, int array_key)
+/* Returns -1 (and "" in out if outlen > 0) if absent or on a bad argument;
+ * HL_PHP_TOO_BIG or HL_PHP_READ_FAIL. Owns nothing. */
+long hl_php_request_param_src(char *out, size_t outlen, const char *query,
+                              hl_php_src_t *body, hl_php_form_t form,
+                              const char *boundary, const char *name,
+                              int array_key, size_t mem_max)
 {
     var_state_t *g, *p, both[2];
+    hl_php_src_t q;
     want_t w;
+    int rc = 0;
+    long n;
 
     if (out != NULL && outlen > 0)
         out[0] = '\0';
@@ -1096,17 +1207,40 @@ long hl_php_request_param(char *out, size_t outlen, const char *query,
     p = &both[1];
     memset(g, 0, sizeof(*g));
     memset(p, 0, sizeof(*p));
+    q = mem_src(query ? query : "", query ? strlen(query) : 0);
     if (query != NULL)
-        scan_tokens(g, query, strlen(query), HL_PHP_GET, &w);
+        scan_tokens(g, &q, HL_PHP_GET, &w);
     if (body != NULL && form == HL_PHP_FORM_URLENCODED)
-        scan_tokens(p, body, body_len, HL_PHP_POST, &w);
+        scan_tokens(p, body, HL_PHP_POST, &w);
     else if (body != NULL && form == HL_PHP_FORM_MULTIPART && boundary != NULL)
-        (void)scan_multipart(p, body, body_len, boundary, &w);  /* out of memory: what was read */
+        rc = scan_multipart(p, body, boundary, &w, mem_max);
+    if (rc < 0 && mem_max != (size_t)-1)
+        return HL_PHP_TOO_BIG;        /* in memory: what was read */
     /* request_order "GP": $_POST overwrites $_GET, arrays are merged (the
      * $_GET keys stay first). */
     if (p->type == T_ARRAY && g->type == T_ARRAY && g->fk_set)
-        return result(out, outlen, g, &w, array_key);
-    if (p->type != T_ABSENT)
-        return result(out, outlen, p, &w, array_key);
-    return result(out, outlen, g, &w, array_key);
+        n = result(out, outlen, g, &q, &w, array_key);
+    else if (p->type != T_ABSENT)
+        n = result(out, outlen, p, body, &w, array_key);
+    else
+        n = result(out, outlen, g, &q, &w, array_key);
+    if (body != NULL && body->failed) {
+        out[0] = '\0';
+        return HL_PHP_READ_FAIL;
+    }
+    return n;
+}
+
+/* Returns -1 (and "" in out if outlen > 0) if absent or on a bad argument.
+ * Owns nothing. */
+long hl_php_request_param(char *out, size_t outlen, const char *query,
+                          const char *body, size_t body_len,
+                          hl_php_form_t form, const char *boundary,
+                          const char *name, int array_key)
+{
+    hl_php_src_t b = mem_src(body, body_len);
+
+    return hl_php_request_param_src(out, outlen, query, body ? &b : NULL,
+                                    form, boundary, name, array_key,
+                                    (size_t)-1);
 }

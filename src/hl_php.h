@@ -140,4 +140,40 @@ long hl_php_request_param(char *out, size_t outlen, const char *query,
                           hl_php_form_t form, const char *boundary,
                           const char *name, int array_key);
 
+/*
+ * A request body the readers pull from by offset, so that it need not be
+ * in memory: either mem (len bytes, borrowed), or, with mem NULL, read
+ * through read(ctx, off, buf, n), which copies body[off, off + n) into buf
+ * and returns 0 (-1 on failure: failed is set and zeros are read). The
+ * readers keep one block of it in cache (cache_size bytes, the caller's);
+ * a multipart body is read in PHP's 5,120-byte windows, an urlencoded one
+ * a token at a time, each value once more when it is written out.
+ */
+typedef struct {
+    const char *mem;
+    size_t      len;
+    int       (*read)(void *ctx, size_t off, char *buf, size_t n);
+    void       *ctx;
+    char       *cache;
+    size_t      cache_size;
+    size_t      cache_off;       /* what cache holds: [cache_off, */
+    size_t      cache_len;       /*  cache_off + cache_len) */
+    int         failed;          /* a read failed */
+} hl_php_src_t;
+
+#define HL_PHP_TOO_BIG   (-2)    /* a multipart header over mem_max */
+#define HL_PHP_READ_FAIL (-3)    /* body->read failed */
+
+/*
+ * hl_php_request_param for a body read through src (NULL: none): the
+ * same answer, with at most mem_max bytes held for a multipart part's
+ * Content-Disposition (HL_PHP_TOO_BIG beyond: the caller refuses the
+ * request rather than guess). Returns as hl_php_request_param, or
+ * HL_PHP_TOO_BIG, or HL_PHP_READ_FAIL. Owns nothing.
+ */
+long hl_php_request_param_src(char *out, size_t outlen, const char *query,
+                              hl_php_src_t *body, hl_php_form_t form,
+                              const char *boundary, const char *name,
+                              int array_key, size_t mem_max);
+
 #endif

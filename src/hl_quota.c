@@ -336,18 +336,21 @@ int hl_quota_set_cost(hl_quota_t *q, const char *value, char *err, size_t errlen
 
     if (value == NULL)
         value = "";
-    if (strcmp(value, "1") == 0) {
+    /* "usage" (issue 19): the body's usage, read by mod_hotlimit_usage.c. */
+    if (strcmp(value, "1") == 0 || strcmp(value, "usage") == 0) {
         q->cost_name[0] = '\0';
+        q->cost_usage = value[0] == 'u';
         return 0;
     }
     if (strncmp(value, "header:", 7) != 0)
-        return set_err(err, errlen, "unknown cost '%s' (use 1 or header:NAME)",
-                       value);
+        return set_err(err, errlen, "unknown cost '%s' (use 1, header:NAME "
+                       "or usage)", value);
     name = value + 7;
     if (check_name("cost", value, name, err, errlen) != 0)
         return -1;
     len = strlen(name);
     memcpy(q->cost_name, name, len + 1);
+    q->cost_usage = 0;
     return 0;
 }
 
@@ -378,7 +381,8 @@ uint32_t hl_cost_parse(const char *value)
 
 int hl_quota_after_response(const hl_quota_t *q)
 {
-    return q->count != HL_COUNT_ALL || q->cost_name[0] != '\0';
+    return q->count != HL_COUNT_ALL || q->cost_name[0] != '\0'
+           || q->cost_usage;
 }
 
 /*
@@ -628,6 +632,8 @@ int hl_quota_validate(const hl_quota_t *q, char *err, size_t errlen)
     if (memchr(q->cost_name, '\0', HL_BY_NAME_MAX) == NULL)
         return set_err(err, errlen, "'cost=header:' needs a name of 1..%d "
                        "characters", HL_BY_NAME_MAX - 1);
+    if (q->cost_usage > 1 || (q->cost_usage && q->cost_name[0]))
+        return set_err(err, errlen, "bad cost_usage %d", (int)q->cost_usage);
     return 0;
 }
 

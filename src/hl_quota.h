@@ -63,6 +63,9 @@ typedef struct {
                                              "" = cost 1 (default) */
     hl_norm_t   norm;                     /* norm=: how a non-ip key value
                                              is folded (HL_NORM_LOWER) */
+    /* cost=usage (issue 19): 1 = the request is charged the tokens its
+     * answer reports in its body (hl_usage.h), after the response. */
+    uint8_t     cost_usage;
     uint32_t    concurrency;              /* a table entry's "concurrency"
                                              (HotLimitConcurrency, by its
                                              by= and norm=), 0: none */
@@ -92,7 +95,7 @@ int hl_parse_window(const char *tok, hl_window_t *w, char *err, size_t errlen);
 
 /*
  * Applies one token of a HotLimitQuota line to *q: a window, or by=..., algo=...,
- * burst=N, count=all|failures|status:401,403, cost=1|header:NAME. Returns 0, or -1 with a message
+ * burst=N, count=all|failures|status:401,403, cost=1|header:NAME|usage. Returns 0, or -1 with a message
  * naming the bad token (unknown key or value, too many windows, ...).
  */
 int hl_quota_apply_token(hl_quota_t *q, const char *tok, char *err, size_t errlen);
@@ -104,10 +107,11 @@ int hl_quota_apply_token(hl_quota_t *q, const char *tok, char *err, size_t errle
 int hl_quota_set_by(hl_quota_t *q, const char *value, char *err, size_t errlen);
 
 /*
- * Parses a "cost" value: "1" (the default: each request costs 1) or
- * "header:NAME" (NAME a header token of 1..HL_BY_NAME_MAX-1 characters).
- * Returns 0, or -1 with a message naming value; q->cost_name is written
- * only on success.
+ * Parses a "cost" value: "1" (the default: each request costs 1),
+ * "header:NAME" (NAME a header token of 1..HL_BY_NAME_MAX-1 characters) or
+ * "usage" (the tokens the answer's body reports). Returns 0, or -1 with a
+ * message naming value; q->cost_name and q->cost_usage are written only on
+ * success.
  */
 int hl_quota_set_cost(hl_quota_t *q, const char *value, char *err, size_t errlen);
 
@@ -119,8 +123,8 @@ int hl_quota_set_cost(hl_quota_t *q, const char *value, char *err, size_t errlen
  */
 uint32_t hl_cost_parse(const char *value);
 
-/* Returns 1 if q is counted after the response (count=failures|status, or
- * cost=header:), 0 if it is counted at the decision (count=all, cost 1). */
+/* Returns 1 if q is counted after the response (count=failures|status,
+ * cost=header: or cost=usage), 0 if it is counted at the decision (count=all, cost 1). */
 int hl_quota_after_response(const hl_quota_t *q);
 
 /* Parses a norm= value ("lower", "digits", "email", "exact"), as the

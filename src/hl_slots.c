@@ -8,8 +8,8 @@
  *  - a link stored in the block is a slot number + 1; 0 means "none";
  *  - a free slot has tag 0 and is linked through `chain` from free_head;
  *  - a used slot has tag >= 1 and sits exactly once in the chain of the
- *    bucket of its hash, and exactly once in one list of its class: list
- *    1 if it has HL_SLOT_AT_LIMIT, else list 0;
+ *    bucket of its hash, and exactly once in one list of its class: the
+ *    list of its level;
  *  - class records 0..nclasses-1 are in use; each one but record 0 is in
  *    the class index (linear probing on its hash), and records are never
  *    removed but by hl_slots_clear, so the index needs no deletion;
@@ -18,10 +18,12 @@
  *
  * Costs: hl_slots_find, hl_slots_remove and hl_slots_get of an existing key
  * are O(1) (one chain, plus a probe of the class index, load <= 1/2).
- * Creating a key in a full table frees or evicts: up to 2 * HL_EVICT_SCAN
- * slot reads in each of at most three classes; the largest class is read
- * off the class tree (below) in O(1), and each slot that changes class
- * costs log2(HL_CLASSES) = 10 steps to keep that tree.
+ * Creating a key in a full table frees or evicts: up to HL_EVICT_SCAN slot
+ * reads in each non-empty list (at most HL_SLOT_LEVELS) of each of at most
+ * three classes, then finding the least filled slot of two classes looks
+ * at the head of each of their lists; the largest class is read off the
+ * class tree (below) in O(1), and each slot that changes class costs
+ * log2(HL_CLASSES) = 10 steps to keep that tree.
  *
  * The block may come back from disk (mod_slotmem_shm persistence) or be
  * left half-updated by a process killed inside a call, so:
@@ -141,10 +143,10 @@ static uint32_t bucket_of(const hl_slots_t *t, uint64_t hash)
     return (uint32_t)(hash & (t->hdr->nbuckets - 1));
 }
 
-/* Returns the list (0 open, 1 at limit) slot s belongs to. */
+/* Returns the list (its fill level) slot s belongs to. */
 static int list_of(const hl_slot_t *s)
 {
-    return (s->flags & HL_SLOT_AT_LIMIT) ? 1 : 0;
+    return s->level;
 }
 
 /* Takes slot idx out of its class list (it must be in it). Leaves the
@@ -167,7 +169,7 @@ static void list_unlink(hl_slots_t *t, uint32_t idx)
     s->lru_next = 0;
 }
 
-/* Puts slot idx (in no list) at the head of the list its cls and flags
+/* Puts slot idx (in no list) at the head of the list its cls and level
  * name: most recently used. Leaves the class count alone. */
 static void list_push_head(hl_slots_t *t, uint32_t idx)
 {
@@ -427,10 +429,10 @@ static int classes_are_valid(const hl_slots_t *t)
 /*
  * Returns 1 if every class list is sound: walked from its head, every link
  * is in range, points back to the previous one and names a used slot (tag
- * != 0, key_len <= HL_KEY_MAX) of that class with the flag of that list;
- * it ends at the list's tail; each class counts the slots of its two
+ * != 0, key_len <= HL_KEY_MAX) of that class with the level of that list;
+ * it ends at the list's tail; each class counts the slots of its
  * lists, and all lists hold `used` slots. The back-link test makes a
- * repeated slot within a list impossible; the class and flag test, a slot
+ * repeated slot within a list impossible; the class and level test, a slot
  * in two lists.
  */
 static int lists_are_valid(const hl_slots_t *t)
@@ -443,7 +445,7 @@ static int lists_are_valid(const hl_slots_t *t)
         uint32_t in_class = 0;
         int l;
 
-        for (l = 0; l < 2; l++) {
+        for (l = 0; l < HL_SLOT_LEVELS; l++) {
             uint32_t idx = k->head[l], prev = 0;
 
             while (idx != 0) {
@@ -453,8 +455,7 @@ static int lists_are_valid(const hl_slots_t *t)
                     return 0;
                 s = slot_at(t, idx);
                 if (s->lru_prev != prev || s->tag == 0 || s->key_len > HL_KEY_MAX
-                    || s->cls != c || (s->flags & ~HL_SLOT_AT_LIMIT) != 0
-                    || list_of(s) != l)
+                    || s->cls != c || list_of(s) != l)
                     return 0;
                 prev = idx;
                 idx = s->lru_next;
@@ -623,7 +624,7 @@ static uint32_t reclaim(hl_slots_t *t, uint32_t c, int64_t now_ms)
     uint32_t freed = 0;
     int l;
 
-    for (l = 0; l < 2; l++) {
+    for (l = 0; l < HL_SLOT_LEVELS; l++) {
         uint32_t idx = t->classes[c].tail[l], n;
 
         for (n = 0; idx != 0 && n < HL_EVICT_SCAN; n++) {
@@ -640,21 +641,25 @@ static uint32_t reclaim(hl_slots_t *t, uint32_t c, int64_t now_ms)
     return freed;
 }
 
-/* Returns the least recently used slot of class c that is not recent, in
- * its open list, else in its at-limit list; 0 if there is none. */
-static uint32_t evictable(const hl_slots_t *t, uint32_t c)
+/* Returns the least recently used slot of class c that is not recent in
+ * its lowest level that has one, and sets *level to that level; 0 (and
+ * *level HL_SLOT_LEVELS) if there is none. */
+static uint32_t evictable(const hl_slots_t *t, uint32_t c, int *level)
 {
     int l;
 
-    for (l = 0; l < 2; l++) {
+    for (l = 0; l < HL_SLOT_LEVELS; l++) {
         uint32_t idx = t->classes[c].tail[l], n;
 
         for (n = 0; idx != 0 && n <= HL_SLOTS_RECENT; n++) {
-            if (!is_recent(t, idx))
+            if (!is_recent(t, idx)) {
+                *level = l;
                 return idx;
+            }
             idx = slot_at(t, idx)->lru_prev;
         }
     }
+    *level = HL_SLOT_LEVELS;
     return 0;
 }
 
@@ -668,21 +673,29 @@ static uint32_t victim_class(const hl_slots_t *t, uint32_t rc)
 }
 
 /*
- * Returns the live slot to evict from victim class v: its least recently
- * used evictable slot, else that of the first class
- * that has one, else (a table of at most HL_SLOTS_RECENT slots) the least
- * recently used of the victim class even if recent. 0 only if the table
+ * Returns the live slot to evict for a new key of class rc, v being the
+ * victim class: the least filled evictable slot of v, or rc's when that is
+ * less filled (so a new key never pushes out a counter used more than the
+ * requester's own least filled one); else that of the first class that has
+ * one; else (a table of at most HL_SLOTS_RECENT slots) the least recently
+ * used slot of the lowest level of v even if recent. 0 only if the table
  * has no used slot (inconsistent).
  */
-static uint32_t choose_eviction(const hl_slots_t *t, uint32_t v)
+static uint32_t choose_eviction(const hl_slots_t *t, uint32_t rc, uint32_t v)
 {
-    uint32_t idx = evictable(t, v), c;
+    int lv, lr, l;
+    uint32_t idx = evictable(t, v, &lv), c;
 
+    if (v != rc) {
+        uint32_t own = evictable(t, rc, &lr);
+
+        if (own != 0 && lr < lv)
+            idx = own;
+    }
     for (c = 0; idx == 0 && c < t->hdr->nclasses; c++)
-        idx = evictable(t, c);
-    if (idx == 0)
-        idx = t->classes[v].tail[0] != 0 ? t->classes[v].tail[0]
-                                         : t->classes[v].tail[1];
+        idx = evictable(t, c, &lv);
+    for (l = 0; idx == 0 && l < HL_SLOT_LEVELS; l++)
+        idx = t->classes[v].tail[l];
     return idx;
 }
 
@@ -714,7 +727,7 @@ static uint32_t take_slot(hl_slots_t *t, uint32_t rc, int64_t now_ms)
         if (v != rc)
             reclaim(t, v, now_ms);
         if (h->free_head == 0) {
-            idx = choose_eviction(t, v);
+            idx = choose_eviction(t, rc, v);
             if (idx != 0) {
                 free_slot(t, idx);
                 h->evictions++;
@@ -778,7 +791,7 @@ hl_slot_t *hl_slots_get_hashed(hl_slots_t *t, const char *key, size_t len,
             memset(&s->bucket, 0, sizeof(s->bucket));
             s->tag = tag;
             s->expires_ms = 0;
-            s->flags = 0;
+            s->level = 0;
         }
         if (s->cls != rc) {
             count_add(t, s->cls, -1);
@@ -843,17 +856,29 @@ hl_slot_t *hl_slots_get_hinted(hl_slots_t *t, const char *key, size_t len,
     return s;
 }
 
-/* Moves s to the head of its class's at-limit list (at_limit nonzero) or
- * open list, if it is not in that list already. Never fails. */
-void hl_slots_set_at_limit(hl_slots_t *t, hl_slot_t *s, int at_limit)
+uint8_t hl_slots_fill_level(uint32_t used, uint32_t limit)
+{
+    if (limit == 0)
+        limit = 1;
+    if (used >= limit)
+        return HL_SLOT_FULL;
+    if (used <= 1)
+        return 0;
+    return (uint8_t)(1 + (uint64_t)used * (HL_SLOT_FULL - 1) / limit);
+}
+
+/* Moves s to the head of its class's list of level (capped at
+ * HL_SLOT_FULL), if it is not in that list already. Never fails. */
+void hl_slots_set_level(hl_slots_t *t, hl_slot_t *s, uint8_t level)
 {
     uint32_t idx = (uint32_t)(s - t->slots) + 1;
-    uint8_t want = at_limit ? HL_SLOT_AT_LIMIT : 0;
 
-    if ((s->flags & HL_SLOT_AT_LIMIT) == want)
+    if (level > HL_SLOT_FULL)
+        level = HL_SLOT_FULL;
+    if (s->level == level)
         return;
     list_unlink(t, idx);
-    s->flags = (uint8_t)((s->flags & ~HL_SLOT_AT_LIMIT) | want);
+    s->level = level;
     list_push_head(t, idx);
 }
 
@@ -872,8 +897,8 @@ int hl_slots_remove(hl_slots_t *t, const char *key, size_t len)
 }
 
 /*
- * Returns the number of slots fn was called on (class by class, open list
- * then at-limit list, most recently used first); stops after the first
+ * Returns the number of slots fn was called on (class by class, level by
+ * level from 0 up, most recently used first); stops after the first
  * call that returns nonzero. fn must not change the table. Never more than
  * capacity calls.
  */
@@ -885,7 +910,7 @@ uint32_t hl_slots_foreach(hl_slots_t *t,
     int l;
 
     for (c = 0; c < t->hdr->nclasses; c++) {
-        for (l = 0; l < 2; l++) {
+        for (l = 0; l < HL_SLOT_LEVELS; l++) {
             uint32_t idx = t->classes[c].head[l];
 
             while (idx != 0 && n < t->hdr->capacity) {

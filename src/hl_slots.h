@@ -11,21 +11,23 @@
  *
  * Eviction classes. Every slot belongs to a class: in the limiter, one per
  * quota (origin + scope), so that a client flooding one quota with new
- * keys cannot push another quota's live counters out. A class has two LRU
- * lists: "open" slots and slots "at limit" (flagged by the caller: the
- * counter has no request left in its window). When a new key finds no free
- * slot, hl_slots_get
+ * keys cannot push another quota's live counters out. Every slot also has
+ * a fill level, set by the caller (hl_slots_fill_level: how much of its
+ * limit the counter has used; 0 for one request or none, HL_SLOT_FULL at
+ * its limit), and a class keeps one LRU list per level. When a new key
+ * finds no free slot, hl_slots_get
  *   1. frees every expired slot among the HL_EVICT_SCAN oldest of each list
  *      of the requester's class, then of one more class taken in turn (a
  *      sweep that drains quotas nobody uses any more), then of the victim
  *      class below;
- *   2. if none was expired, evicts from the victim class: the class holding
- *      the most slots (ties: the requester's own), its least recently used
- *      open slot, or, only if it has none, its least recently used slot at
- *      limit.
+ *   2. if none was expired, evicts the least filled, least recently used
+ *      slot of the victim class: the class holding the most slots (ties:
+ *      the requester's own); but the requester's own least filled slot
+ *      instead when it is less filled than the victim class's.
  * So the flooder pays: a class is only ever robbed by another class while
- * it is the largest, and a class holding fewer than capacity / (classes in
- * use) slots never loses a live counter to another class.
+ * it is the largest, a class holding fewer than capacity / (classes in
+ * use) slots never loses a live counter to another class, and a flood of
+ * new one-request keys never evicts a counter that has been used more.
  * The HL_SLOTS_RECENT slots most recently returned by hl_slots_get are
  * never freed nor evicted by it (the windows of one decision never take
  * each other's slot), unless nothing else is left.
@@ -46,14 +48,16 @@
 
 #define HL_KEY_MAX       70          /* bytes of key stored inline */
 #define HL_SLOTS_MAGIC   0x484c5354u /* "HLST" */
-#define HL_SLOTS_VERSION 2u          /* 2: eviction classes */
+#define HL_SLOTS_VERSION 3u          /* 2: eviction classes; 3: fill levels */
 #define HL_EVICT_SCAN    8           /* list tail entries checked for expiry */
 #define HL_CLASSES       1024        /* class records, class 0 shared;
                                         a power of two */
 #define HL_CLASS_INDEX   2048        /* open-addressing index of the classes */
 #define HL_SLOTS_RECENT  8           /* slots protected from hl_slots_get */
 
-#define HL_SLOT_AT_LIMIT 0x01        /* hl_slot_t.flags: in the at-limit list */
+#define HL_SLOT_LEVELS   8           /* fill levels: LRU lists per class */
+#define HL_SLOT_FULL     (HL_SLOT_LEVELS - 1)  /* the level of a counter
+                                                   at its limit */
 
 typedef struct {
     uint64_t    hash;        /* seeded hash of the key */
@@ -61,7 +65,8 @@ typedef struct {
     uint32_t    lru_prev;    /* index + 1, 0 = none (towards most recent) */
     uint32_t    lru_next;    /* index + 1, 0 = none (towards least recent) */
     uint8_t     tag;         /* caller's policy tag (algo); 0 = slot is free */
-    uint8_t     flags;       /* HL_SLOT_AT_LIMIT: which list of its class */
+    uint8_t     level;       /* fill level 0..HL_SLOT_FULL: which list of
+                                its class */
     uint16_t    cls;         /* class record index */
     int64_t     expires_ms;  /* from hl_bucket_expires_ms; reuse after it */
     hl_bucket_t bucket;
@@ -69,12 +74,12 @@ typedef struct {
     char        key[HL_KEY_MAX];  /* not NUL-terminated */
 } hl_slot_t;
 
-/* One eviction class: its slot count and two LRU lists (0 open, 1 at limit). */
+/* One eviction class: its slot count and one LRU list per fill level. */
 typedef struct {
     uint64_t hash;           /* class hash; 0 for class 0 and unused records */
-    uint32_t count;          /* slots in both lists */
-    uint32_t head[2];        /* index + 1, most recently used */
-    uint32_t tail[2];        /* index + 1, least recently used */
+    uint32_t count;          /* slots in all its lists */
+    uint32_t head[HL_SLOT_LEVELS];  /* index + 1, most recently used */
+    uint32_t tail[HL_SLOT_LEVELS];  /* index + 1, least recently used */
     uint32_t reserved;
 } hl_slot_class_t;
 
@@ -140,13 +145,13 @@ hl_slot_t *hl_slots_find_hashed(hl_slots_t *t, const char *key, size_t len,
                                 uint64_t hash);
 
 /*
- * Returns the slot of key, creating it (zeroed bucket, tag as given, not at
- * limit) when absent in the class of class hash cls (0: the shared class),
+ * Returns the slot of key, creating it (zeroed bucket, tag as given, level
+ * 0) when absent in the class of class hash cls (0: the shared class),
  * by taking a free slot, else freeing expired ones, else evicting (see the
  * top of this file; counted in evictions). Marks the slot most recently
  * used in its list. Never NULL when len <= HL_KEY_MAX; *created is set to
  * 1 for a new slot. If an existing slot has another tag, its bucket is
- * reset, its tag updated and its at-limit flag cleared; if it is in another
+ * reset, its tag updated and its level set to 0; if it is in another
  * class, it moves to this one.
  */
 /* Returns the hash hl_slots_get uses for key in t (t's seed). Reads only
@@ -172,11 +177,21 @@ hl_slot_t *hl_slots_get(hl_slots_t *t, const char *key, size_t len,
                         int *created);
 
 /*
- * Flags slot s (from hl_slots_get on t) as at its limit (at_limit nonzero)
- * or not, moving it to the head of the matching list of its class. Slots at
- * limit are evicted last within their class.
+ * Returns the fill level of a counter that has used `used` of its limit
+ * `limit`: 0 when used <= 1 (a key seen once, or not at all, in its
+ * window), HL_SLOT_FULL when used >= limit, else 1 + used * (HL_SLOT_FULL
+ * - 1) / limit, so 1 .. HL_SLOT_FULL - 1, growing with used / limit.
+ * A limit of 0 reads as 1. Pure; never fails.
  */
-void hl_slots_set_at_limit(hl_slots_t *t, hl_slot_t *s, int at_limit);
+uint8_t hl_slots_fill_level(uint32_t used, uint32_t limit);
+
+/*
+ * Sets the fill level of slot s (from hl_slots_get on t) to level
+ * (HL_SLOT_FULL when larger), moving it to the head of that list of its
+ * class when it changes. Less filled slots are evicted first within their
+ * class. Never fails.
+ */
+void hl_slots_set_level(hl_slots_t *t, hl_slot_t *s, uint8_t level);
 
 /*
  * Returns the index of the class record of class hash cls (0 for hash 0 or
@@ -189,7 +204,7 @@ int hl_slots_remove(hl_slots_t *t, const char *key, size_t len);
 
 /*
  * Calls fn for every used slot: class by class (record order), in each
- * class the open list then the at-limit list, most recently used first;
+ * class level by level from 0 up, most recently used first;
  * stops early when fn returns nonzero. Returns the number of slots visited.
  */
 uint32_t hl_slots_foreach(hl_slots_t *t,

@@ -300,10 +300,11 @@ const hl_rule_t *hl_table_rule(const hl_table_t *t, uint32_t i)
     return &rules_of(t)[i];
 }
 
-/* Adds or replaces the rule route (len bytes, < HL_TABLE_ROUTE_MAX) with q.
- * Returns 1 if it replaced an earlier rule, 0 if added, -1 when full. */
+/* Adds or replaces the rule route (len bytes, < HL_TABLE_ROUTE_MAX) with q
+ * and plan selector sel. Returns 1 if it replaced an earlier rule, 0 if
+ * added, -1 when full. */
 static int put_rule(hl_table_t *t, const char *route, size_t len,
-                    const hl_quota_t *q)
+                    const hl_quota_t *q, const hl_plan_sel_t *sel)
 {
     hl_rule_t *rules = (hl_rule_t *)(void *)
         ((char *)t + rules_offset(t->nbuckets));
@@ -313,6 +314,7 @@ static int put_rule(hl_table_t *t, const char *route, size_t len,
 
     if (r != NULL) {
         r->quota = *q;
+        r->plan = *sel;
         return 1;
     }
     if (t->nrules >= t->max_rules)
@@ -323,6 +325,7 @@ static int put_rule(hl_table_t *t, const char *route, size_t len,
     r->route[len] = '\0';
     r->hash = hl_table_route_hash(route, len);
     r->quota = *q;
+    r->plan = *sel;
     b = (uint32_t)(r->hash & (t->nbuckets - 1));
     r->chain = buckets[b];
     buckets[b] = ++t->nrules;       /* index + 1 of the new rule */
@@ -412,6 +415,7 @@ static int json_bool(const cJSON *v, const char *key, char *err, size_t errlen)
 /* The fields of one entry as read, before they are combined. */
 typedef struct {
     hl_quota_t q;           /* by, algo, burst, dry_run, windows of limits */
+    hl_plan_sel_t sel;      /* "plan" */
     int        has_limits;
     int        has_max;
     int        has_window;
@@ -488,6 +492,58 @@ static int read_window(const cJSON *v, uint32_t *ms, char *err, size_t errlen)
     return 0;
 }
 
+/* Returns 1 if the n bytes of s are a header or variable name: letters,
+ * digits and "-_.", not empty, shorter than HL_BY_NAME_MAX. */
+static int is_selector_name(const char *s, size_t n)
+{
+    size_t i;
+
+    if (n == 0 || n >= HL_BY_NAME_MAX)
+        return 0;
+    for (i = 0; i < n; i++)
+        if (!((s[i] >= 'a' && s[i] <= 'z') || (s[i] >= 'A' && s[i] <= 'Z')
+              || (s[i] >= '0' && s[i] <= '9') || s[i] == '-' || s[i] == '_'
+              || s[i] == '.'))
+            return 0;
+    return 1;
+}
+
+/*
+ * Reads a route's "plan": "env:NAME" or "header:NAME" into *sel.
+ * Returns 0, or -1 with a message in err.
+ */
+static int read_plan_selector(const cJSON *v, hl_plan_sel_t *sel, char *err,
+                              size_t errlen)
+{
+    const char *s = cJSON_IsString(v) ? v->valuestring : NULL, *name;
+    uint32_t from;
+
+    if (s && strncmp(s, "env:", 4) == 0) {
+        from = HL_PLAN_FROM_ENV;
+        name = s + 4;
+    }
+    else if (s && strncmp(s, "header:", 7) == 0) {
+        from = HL_PLAN_FROM_HEADER;
+        name = s + 7;
+    }
+    else {
+        snprintf(err, errlen, "'plan' must be \"env:NAME\" or "
+                 "\"header:NAME\" (where the plan's name of a request "
+                 "comes from), not %s%.60s%s", s ? "'" : "",
+                 s ? s : json_kind(v), s ? "'" : "");
+        return -1;
+    }
+    if (!is_selector_name(name, strlen(name))) {
+        snprintf(err, errlen, "bad plan selector '%.100s': the name must be "
+                 "1 to %d letters, digits, '-', '_' or '.'", s,
+                 HL_BY_NAME_MAX - 1);
+        return -1;
+    }
+    sel->from = from;
+    memcpy(sel->name, name, strlen(name) + 1);
+    return 0;
+}
+
 /*
  * Reads one field of an entry into e. Returns 0 (read), 1 (unknown key,
  * message in err), or -1 (invalid value, message in err).
@@ -528,6 +584,8 @@ static int read_field(entry_t *e, const char *key, const cJSON *v,
                ? hl_quota_set_by(&e->q, v->valuestring, err, errlen)
                : hl_quota_set_algo(&e->q, v->valuestring, err, errlen);
     }
+    if (strcmp(key, "plan") == 0)
+        return read_plan_selector(v, &e->sel, err, errlen);
     if (strcmp(key, "concurrency") == 0)
         return json_count(v, "concurrency", HL_CONC_LIMIT_MAX,
                           &e->q.concurrency, err, errlen);
@@ -539,8 +597,8 @@ static int read_field(entry_t *e, const char *key, const cJSON *v,
         return 0;
     }
     snprintf(err, errlen, "unknown key '%s' ignored (use limits, max, "
-             "window, by, algo, burst, cost, norm, concurrency or dry_run)",
-             key);
+             "window, by, algo, burst, cost, norm, plan, concurrency or "
+             "dry_run)", key);
     return 1;
 }
 
@@ -549,7 +607,7 @@ static unsigned key_bit(const char *key)
 {
     static const char *const keys[] = {
         "limits", "max", "window", "by", "algo", "burst", "dry_run", "cost",
-        "norm", "concurrency"
+        "norm", "plan", "concurrency"
     };
     unsigned i;
 
@@ -567,7 +625,7 @@ static unsigned key_bit(const char *key)
  * v (valid while v is), or NULL when the entry as a whole is at fault.
  */
 static int read_entry(parse_ctx_t *c, const char *name, const cJSON *v,
-                      hl_quota_t *q, const char **bad_field)
+                      hl_quota_t *q, hl_plan_sel_t *sel, const char **bad_field)
 {
     char err[HL_ERR_MAX];
     const char *first = NULL, *field;
@@ -635,6 +693,8 @@ static int read_entry(parse_ctx_t *c, const char *name, const cJSON *v,
         goto skip_at;
     }
     *q = e.q;
+    if (sel != NULL)
+        *sel = e.sel;
     return 0;
 skip_at:
     if (!bad)
@@ -658,6 +718,7 @@ static void read_routes(parse_ctx_t *c, const cJSON *routes)
         const char *name = v->string ? v->string : "";
         uint32_t at = i++;
         hl_quota_t q;
+        hl_plan_sel_t sel;
         size_t len;
 
         if (name[0] == '\0') {
@@ -674,13 +735,16 @@ static void read_routes(parse_ctx_t *c, const cJSON *routes)
             c->nerrors++;
             continue;
         }
-        if (read_entry(c, name, v, &q, NULL) != 0) {
+        if (read_entry(c, name, v, &q, &sel, NULL) != 0) {
             c->nerrors++;
             if (at < HL_TABLE_MAX_ROUTES)
                 c->skipped[at >> 3] |= (unsigned char)(1u << (at & 7));
             continue;
         }
-        if (put_rule(c->t, route, len, &q) == 1)
+        if (sel.from != HL_PLAN_FROM_NONE && c->t->nplans == 0)
+            report(c, HL_PROBLEM_WARNING, name, "plan", "'plan' given, but "
+                   "the table has no \"plans\": the route's own limits apply");
+        if (put_rule(c->t, route, len, &q, &sel) == 1)
             report(c, HL_PROBLEM_WARNING, name, NULL, "same route as an "
                    "earlier entry ('%s' once normalised); this later entry "
                    "replaces it", route);
@@ -734,12 +798,12 @@ static void keep_skipped(parse_ctx_t *c, const cJSON *routes)
         len = hl_route_from_name(route, sizeof(route), name, strlen(name));
         old = hl_table_lookup(c->prev, route, len);
         if (old == NULL || hl_table_lookup(c->t, route, len) != NULL
-            || put_rule(c->t, route, len, &old->quota) != 0)
+            || put_rule(c->t, route, len, &old->quota, &old->plan) != 0)
             continue;
         c->nkept++;
         /* The entry again, silently: which field was at fault. */
         c->fn = NULL;
-        (void)read_entry(c, name, v, &q, &field);
+        (void)read_entry(c, name, v, &q, NULL, &field);
         c->fn = fn;
         report(c, HL_PROBLEM_KEPT, name, field, "invalid entry skipped; the "
                "route keeps its rule from the table in force (%s)",
@@ -790,7 +854,7 @@ static void read_exempt(parse_ctx_t *c, const cJSON *v)
 
 /* The top-level members of a document, found once each. */
 typedef struct {
-    const cJSON *enabled, *e, *m, *t, *routes, *exempt, *ban;
+    const cJSON *enabled, *e, *m, *t, *routes, *exempt, *ban, *plans;
 } top_t;
 
 /*
@@ -800,9 +864,9 @@ typedef struct {
 static void find_top(parse_ctx_t *c, const cJSON *doc, top_t *top)
 {
     static const char *const names[] = {
-        "enabled", "e", "m", "t", "routes", "exempt", "ban"
+        "enabled", "e", "m", "t", "routes", "exempt", "ban", "plans"
     };
-    const cJSON **slots[7];
+    const cJSON **slots[8];
     const cJSON *v;
     size_t i;
 
@@ -814,17 +878,18 @@ static void find_top(parse_ctx_t *c, const cJSON *doc, top_t *top)
     slots[4] = &top->routes;
     slots[5] = &top->exempt;
     slots[6] = &top->ban;
+    slots[7] = &top->plans;
     cJSON_ArrayForEach(v, doc) {
         const char *key = v->string ? v->string : "";
 
-        for (i = 0; i < 7; i++) {
+        for (i = 0; i < 8; i++) {
             if (strcmp(key, names[i]) == 0)
                 break;
         }
-        if (i == 7) {
+        if (i == 8) {
             report(c, HL_PROBLEM_WARNING, NULL, key, "unknown key '%.100s' "
-                   "ignored (use enabled, routes, exempt, ban, or e, m, t)",
-                   key);
+                   "ignored (use enabled, routes, exempt, ban, plans, or e, "
+                   "m, t)", key);
             continue;
         }
         if (*slots[i] != NULL)
@@ -969,6 +1034,146 @@ bad:
     c->nerrors++;
 }
 
+/* ---- plans -------------------------------------------------------------- */
+
+/*
+ * Reads one plan object v named name into *p: "limits" or "max" +
+ * "window" (as a route entry), and "concurrency". Reports each problem
+ * with the route "plans.NAME". Returns 0, or -1 when the plan is skipped.
+ */
+static int read_plan(parse_ctx_t *c, const char *name, const cJSON *v,
+                     hl_plan_t *p)
+{
+    char err[HL_ERR_MAX], where[HL_PLAN_NAME_MAX + 8];
+    const cJSON *f;
+    entry_t e;
+    int bad = 0;
+
+    snprintf(where, sizeof(where), "plans.%s", name);
+    if (!cJSON_IsObject(v)) {
+        report(c, HL_PROBLEM_ERROR, where, NULL, "a plan must be an object "
+               "(e.g. {\"limits\": [\"100/1m\"]}), not %s", json_kind(v));
+        return -1;
+    }
+    memset(&e, 0, sizeof(e));
+    memset(p, 0, sizeof(*p));
+    cJSON_ArrayForEach(f, v) {
+        const char *key = f->string ? f->string : "";
+        int rc = 0;
+
+        if (strcmp(key, "limits") == 0) {
+            e.has_limits = 1;
+            rc = read_limits(&e, f, err, sizeof(err));
+        }
+        else if (strcmp(key, "max") == 0) {
+            e.has_max = 1;
+            rc = json_count(f, "max", HL_INT_MAX, &e.max, err, sizeof(err));
+        }
+        else if (strcmp(key, "window") == 0) {
+            e.has_window = 1;
+            rc = read_window(f, &e.window_ms, err, sizeof(err));
+        }
+        else if (strcmp(key, "concurrency") == 0)
+            rc = json_count(f, "concurrency", HL_INT_MAX, &p->concurrency,
+                            err, sizeof(err));
+        else {
+            report(c, HL_PROBLEM_WARNING, where, key, "unknown key '%.100s' "
+                   "ignored (a plan has limits, max, window, concurrency)",
+                   key);
+            continue;
+        }
+        if (rc != 0) {
+            report(c, HL_PROBLEM_ERROR, where, key, "%s", err);
+            bad = 1;
+        }
+    }
+    if (bad)
+        return -1;
+    if (e.has_limits == (e.has_max || e.has_window)
+        || (!e.has_limits && e.has_max != e.has_window)) {
+        report(c, HL_PROBLEM_ERROR, where, NULL, "give either 'limits' or "
+               "'max' + 'window'");
+        return -1;
+    }
+    if (!e.has_limits) {
+        e.q.nwindows = 1;
+        e.q.windows[0].count = e.max;
+        e.q.windows[0].window_ms = e.window_ms;
+    }
+    p->nwindows = e.q.nwindows;
+    memcpy(p->windows, e.q.windows, sizeof(p->windows));
+    memcpy(p->name, name, strlen(name) + 1);
+    return 0;
+}
+
+/* Reads the top-level "plans" object into c->t->plans; a plan with a bad
+ * name or field is skipped (an error), the others apply. */
+static void read_plans(parse_ctx_t *c, const cJSON *plans)
+{
+    const cJSON *v;
+
+    if (!cJSON_IsObject(plans)) {
+        report(c, HL_PROBLEM_ERROR, NULL, "plans", "'plans' must be an object "
+               "of plan name to limits, not %s", json_kind(plans));
+        c->nerrors++;
+        return;
+    }
+    cJSON_ArrayForEach(v, plans) {
+        const char *name = v->string ? v->string : "";
+        size_t n = strlen(name);
+
+        if (n == 0 || n >= HL_PLAN_NAME_MAX || !is_selector_name(name, n)) {
+            report(c, HL_PROBLEM_ERROR, NULL, "plans", "bad plan name "
+                   "'%.100s': 1 to %d letters, digits, '-', '_' or '.'", name,
+                   HL_PLAN_NAME_MAX - 1);
+            c->nerrors++;
+            continue;
+        }
+        if (hl_table_plan(c->t, name, n) != NULL) {
+            report(c, HL_PROBLEM_WARNING, NULL, "plans", "plan '%s' given "
+                   "more than once; the first one applies", name);
+            continue;
+        }
+        if (c->t->nplans >= HL_TABLE_MAX_PLANS) {
+            report(c, HL_PROBLEM_ERROR, NULL, "plans", "more than %d plans; "
+                   "'%s' and later ones skipped", HL_TABLE_MAX_PLANS, name);
+            c->nerrors++;
+            return;
+        }
+        if (read_plan(c, name, v, &c->t->plans[c->t->nplans]) != 0) {
+            c->nerrors++;
+            continue;
+        }
+        c->t->nplans++;
+    }
+}
+
+const hl_plan_t *hl_table_plan(const hl_table_t *t, const char *name,
+                               size_t len)
+{
+    uint32_t i;
+
+    if (!table_ok(t) || name == NULL || len == 0 || len >= HL_PLAN_NAME_MAX)
+        return NULL;
+    for (i = 0; i < t->nplans && i < HL_TABLE_MAX_PLANS; i++)
+        if (strncmp(t->plans[i].name, name, len) == 0
+            && t->plans[i].name[len] == '\0')
+            return &t->plans[i];
+    return NULL;
+}
+
+void hl_table_plan_quota(const hl_quota_t *base, const hl_plan_t *p,
+                         hl_quota_t *q)
+{
+    int n = p->nwindows;
+
+    *q = *base;
+    if (n < 1 || n > HL_MAX_WINDOWS)
+        return;                 /* not from hl_table_parse: the route's */
+    q->nwindows = n;
+    memcpy(q->windows, p->windows, sizeof(p->windows[0]) * (size_t)n);
+}
+
 /* Reports where cJSON stopped in doc (len bytes) as line and column. */
 static void report_syntax(parse_ctx_t *c, const char *doc, size_t len,
                           const char *at, const char *what)
@@ -1083,6 +1288,8 @@ int hl_table_parse_keep(void *mem, size_t size, uint32_t max_rules,
         read_ban(&c, top.ban);
     if (top.exempt != NULL)
         read_exempt(&c, top.exempt);
+    if (top.plans != NULL)
+        read_plans(&c, top.plans);
     if (top.routes != NULL)
         read_routes(&c, top.routes);
     if (top.routes != NULL && c.prev != NULL)

@@ -19,12 +19,36 @@
 #include "hl_ban.h"
 
 #define HL_TABLE_MAGIC      0x484c5442u   /* "HLTB" */
-#define HL_TABLE_VERSION    3u            /* 2: cost_name, ban; 3: concurrency */
+#define HL_TABLE_VERSION    4u            /* 2: cost_name, ban; 3: plans; 4: concurrency */
 #define HL_TABLE_MAX_ROUTES 16384         /* rules per table */
 #define HL_TABLE_MAX_EXEMPT 256           /* exempt blocks per table */
 #define HL_TABLE_MAX_DOC    (8u << 20)    /* largest document accepted */
 #define HL_TABLE_ROUTE_MAX  128           /* bytes of a rule's route, NUL incl. */
 #define HL_TABLE_GLOBAL_ROUTE "*"         /* route name of the e/m/t bucket */
+#define HL_TABLE_MAX_PLANS  32            /* "plans" per table */
+#define HL_PLAN_NAME_MAX    48            /* bytes of a plan's name, NUL incl. */
+
+/* Where a route's "plan" selector reads the plan's name of a request. */
+typedef enum {
+    HL_PLAN_FROM_NONE = 0,    /* no "plan": the route's own limits */
+    HL_PLAN_FROM_ENV,         /* "env:NAME": a variable (SetEnvIf, auth) */
+    HL_PLAN_FROM_HEADER       /* "header:NAME": a request header */
+} hl_plan_from_t;
+
+/* A route's "plan" selector. */
+typedef struct {
+    uint32_t from;                        /* hl_plan_from_t */
+    char     name[HL_BY_NAME_MAX];        /* the variable or header */
+} hl_plan_sel_t;
+
+/* One of the table's "plans": limits that replace a route's own for the
+ * requests whose selector names it. */
+typedef struct {
+    char        name[HL_PLAN_NAME_MAX];   /* NUL-terminated */
+    int32_t     nwindows;                 /* 1..HL_MAX_WINDOWS */
+    hl_window_t windows[HL_MAX_WINDOWS];
+    uint32_t    concurrency;              /* "concurrency", 0 = none */
+} hl_plan_t;
 
 typedef struct {
     char       route[HL_TABLE_ROUTE_MAX];  /* normalised, NUL-terminated */
@@ -32,6 +56,8 @@ typedef struct {
     uint32_t   pad;
     uint64_t   hash;
     hl_quota_t quota;                      /* quota.dry_run: -1/0/1 */
+    hl_plan_sel_t plan;                    /* "plan": where a request's
+                                              plan name comes from */
 } hl_rule_t;
 
 /* The image: this header, then uint32_t buckets[nbuckets], then
@@ -52,6 +78,9 @@ typedef struct {
     uint32_t   has_ban;          /* 1: "ban" given, overrides HotLimitBan */
     uint32_t   pad;
     hl_ban_t   ban;
+    uint32_t   nplans;           /* "plans", in document order */
+    uint32_t   pad2;
+    hl_plan_t  plans[HL_TABLE_MAX_PLANS];
 } hl_table_t;
 
 /* Severity of a problem reported while parsing. */
@@ -133,6 +162,17 @@ const hl_rule_t *hl_table_match(const hl_table_t *t, const char *route);
 /* Returns rule i of t (0 .. t->nrules - 1, in the order they were first
  * added), or NULL when there is no such rule. The table owns it. */
 const hl_rule_t *hl_table_rule(const hl_table_t *t, uint32_t i);
+
+/* Returns the plan named name (len bytes, compared exactly), or NULL when
+ * the table has none of that name. The table owns it. */
+const hl_plan_t *hl_table_plan(const hl_table_t *t, const char *name,
+                               size_t len);
+
+/* Sets *q to rule quota base with the windows of plan p: what a request
+ * of base's route counts under when its selector names p (by, algo and
+ * the rest stay the route's). Never fails. */
+void hl_table_plan_quota(const hl_quota_t *base, const hl_plan_t *p,
+                         hl_quota_t *q);
 
 /* Returns 1 if address ip is in the table's exempt list. */
 int hl_table_exempt(const hl_table_t *t, const hl_cidr_t *ip);

@@ -9,7 +9,9 @@
  * (429 responses and headers), mod_hotlimit_status.c (status handler),
  * mod_hotlimit_modstatus.c (a section in mod_status's server-status),
  * mod_hotlimit_table.c (quota table reload and publication),
- * mod_hotlimit_body.c ($_REQUEST[NAME] and the request body it needs).
+ * mod_hotlimit_body.c ($_REQUEST[NAME] and the request body it needs),
+ * mod_hotlimit_refusal_log.c (refusal lines, HotLimitLogRefusals),
+ * mod_hotlimit_view.c (which counters a virtual host's status page sees).
  * The pure core lives in src/hl_*.c.
  *
  * Log tags: HL00001-HL00099 mod_hotlimit.c, HL00100-HL00199 access
@@ -18,7 +20,10 @@
  * HL00200-HL00299 store, HL00300-HL00399 status and mod_status section,
  * HL00400-HL00499 table,
  * HL00500-HL00599 fetch, HL00600-HL00699 request body (param:),
- * HL00700-HL00799 the Redis store, HL01500-HL01549 HotLimitConcurrency.
+ * HL00700-HL00799 the Redis store, HL01150-HL01179 the refusal log
+ * (mod_hotlimit_refusal_log.c), HL01180-HL01199 the status handler's scope,
+ * HL01350-HL01399 device cookies.,
+ * HL01500-HL01549 HotLimitConcurrency.
  */
 #ifndef MOD_HOTLIMIT_H
 #define MOD_HOTLIMIT_H
@@ -84,6 +89,11 @@ typedef struct {
     const char *policy_header;          /* RateLimit-Policy */
 } hl_dir_quota_t;
 
+/* HotLimitStatus On, set in the main server's configuration (its page
+ * shows every server's counters) or in a virtual host's (only its own). */
+#define HL_STATUS_ON_MAIN  1
+#define HL_STATUS_ON_VHOST 2
+
 #define HL_DIR_QUOTAS_MAX 3   /* HotLimitQuota lines in one section */
 
 /* Per-directory configuration; HL_UNSET fields inherit from the parent. */
@@ -99,6 +109,20 @@ typedef struct {
                                                          replace them all */
     int                   error_format;  /* HotLimitErrorFormat: an
                                             hl_error_format_t, or HL_UNSET */
+    /* Log flood and status scope (issue 18): */
+    int                   log_refusals; /* HotLimitLogRefusals,
+                                           HL_LOG_REFUSALS_*; HL_UNSET: first */
+    int                   status;       /* HotLimitStatus (not .htaccess):
+                                           > 0 the status handler answers
+                                           here, and nothing is limited or
+                                           banned here (HL_STATUS_ON_*:
+                                           where On was set); 0, HL_UNSET:
+                                           off */
+    /* Request bodies (mod_hotlimit_body.c): */
+    int                   body_overflow;  /* HotLimitBodyOverflow, HL_UNSET */
+    /* Device cookies (HotLimitDeviceCookie, mod_hotlimit_device.c): */
+    const char           *device_name;    /* cookie name; NULL: inherit */
+    int                   device_max_age; /* its Max-Age, seconds */
     /* HotLimitConcurrency (mod_hotlimit_conc.h): NULL unset, inherited */
     const struct hl_dir_conc *conc;
 } hl_dir_conf_t;
@@ -110,6 +134,10 @@ typedef enum {
     HL_ERROR_FORMAT_JSON,
     HL_ERROR_FORMAT_PROBLEM
 } hl_error_format_t;
+
+/* HotLimitBodyOverflow: what a body over HotLimitBodyLimit gets. */
+#define HL_BODY_OVERFLOW_REFUSE 0   /* 413 (the default) */
+#define HL_BODY_OVERFLOW_PATH   1   /* the query alone, or the path */
 
 /* Table failure policy (HotLimitTableFailure). */
 typedef enum {
@@ -169,6 +197,13 @@ typedef struct {
     const char         *tag;              /* "host:port" of a vhost, "" */
     size_t              tag_len;
     uint64_t            tag_hash;         /* 0 for the main server */
+    /* Request bodies (mod_hotlimit_body.c): */
+    long                body_memory;      /* HotLimitBodyMemory, 0: unset */
+    /* Device cookies (HotLimitSecretFile, mod_hotlimit_device.c): */
+    const unsigned char *device_secret;   /* the key read, or NULL: the
+                                             generated one (a vhost
+                                             inherits the main server's) */
+    size_t              device_secret_len;
 } hl_server_conf_t;
 
 extern module AP_MODULE_DECLARE_DATA hotlimit_module;

@@ -48,10 +48,13 @@
 #include "mod_hotlimit.h"
 #include "mod_hotlimit_access.h"
 #include "mod_hotlimit_body.h"
+#include "mod_hotlimit_refusal_log.h"
+#include "mod_hotlimit_device.h"
 #include "mod_hotlimit_respond.h"
 #include "mod_hotlimit_store.h"
 #include "mod_hotlimit_table.h"
 #include "mod_hotlimit_upgrade.h"
+#include "mod_hotlimit_usage.h"
 #include "hl_keyform.h"
 #include "hl_php.h"
 #include "hl_route.h"
@@ -462,12 +465,23 @@ static void add_match(request_rec *r, const hl_server_conf_t *sc,
 
     m->prepared = dq && kept->dq == dq && kept->sc == sc;
     if (m->prepared) {
-        /* The same client under the same quota: the same counter. */
+        /* The same client under the same quota: the same counter (kept
+         * by its quota only for by=ip, keep_prepared). */
+        m->by_address = 1;
         klen = kept->key_len;
         key = apr_pstrmemdup(r->pool, kept->key, klen);
     }
     else {
         const char *client = client_part(r, q, cl, &clen);
+
+        m->by_address = client == cl->key;
+        /* A browser holding a device cookie for this account counts under
+         * a key of its own (mod_hotlimit_device.c); not the client address
+         * (by=ip, or an absent account). */
+        if (client != cl->key)
+            client = hl_device_client_part(r,
+                         ap_get_module_config(r->per_dir_config, &hotlimit_module),
+                         sc, q, client, &clen);
 
         klen = sc->tag_len + scope_len + 1 + clen;
         key = apr_palloc(r->pool, klen + 1);
@@ -506,6 +520,35 @@ static void add_match(request_rec *r, const hl_server_conf_t *sc,
     m->prepaid = 0;
 }
 
+/*
+ * Returns the quota a request r of table rule hit counts under when the
+ * rule's "plan" selector names one of the table's plans: the rule's quota
+ * with the plan's limits, allocated from r->pool, and sets *scope to the
+ * counted scope "ROUTE plan=NAME" (so counters of one key in one plan
+ * carry over when the plan's limits change, and never mix with another
+ * plan's). Returns NULL (the rule's own limits and scope) when the rule has
+ * no selector, the request does not carry it, or it names no plan: an
+ * unknown name is no way to fresh counters.
+ */
+static const hl_quota_t *plan_quota(request_rec *r, const hl_table_hit_t *hit,
+                                    const char **scope)
+{
+    const char *name = NULL;
+    hl_quota_t *q;
+    hl_plan_t plan;
+
+    if (hit->plan.from == HL_PLAN_FROM_ENV)
+        name = apr_table_get(r->subprocess_env, hit->plan.name);
+    else if (hit->plan.from == HL_PLAN_FROM_HEADER)
+        name = apr_table_get(r->headers_in, hit->plan.name);
+    if (!name || !*name || !hl_table_find_plan(r, name, strlen(name), &plan))
+        return NULL;
+    q = apr_palloc(r->pool, sizeof(*q));
+    hl_table_plan_quota(&hit->rule, &plan, q);
+    *scope = apr_pstrcat(r->pool, hit->route, " plan=", plan.name, NULL);
+    return q;
+}
+
 /* Collects the quotas applying to r at this stage into m: the table's rule
  * for it and its global bucket (hit NULL without a table), and the scope's
  * HotLimitQuota lines. The table's matches point at quotas in hit, which must
@@ -528,8 +571,17 @@ static int collect_matches(request_rec *r, const hl_dir_conf_t *dc,
         if (hit->has_rule && decided_at(&hit->rule, stage)) {
             size_t len = strlen(hit->route);
             const char *route = apr_pstrmemdup(r->pool, hit->route, len);
-            add_match(r, sc, cl, &m[n], &hit->rule, route, len,
-                      hit->route_hash, route, HL_ORIGIN_TABLE,
+            const char *scope = route;
+            const hl_quota_t *q = hit->plan.from ? plan_quota(r, hit, &scope)
+                                                 : NULL;
+            uint64_t scope_hash = hit->route_hash;
+
+            if (q) {
+                len = strlen(scope);
+                scope_hash = hl_table_route_hash(scope, len);
+            }
+            add_match(r, sc, cl, &m[n], q ? q : &hit->rule, scope, len,
+                      scope_hash, route, HL_ORIGIN_TABLE,
                       hit->rule.dry_run >= 0 ? hit->rule.dry_run
                                              : dc->dry_run == 1, NULL);
             ++n;
@@ -568,30 +620,6 @@ static int collect_matches(request_rec *r, const hl_dir_conf_t *dc,
         ++n;
     }
     return n;
-}
-
-/* Logs the rejection (or would-be rejection under dry run) of match m. */
-static void log_rejection(request_rec *r, const hl_match_t *m)
-{
-    const hl_decision_t *d = &m->item.decision;
-    const char *ua = apr_table_get(r->headers_in, "User-Agent");
-    char name[48];
-    int i, w = 0;
-
-    for (i = 0; i < d->nwindows; ++i)
-        if (!d->windows[i].admit) {
-            w = i;
-            break;
-        }
-    ap_log_rerror(APLOG_MARK, APLOG_INFO, 0, r,
-                  "%s: %s client=%s route=%s key=%s limit=%s "
-                  "retry_after=%ld user_agent=\"%s\"",
-                  m->item.dry_run ? "HL00101" : "HL00100",
-                  m->item.dry_run ? "dry run, would reject" : "rejected",
-                  r->useragent_ip, m->route,
-                  ap_escape_logitem(r->pool, m->item.key),
-                  hl_window_name(&m->item.quota->windows[w], name, sizeof(name)),
-                  d->retry_after_s, ua ? ap_escape_logitem(r->pool, ua) : "-");
 }
 
 /* Remembers admitted count=failures|status and cost=header: matches for
@@ -685,7 +713,8 @@ static int refuse_banned(request_rec *r, const hl_match_t *m)
     return hl_respond_reject(r, m);
 }
 
-/* Counts a refusal of the client of r toward its server's ban b. The refusal
+/* Counts a refusal of the client of r, by a quota keyed by its address
+ * (refused_by_address), toward its server's ban b. The refusal
  * that takes the last room of AFTER/WITHIN (exactly one, however many run
  * at once: the store counts under its lock) starts the ban, logged once
  * (HL00102), and the client's refusals start over. */
@@ -713,6 +742,22 @@ static void note_refusal(request_rec *r, const hl_server_conf_t *sc,
                       (long)((b->ban.windows[0].window_ms + 999) / 1000));
     store = hl_store_get();
     store->ops->reset(store->ctx, rej.key, rej.key_len);
+}
+
+/* Returns 1 if a quota keyed by the client address (match by_address)
+ * refused the request whose matches are m (n), not in dry run: only such
+ * a refusal is the client's own doing, and counts toward its ban. A
+ * refusal by a shared or account budget (by=global, by=header:...) may
+ * come from someone else's spending and never does. */
+static int refused_by_address(const hl_match_t *m, int n)
+{
+    int i;
+
+    for (i = 0; i < n; ++i)
+        if (m[i].by_address && !m[i].item.decision.admit
+            && !m[i].item.dry_run)
+            return 1;
+    return 0;
 }
 
 /* Returns the ban in force for a request of server sc: the table's "ban"
@@ -816,9 +861,13 @@ static int limit_request(request_rec *r, hl_stage_t stage)
      * fixups); the ErrorDocument of our own 429 is not a new attempt. */
     if (r->main || (r->prev && r->prev->status == HTTP_TOO_MANY_REQUESTS))
         return DECLINED;
+    if ((n = hl_body_refusal(r)) != DECLINED)
+        return n;            /* a body read by <If> or SetEnvIfExpr */
     dc = ap_get_module_config(r->per_dir_config, &hotlimit_module);
     sc = ap_get_module_config(r->server->module_config, &hotlimit_module);
-    if (!dc || dc->engine == 0
+    /* HotLimitStatus On: the status handler's scope is never limited or
+     * banned (an operator under attack must reach it). */
+    if (!dc || dc->engine == 0 || dc->status > 0
         || (dc->nquotas == 0 && !hl_table_configured() && !sc->ban))
         return DECLINED;
     state = request_state(r, 1);
@@ -833,6 +882,8 @@ static int limit_request(request_rec *r, hl_stage_t stage)
     if (ban && stage == HL_STAGE_ACCESS && dc->dry_run != 1)
         ban_m = &banned;
     n = collect_matches(r, dc, sc, cl, table, stage, m);
+    if ((i = hl_body_refusal(r)) != DECLINED)
+        return i;            /* a body read for a param: route or key */
     if (n > 0)
         n = drop_decided(state, m, n);
     if (n < 0 || (n == 0 && !ban_m))
@@ -887,9 +938,9 @@ static int limit_request(request_rec *r, hl_stage_t stage)
     hl_respond_annotate(r, m, n, primary, dc->headers != 0);
     for (i = 0; i < n; ++i)
         if (!m[i].item.decision.admit)
-            log_rejection(r, &m[i]);
+            hl_refusal_log(r, &m[i], dc->log_refusals, m[i].by_address);
     if (!admit) {
-        if (ban)
+        if (ban && refused_by_address(m, n))
             note_refusal(r, sc, ban, cl);
         return hl_respond_reject(r, &m[primary]);
     }
@@ -944,14 +995,32 @@ int hl_fixups(request_rec *r)
     return limit_request(r, HL_STAGE_FIXUPS);
 }
 
+/* cost=usage (issue 19): returns 1 if r's client request was admitted by
+ * a quota whose cost is the usage its answer reports, so that
+ * mod_hotlimit_usage.c reads the answer; 0 otherwise. Reads only. */
+int hl_access_wants_usage(request_rec *r)
+{
+    const hl_pending_t *p = request_state(r, 0);
+    int i;
+
+    for (i = 0; p && i < p->nmatches; ++i) {
+        if (p->matches[i].item.quota->cost_usage)
+            return 1;
+    }
+    return 0;
+}
+
 /* Returns what the response of last (the final request of the chain)
  * costs under quota q: 1, or for cost=header:NAME the integer its header
  * NAME carries (headers_out, then err_headers_out; hl_cost_parse: 1 when
- * missing or invalid, capped at HL_COST_MAX). */
-static uint32_t response_cost(const request_rec *last, const hl_quota_t *q)
+ * missing or invalid, capped at HL_COST_MAX), or for cost=usage the tokens
+ * its body reported (hl_usage_response_cost: 1 when missing or invalid). */
+static uint32_t response_cost(request_rec *last, const hl_quota_t *q)
 {
     const char *v;
 
+    if (q->cost_usage)          /* cost=usage (issue 19) */
+        return hl_usage_response_cost(last);
     if (!q->cost_name[0])
         return 1;
     v = apr_table_get(last->headers_out, q->cost_name);
@@ -963,7 +1032,7 @@ static uint32_t response_cost(const request_rec *last, const hl_quota_t *q)
 int hl_log_transaction(request_rec *r)
 {
     hl_pending_t *p = ap_get_module_config(r->request_config, &hotlimit_module);
-    const request_rec *last = r;
+    request_rec *last = r;
     const hl_store_t *store;
     int i;
 
@@ -983,6 +1052,39 @@ int hl_log_transaction(request_rec *r)
                               response_cost(last, m->item.quota), hl_mono_ms());
     }
     return DECLINED;
+}
+
+/* Request bodies: the ban is looked at before a body is read (see
+ * mod_hotlimit_access.h). */
+int hl_access_banned(request_rec *r)
+{
+    const hl_dir_conf_t *dc = ap_get_module_config(r->per_dir_config,
+                                                   &hotlimit_module);
+    const hl_server_conf_t *sc = ap_get_module_config(r->server->module_config,
+                                                      &hotlimit_module);
+    const hl_table_hit_t *table = NULL;
+    const hl_ban_t *ban;
+    hl_table_hit_t hit;
+    hl_client_t *cl;
+    hl_match_t m;
+
+    if (!dc || dc->engine == 0 || dc->dry_run == 1
+        || (!hl_table_configured() && !sc->ban))
+        return 0;
+    cl = client_of(r, sc);
+    if (client_exempt(r, sc, cl->ok ? &cl->addr : NULL))
+        return 0;
+    if (hl_table_configured()) {
+        char path[HL_ROUTE_MAX];   /* the ban does not depend on the route */
+        hl_route_normalize(path, sizeof(path), r->uri ? r->uri : "/",
+                           r->uri ? strlen(r->uri) : 1);
+        hl_table_find(r, path, cl->ok ? &cl->addr : NULL, &hit);
+        table = &hit;
+    }
+    if ((ban = server_ban(sc, table)) == NULL)
+        return 0;
+    ban_check(r, sc, ban, cl, &m);
+    return decide_one(&m.item) == 0;
 }
 
 /* ---- for HotLimitConcurrency (mod_hotlimit_conc.c) ---------------------- */

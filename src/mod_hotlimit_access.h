@@ -15,6 +15,15 @@ int hl_access_checker(request_rec *r);
 int hl_fixups(request_rec *r);
 int hl_log_transaction(request_rec *r);
 
+/* cost=usage (issue 19): returns 1 if r's client request was admitted by a
+ * cost=usage quota (its answer's body is then read), 0 otherwise. */
+int hl_access_wants_usage(request_rec *r);
+/* Returns 1 if the client of r is banned from r's server now (a look at
+ * its ban counter that counts nothing), asked before a request body is
+ * read (mod_hotlimit_body.c) so that a banned client's body never is; the
+ * access checker refuses the request after. 0 otherwise: not banned, no
+ * ban, exempt, HotLimitEngine Off, dry run, or the store cannot answer. */
+int hl_access_banned(request_rec *r);
 /*
  * Returns the client part of a key for quota q's by= and norm= (an address,
  * or "h:"/"c:"/"p:" and a hash, "u:NAME", "e:VALUE", "*"), falling back to

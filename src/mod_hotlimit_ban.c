@@ -19,6 +19,7 @@
 #include "mod_hotlimit_ban.h"
 #include "mod_hotlimit_store.h"
 #include "mod_hotlimit_redis.h"
+#include "mod_hotlimit_view.h"
 #include "hl_render.h"
 
 /* With the Redis store, the most bans listed (those with the most time
@@ -27,6 +28,7 @@
 
 /* What the scan collects (from the request's pool). */
 typedef struct {
+    const server_rec    *view;    /* whose page: its bans only */
     apr_pool_t          *pool;
     int64_t              now_ms;
     apr_array_header_t  *bans;    /* of hl_ban_entry_t */
@@ -44,7 +46,9 @@ static void keep_ban(hl_ban_scan_t *c, const char *key, size_t len,
     if (len <= HL_SLOT_KEY_PREFIX || key[0] != HL_ORIGIN_DIRECTIVE
         || key[1] != '0' || count == 0 || left_ms <= 0
         || !hl_ban_key_client(key + HL_SLOT_KEY_PREFIX,
-                              len - HL_SLOT_KEY_PREFIX, &client, &client_len))
+                              len - HL_SLOT_KEY_PREFIX, &client, &client_len)
+        || !hl_view_owns(c->view, key + HL_SLOT_KEY_PREFIX,
+                         len - HL_SLOT_KEY_PREFIX))
         return;
     e = apr_array_push(c->bans);
     e->key = apr_pstrmemdup(c->pool, key + HL_SLOT_KEY_PREFIX,
@@ -84,10 +88,12 @@ static int bans_from_redis(hl_ban_scan_t *c)
     return 1;
 }
 
-apr_array_header_t *hl_ban_list(apr_pool_t *p, int64_t now_ms)
+apr_array_header_t *hl_ban_list(const server_rec *view, apr_pool_t *p,
+                                int64_t now_ms)
 {
     hl_ban_scan_t c;
 
+    c.view = view;
     c.pool = p;
     c.now_ms = now_ms;
     c.bans = apr_array_make(p, 4, sizeof(hl_ban_entry_t));
@@ -96,9 +102,9 @@ apr_array_header_t *hl_ban_list(apr_pool_t *p, int64_t now_ms)
     return c.bans;
 }
 
-void hl_ban_write_json(request_rec *r)
+void hl_ban_write_json(request_rec *r, const server_rec *view)
 {
-    apr_array_header_t *bans = hl_ban_list(r->pool, hl_mono_ms());
+    apr_array_header_t *bans = hl_ban_list(view, r->pool, hl_mono_ms());
     int i;
 
     ap_rputs("\"bans\":[", r);
@@ -111,18 +117,19 @@ void hl_ban_write_json(request_rec *r)
     ap_rputs("]", r);
 }
 
-void hl_ban_write_metrics(request_rec *r)
+void hl_ban_write_metrics(request_rec *r, const server_rec *view)
 {
-    apr_array_header_t *bans = hl_ban_list(r->pool, hl_mono_ms());
+    apr_array_header_t *bans = hl_ban_list(view, r->pool, hl_mono_ms());
 
     ap_rprintf(r, "# HELP hotlimit_bans_active Clients banned now (HotLimitBan).\n"
                "# TYPE hotlimit_bans_active gauge\n"
                "hotlimit_bans_active %d\n", bans->nelts);
 }
 
-int hl_ban_reset_client(apr_pool_t *p, const char *client)
+int hl_ban_reset_client(const server_rec *view, apr_pool_t *p,
+                        const char *client)
 {
-    apr_array_header_t *bans = hl_ban_list(p, hl_mono_ms());
+    apr_array_header_t *bans = hl_ban_list(view, p, hl_mono_ms());
     const hl_store_t *store = hl_store_get();
     size_t len = strlen(client);
     int i, removed = 0;

@@ -14,19 +14,26 @@ typedef struct {
     int64_t     left_ms;   /* > 0 */
 } hl_ban_entry_t;
 
-/* Returns the bans in force at now_ms (hl_mono_ms), of hl_ban_entry_t,
- * allocated from p (empty without HotLimitBan). Never NULL. */
-apr_array_header_t *hl_ban_list(apr_pool_t *p, int64_t now_ms);
+/* Returns the bans in force at now_ms (hl_mono_ms) that the status page
+ * of server view shows (hl_view_owns: all on the main server's), of
+ * hl_ban_entry_t, allocated from p (empty without HotLimitBan). Never
+ * NULL. */
+apr_array_header_t *hl_ban_list(const server_rec *view, apr_pool_t *p,
+                                int64_t now_ms);
 
-/* Writes the ?json field "bans":[{"key":...,"left_s":N},...] to r. */
-void hl_ban_write_json(request_rec *r);
+/* Writes the ?json field "bans":[{"key":...,"left_s":N},...] to r (the
+ * bans the page of server view shows). */
+void hl_ban_write_json(request_rec *r, const server_rec *view);
 
-/* Writes the ?metrics gauge hotlimit_bans_active (bans in force) to r. */
-void hl_ban_write_metrics(request_rec *r);
+/* Writes the ?metrics gauge hotlimit_bans_active (bans in force that the
+ * page of server view shows) to r. */
+void hl_ban_write_metrics(request_rec *r, const server_rec *view);
 
-/* Lifts every ban in force of client address key `client` ("203.0.113.7",
- * in any virtual host). Returns the counters removed (0: not banned), or
+/* Lifts every ban in force of client address key `client` ("203.0.113.7")
+ * that the status page of server view shows (in any virtual host from the
+ * main server's page). Returns the counters removed (0: not banned), or
  * -1 when the store cannot answer. Scratch memory from p. */
-int hl_ban_reset_client(apr_pool_t *p, const char *client);
+int hl_ban_reset_client(const server_rec *view, apr_pool_t *p,
+                        const char *client);
 
 #endif

@@ -1,48 +1,81 @@
 /*
  * mod_hotlimit_body.c - $_REQUEST[NAME] for param: routes and by=param:
  * keys, reading the request body when (and only when) one of them needs it,
- * and handing that body on to the handler (mod_php, CGI, mod_proxy) byte
- * for byte as it arrived.
+ * and handing that body on to the handler (mod_php, CGI, mod_proxy) as the
+ * handler would have read it without the module.
  *
- * The body is read once per client request, through the request's input
- * filters (so HTTP_IN de-chunks it and answers Expect: 100-continue), at
- * most HotLimitBodyLimit + 1 bytes of it: a POST whose Content-Type PHP
- * parses (urlencoded, multipart/form-data). A Content-Length over the limit
- * is not read at all; a chunked body found over the limit is not parsed.
- * What was read is kept, set aside in the client request's pool, and the
- * HOTLIMIT_BODY input filter (added to the request, and by the insert_filter
- * hook to any internal redirect of it) returns it first, then passes through
- * to the rest of the body, or returns the error the read ended with.
- * Anything unusable (oversize, unreadable, not a form) leaves the parameter
- * to the query string: never an error of its own.
+ * The body is read once per client request, at most HotLimitBodyLimit + 1
+ * bytes of it: a POST whose Content-Type PHP parses (urlencoded,
+ * multipart/form-data), and never for a banned client (asked first). It is
+ * read through the request's input filters -- HTTP_IN de-chunks it and
+ * answers Expect: 100-continue, and the filters SetInputFilter names
+ * (DEFLATE) are added for the read when they are not there yet, as the
+ * core adds them only at insert_filter, after this read. At most
+ * HotLimitBodyMemory of it is held in memory; the rest goes to a temporary
+ * file, removed when the request's pool is cleaned up (as mod_proxy_http
+ * spools request bodies), and hl_php reads it from there in bounded
+ * windows.
+ *
+ * The HOTLIMIT_BODY input filter, above every other request filter (and
+ * added by the insert_filter hook to any internal redirect), hands on what
+ * was read, then the end of the body -- the filters below it already
+ * decoded it and are not asked again -- or, when the body was not read to
+ * its end, the rest from where the read stopped, or the error it ended
+ * with.
+ *
+ * A body over HotLimitBodyLimit (by its Content-Length, or found while
+ * reading) gets 413 and never reaches the handler, unless
+ * HotLimitBodyOverflow path: then the parameter is read from the query
+ * alone, as before. A body LimitRequestBody refused (HTTP_IN has sent the
+ * 413) ends the request too.
  */
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "httpd.h"
 #include "http_config.h"
+#include "http_core.h"
 #include "http_log.h"
 #include "http_protocol.h"
 #include "http_request.h"
 #include "util_filter.h"
+#include "apr_file_io.h"
+#include "apr_portable.h"
 #include "apr_strings.h"
 
 #include "mod_hotlimit.h"
+#include "mod_hotlimit_access.h"
 #include "mod_hotlimit_body.h"
 #include "hl_php.h"
 
 APLOG_USE_MODULE(hotlimit);
 
-#define BODY_KEY "hotlimit-body"
+#define BODY_KEY    "hotlimit-body"
+#define READ_CHUNK  65536      /* the most asked of the filters at once */
+#define SRC_CACHE   8192       /* hl_php's window on a spooled body */
+#define HL_BODY_SLACK 16384    /* head room for a body SetInputFilter grows */
 
 /* The body of one client request, on its pool. */
 typedef struct {
-    apr_bucket_brigade *kept;     /* read, not yet handed on */
+    int                 eos;      /* ... and reached the end of the body */
     apr_status_t        rv;       /* how the read ended, if not well */
+    int                 refuse;   /* OK, or the status that ends the
+                                     request (413; DONE: already sent) */
+    int                 refused;  /* refuse was returned (once: not to its
+                                     ErrorDocument again) */
     hl_php_form_t       form;     /* HL_PHP_FORM_NONE: not parsed */
     char                boundary[HL_PHP_BOUNDARY_MAX + 1];
-    char               *data;     /* the whole body, flattened, or NULL */
-    apr_size_t          len;
+    apr_size_t          memory;   /* HotLimitBodyMemory */
+    char               *head;     /* the first head_cap bytes read */
+    apr_size_t          head_cap; /* memory, or less for a short body */
+    apr_size_t          head_len;
+    apr_file_t         *spool;    /* the rest, or NULL */
+    apr_off_t           spool_len;
+    int                 spool_failed;  /* it could not be written */
+    apr_bucket_brigade *kept;     /* what is handed on, not yet handed */
+    ap_filter_t        *below;    /* where the read stopped */
     struct hl_param_memo *memo;   /* parameters already read from it */
 } hl_body_t;
 
@@ -60,7 +93,7 @@ typedef struct hl_param_memo {
 static ap_filter_rec_t *body_filter_handle;
 
 /* Returns the body record of r's client request, or NULL if none was
- * read. Owned by that request's pool. */
+ * made. Owned by that request's pool. */
 static hl_body_t *body_of(request_rec *r)
 {
     void *b = NULL;
@@ -75,47 +108,117 @@ static void add_filter(request_rec *r, hl_body_t *b)
     ap_add_input_filter_handle(body_filter_handle, b, r, r->connection);
 }
 
+/* Adds to r the input filters SetInputFilter names for its directory that
+ * r does not have yet (the core adds them at insert_filter, just before
+ * the handler: after this read). The core's own later copies sit under
+ * HOTLIMIT_BODY and are never asked for data. Unknown names are left to
+ * the core to report. */
+static void add_set_input_filters(request_rec *r)
+{
+    const core_dir_config *conf = ap_get_core_module_config(r->per_dir_config);
+    const char *filters = conf ? conf->input_filters : NULL, *name;
+
+    while (filters && *filters
+           && (name = ap_getword(r->pool, &filters, ';')) != NULL) {
+        ap_filter_rec_t *frec = ap_get_input_filter_handle(name);
+        ap_filter_t *f;
+
+        if (!frec)
+            continue;
+        for (f = r->input_filters; f && f->frec != frec; f = f->next)
+            ;
+        if (!f)
+            ap_add_input_filter_handle(frec, NULL, r, r->connection);
+    }
+}
+
+/* Keeps n bytes at d: into b->head while it has room, the rest appended
+ * to the spool file (made on first need in the temporary directory, from
+ * pool). Returns APR_SUCCESS or the file error. */
+static apr_status_t keep_bytes(hl_body_t *b, const char *d, apr_size_t n,
+                               apr_pool_t *pool)
+{
+    apr_size_t room = b->head_cap - b->head_len, take = n < room ? n : room;
+    apr_status_t rv;
+
+    if (take > 0) {
+        if (!b->head)
+            b->head = apr_palloc(pool, b->head_cap);
+        memcpy(b->head + b->head_len, d, take);
+        b->head_len += take;
+        d += take;
+        n -= take;
+    }
+    if (n == 0)
+        return APR_SUCCESS;
+    if (!b->spool) {
+        const char *dir;
+        char *tmpl;
+
+        if ((rv = apr_temp_dir_get(&dir, pool)) != APR_SUCCESS)
+            return rv;
+        tmpl = apr_pstrcat(pool, dir, "/hotlimit-body.XXXXXX", NULL);
+        /* 0: create, read, write, exclusive, deleted on close (with
+         * pool's cleanup). */
+        if ((rv = apr_file_mktemp(&b->spool, tmpl, 0, pool)) != APR_SUCCESS) {
+            b->spool = NULL;
+            return rv;
+        }
+    }
+    if ((rv = apr_file_write_full(b->spool, d, n, NULL)) != APR_SUCCESS)
+        return rv;
+    b->spool_len += (apr_off_t)n;
+    return APR_SUCCESS;
+}
+
 /*
- * Reads at most limit + 1 bytes of r's body into b->kept. Returns the total
- * read (limit + 1 meaning "over the limit") and sets *eos when the body
- * ended; a read error is kept in b->rv (what was read is kept too).
+ * Reads at most limit + 1 bytes of the body through r's input filters
+ * (asked again at each piece: a filter may have left the chain), keeping
+ * them (keep_bytes). Returns the total read (limit + 1 meaning "over the
+ * limit"); sets b->eos when the body ended, b->rv when the read failed
+ * (what was read is kept). bb is a scratch brigade, emptied after each
+ * piece, so no more than one piece is ever held in buckets.
  */
 static apr_off_t read_body(request_rec *r, hl_body_t *b, apr_off_t limit,
-                           int *eos, apr_pool_t *pool)
+                           apr_bucket_brigade *bb, apr_pool_t *pool)
 {
-    apr_bucket_brigade *bb = apr_brigade_create(pool, r->connection->bucket_alloc);
     apr_off_t total = 0;
 
-    *eos = 0;
-    while (!*eos && total <= limit) {
+    while (!b->eos && total <= limit) {
+        apr_off_t want = limit + 1 - total, got = 0;
         apr_bucket *e;
-        apr_off_t got = 0;
-        apr_status_t rv = ap_get_brigade(r->input_filters, bb,
-                                         AP_MODE_READBYTES, APR_BLOCK_READ,
-                                         limit + 1 - total);
+        apr_status_t rv = ap_get_brigade(r->input_filters, bb, AP_MODE_READBYTES,
+                                         APR_BLOCK_READ,
+                                         want < READ_CHUNK ? want : READ_CHUNK);
         if (rv != APR_SUCCESS) {
             b->rv = rv;
             break;
         }
         for (e = APR_BRIGADE_FIRST(bb); e != APR_BRIGADE_SENTINEL(bb);
              e = APR_BUCKET_NEXT(e)) {
-            if (APR_BUCKET_IS_EOS(e))
-                *eos = 1;
-            else if (!APR_BUCKET_IS_METADATA(e)) {
-                const char *d;
-                apr_size_t n;
-                if (e->length == (apr_size_t)-1
-                    && apr_bucket_read(e, &d, &n, APR_BLOCK_READ) != APR_SUCCESS) {
-                    b->rv = APR_EGENERAL;
-                    break;
-                }
-                got += (apr_off_t)e->length;
+            const char *d;
+            apr_size_t n;
+
+            if (APR_BUCKET_IS_EOS(e)) {
+                b->eos = 1;
+                break;
             }
-            apr_bucket_setaside(e, pool);
+            if (APR_BUCKET_IS_METADATA(e))
+                continue;
+            if ((rv = apr_bucket_read(e, &d, &n, APR_BLOCK_READ)) != APR_SUCCESS) {
+                b->rv = rv;
+                break;
+            }
+            if ((rv = keep_bytes(b, d, n, pool)) != APR_SUCCESS) {
+                b->rv = rv;
+                b->spool_failed = 1;
+                break;
+            }
+            got += (apr_off_t)n;
         }
-        APR_BRIGADE_CONCAT(b->kept, bb);
+        apr_brigade_cleanup(bb);
         total += got;
-        if (b->rv == APR_SUCCESS && got == 0 && !*eos)
+        if (b->rv == APR_SUCCESS && got == 0 && !b->eos)
             b->rv = APR_INCOMPLETE;   /* nothing came: do not spin; the
                                          body is not handed on in part */
         if (b->rv != APR_SUCCESS)
@@ -124,75 +227,259 @@ static apr_off_t read_body(request_rec *r, hl_body_t *b, apr_off_t limit,
     return total;
 }
 
-/* Returns the body record of r, reading the body on first use when PHP
- * would parse it; never NULL. Logs why a body is not used, at debug. */
-static hl_body_t *get_body(request_rec *r)
+/* Fills b->kept with what was read, to be handed on: the head, the
+ * spooled rest (read from the file as it is handed on, never mapped),
+ * and the end of the body if it came. Cannot fail. */
+static void build_kept(hl_body_t *b, apr_pool_t *pool, apr_bucket_alloc_t *ba)
 {
-    request_rec *top = hl_client_request(r);
+    apr_bucket *e;
+
+    b->kept = apr_brigade_create(pool, ba);
+    if (b->head_len > 0)
+        APR_BRIGADE_INSERT_TAIL(b->kept, apr_bucket_immortal_create(
+                                    b->head, b->head_len, ba));
+    if (b->spool && b->spool_len > 0) {
+        e = apr_brigade_insert_file(b->kept, b->spool, 0, b->spool_len, pool);
+        for (; e != APR_BRIGADE_SENTINEL(b->kept); e = APR_BUCKET_NEXT(e))
+            if (APR_BUCKET_IS_FILE(e))
+                apr_bucket_file_enable_mmap(e, 0);
+    }
+    if (b->eos)
+        APR_BRIGADE_INSERT_TAIL(b->kept, apr_bucket_eos_create(ba));
+}
+
+/* Returns the body's limit and whether an over-limit body falls back to
+ * the path (HotLimitBodyOverflow path), for r's scope. */
+static apr_off_t body_limit(request_rec *r, int *to_path)
+{
     const hl_dir_conf_t *dc = ap_get_module_config(r->per_dir_config,
                                                    &hotlimit_module);
-    apr_off_t limit = dc && dc->body_limit != HL_UNSET ? dc->body_limit
-                                                       : HL_DEFAULT_BODY_LIMIT;
-    hl_body_t *b = body_of(r);
-    const char *cl, *te;
-    apr_off_t total, clen = -1;
+    *to_path = dc && dc->body_overflow == HL_BODY_OVERFLOW_PATH;
+    return dc && dc->body_limit != HL_UNSET ? dc->body_limit
+                                            : HL_DEFAULT_BODY_LIMIT;
+}
+
+/* Returns HotLimitBodyMemory of r's server. */
+static apr_size_t body_memory(request_rec *r)
+{
+    const hl_server_conf_t *sc = ap_get_module_config(r->server->module_config,
+                                                      &hotlimit_module);
+    return sc && sc->body_memory > 0 ? (apr_size_t)sc->body_memory
+                                     : HL_DEFAULT_BODY_MEMORY;
+}
+
+/* Returns the form of r's body when it is to be read for b (a POST form
+ * PHP parses, with a body, of a client not banned, not over the limit by
+ * its Content-Length), with b->boundary and *clen set (-1: chunked); else
+ * HL_PHP_FORM_NONE, with b->refuse set when an over-limit body is
+ * refused. */
+static hl_php_form_t wants_body(request_rec *r, hl_body_t *b, apr_off_t limit,
+                                int to_path, apr_off_t *clen)
+{
+    const char *cl = apr_table_get(r->headers_in, "Content-Length");
+    const char *te = apr_table_get(r->headers_in, "Transfer-Encoding");
     hl_php_form_t form;
-    int eos;
+    char *end;
+
+    *clen = -1;
+    if (strcmp(hl_client_request(r)->method, "POST") != 0)
+        return HL_PHP_FORM_NONE;
+    form = hl_php_form_type(apr_table_get(r->headers_in, "Content-Type"),
+                            b->boundary, sizeof(b->boundary));
+    if (form == HL_PHP_FORM_NONE || limit == 0
+        || (!te && (!cl || !strcmp(cl, "0"))))
+        return HL_PHP_FORM_NONE;
+    if (!te && cl
+        && (apr_strtoff(clen, cl, &end, 10) != APR_SUCCESS || *end))
+        return HL_PHP_FORM_NONE; /* HTTP_IN refuses it anyway */
+    /* A banned client's body is not read: the access checker refuses it. */
+    if (hl_access_banned(r)) {
+        ap_log_rerror(APLOG_MARK, APLOG_DEBUG, 0, r,
+                      "HL01100: client banned: its body is not read");
+        return HL_PHP_FORM_NONE;
+    }
+    if (*clen <= limit)
+        return form;
+    if (to_path) {
+        ap_log_rerror(APLOG_MARK, APLOG_DEBUG, 0, r,
+                      "HL00601: body of %" APR_OFF_T_FMT " bytes is over "
+                      "HotLimitBodyLimit %" APR_OFF_T_FMT ": not read, the "
+                      "parameter is taken from the query", *clen, limit);
+        return HL_PHP_FORM_NONE;
+    }
+    ap_log_rerror(APLOG_MARK, APLOG_INFO, 0, r,
+                  "HL01101: body of %" APR_OFF_T_FMT " bytes is over "
+                  "HotLimitBodyLimit %" APR_OFF_T_FMT ": refused (413)",
+                  *clen, limit);
+    b->refuse = HTTP_REQUEST_ENTITY_TOO_LARGE;
+    return HL_PHP_FORM_NONE;
+}
+
+/* Decides what the read of total bytes into b leaves: the body parsed
+ * (b->form set), the query alone, or the request refused (b->refuse).
+ * Logs why a body is not used. */
+static void judge_read(request_rec *r, hl_body_t *b, hl_php_form_t form,
+                       apr_off_t total, apr_off_t limit, int to_path)
+{
+    if (b->rv == AP_FILTER_ERROR) {
+        /* LimitRequestBody, a bad chunk: HTTP_IN has sent the error. */
+        ap_log_rerror(APLOG_MARK, APLOG_DEBUG, 0, r,
+                      "HL01102: body refused while read (%" APR_OFF_T_FMT
+                      " bytes): the request ends", total);
+        b->refuse = DONE;
+    } else if (b->spool_failed) {
+        ap_log_rerror(APLOG_MARK, APLOG_ERR, b->rv, r,
+                      "HL01106: the request body cannot be spooled to the "
+                      "temporary directory: refused (500)");
+        r->connection->keepalive = AP_CONN_CLOSE;   /* the rest is unread */
+        b->refuse = HTTP_INTERNAL_SERVER_ERROR;
+    } else if (b->rv != APR_SUCCESS) {
+        ap_log_rerror(APLOG_MARK, APLOG_DEBUG, b->rv, r,
+                      "HL00602: body not read to its end (%" APR_OFF_T_FMT " bytes): "
+                      "the parameter is taken from the query", total);
+    } else if ((total > limit || !b->eos) && to_path) {
+        ap_log_rerror(APLOG_MARK, APLOG_DEBUG, 0, r,
+                      "HL00603: chunked body over HotLimitBodyLimit %"
+                      APR_OFF_T_FMT ": not parsed, the parameter is taken "
+                      "from the query", limit);
+    } else if (total > limit || !b->eos) {
+        ap_log_rerror(APLOG_MARK, APLOG_INFO, 0, r,
+                      "HL01103: body over HotLimitBodyLimit %" APR_OFF_T_FMT
+                      ": refused (413)", limit);
+        b->refuse = HTTP_REQUEST_ENTITY_TOO_LARGE;
+    } else {
+        b->form = form;
+    }
+}
+
+/* Returns the body record of r, reading the body on first use when PHP
+ * would parse it (wants_body); never NULL. */
+static hl_body_t *get_body(request_rec *r)
+{
+    request_rec *top = hl_client_request(r), *rr = r;
+    hl_body_t *b = body_of(r);
+    apr_off_t limit, total, clen;
+    hl_php_form_t form;
+    int to_path;
 
     if (b)
         return b;
     b = apr_pcalloc(top->pool, sizeof(*b));
     apr_pool_userdata_setn(b, BODY_KEY, NULL, top->pool);
-    if (strcmp(top->method, "POST") != 0)
+    b->refuse = OK;
+    limit = body_limit(r, &to_path);
+    if ((form = wants_body(r, b, limit, to_path, &clen)) == HL_PHP_FORM_NONE)
         return b;
-    form = hl_php_form_type(apr_table_get(r->headers_in, "Content-Type"),
-                            b->boundary, sizeof(b->boundary));
-    cl = apr_table_get(r->headers_in, "Content-Length");
-    te = apr_table_get(r->headers_in, "Transfer-Encoding");
-    if (form == HL_PHP_FORM_NONE || limit == 0
-        || (!te && (!cl || !strcmp(cl, "0"))))
-        return b;
-    if (!te && cl) {
-        char *end;
-        if (apr_strtoff(&clen, cl, &end, 10) != APR_SUCCESS || *end)
-            return b;            /* HTTP_IN refuses it anyway */
-    }
-    if (clen > limit) {
-        ap_log_rerror(APLOG_MARK, APLOG_DEBUG, 0, r, 
-                      "HL00601: body of %" APR_OFF_T_FMT " bytes is over "
-                      "HotLimitBodyLimit %" APR_OFF_T_FMT ": not read, the "
-                      "parameter is taken from the query", clen, limit);
-        return b;
-    }
-    b->kept = apr_brigade_create(top->pool, r->connection->bucket_alloc);
-    total = read_body(r, b, limit, &eos, top->pool);
-    add_filter(r, b);            /* after: the read must not go through it */
-    if (b->rv != APR_SUCCESS) {
-        ap_log_rerror(APLOG_MARK, APLOG_DEBUG, b->rv, r, 
-                      "HL00602: body not read to its end (%" APR_OFF_T_FMT " bytes): "
-                      "the parameter is taken from the query", total);
-        return b;
-    }
-    if (total > limit || !eos) {
-        ap_log_rerror(APLOG_MARK, APLOG_DEBUG, 0, r, 
-                      "HL00603: chunked body over HotLimitBodyLimit %" APR_OFF_T_FMT
-                      ": not parsed, the parameter is taken from the query",
-                      limit);
-        return b;
-    }
-    if (apr_brigade_pflatten(b->kept, &b->data, &b->len, top->pool)
-        != APR_SUCCESS) {
-        b->data = NULL;
-        return b;
-    }
-    b->form = form;
+    /* A subrequest's filters are its main request's protocol filters,
+     * and live only as long as the subrequest: read as the main request. */
+    while (rr->main)
+        rr = rr->main;
+    add_set_input_filters(rr);
+    b->memory = body_memory(r);
+    /* A short body gets a short buffer (room for a decoded one to grow). */
+    b->head_cap = clen >= 0 && (apr_size_t)clen + HL_BODY_SLACK < b->memory
+                  ? (apr_size_t)clen + HL_BODY_SLACK : b->memory;
+    total = read_body(rr, b, limit,
+                      apr_brigade_create(r->pool, r->connection->bucket_alloc),
+                      top->pool);
+    build_kept(b, top->pool, r->connection->bucket_alloc);
+    b->below = rr->input_filters;
+    add_filter(rr, b);           /* after: the read must not go through it */
+    judge_read(r, b, form, total, limit, to_path);
     return b;
+}
+
+/* hl_php_src_t's read over b: the head, then the spool file. Returns 0,
+ * or -1 when the file cannot be read. */
+static int read_kept(void *ctx, size_t off, char *buf, size_t n)
+{
+    hl_body_t *b = ctx;
+    apr_os_file_t fd;
+
+    if (off < b->head_len) {
+        size_t take = b->head_len - off < n ? b->head_len - off : n;
+        memcpy(buf, b->head + off, take);
+        buf += take;
+        off += take;
+        n -= take;
+    }
+    if (n == 0)
+        return 0;
+    if (!b->spool || apr_os_file_get(&fd, b->spool) != APR_SUCCESS)
+        return -1;
+    off -= b->head_len;
+    while (n > 0) {
+        ssize_t got = pread(fd, buf, n, (off_t)off);
+        if (got < 0 && errno == EINTR)
+            continue;
+        if (got <= 0)
+            return -1;
+        buf += got;
+        off += (size_t)got;
+        n -= (size_t)got;
+    }
+    return 0;
+}
+
+/* Reads $_REQUEST[name] (array_key: an array's first key) for query and
+ * body b into a new memo on pool. The value is cut at HotLimitBodyMemory
+ * bytes (a longer one is no route, and a key all the same); a multipart
+ * header over it, or a spool that cannot be read, refuses the request
+ * (b->refuse). Returns NULL when out of memory. */
+static hl_param_memo_t *read_param(request_rec *r, hl_body_t *b,
+                                   const char *query, const char *name,
+                                   int array_key, apr_pool_t *pool)
+{
+    apr_size_t qlen = query ? strlen(query) : 0;
+    apr_size_t blen = b->form ? b->head_len + (apr_size_t)b->spool_len : 0;
+    apr_size_t cap = blen < b->memory ? blen : b->memory;
+    apr_size_t size = qlen + cap + HL_PHP_KEY_MAX + 2;
+    char *out = malloc(size + SRC_CACHE);
+    hl_php_src_t src;
+    hl_param_memo_t *memo;
+    long n;
+
+    if (out == NULL)
+        return NULL;
+    memset(&src, 0, sizeof(src));
+    src.len = blen;
+    if (b->spool) {
+        src.read = read_kept;
+        src.ctx = b;
+        src.cache = out + size;
+        src.cache_size = SRC_CACHE;
+    } else {
+        src.mem = b->head;       /* all of it is in memory */
+    }
+    n = hl_php_request_param_src(out, size, query, b->form ? &src : NULL,
+                                 b->form, b->boundary, name, array_key,
+                                 b->memory);
+    if (n == HL_PHP_TOO_BIG) {
+        ap_log_rerror(APLOG_MARK, APLOG_INFO, 0, r,
+                      "HL01104: a multipart header over HotLimitBodyMemory "
+                      "%" APR_SIZE_T_FMT ": refused (413)", b->memory);
+        b->refuse = HTTP_REQUEST_ENTITY_TOO_LARGE;
+    } else if (n == HL_PHP_READ_FAIL) {
+        ap_log_rerror(APLOG_MARK, APLOG_ERR, 0, r,
+                      "HL01105: the spooled request body cannot be read: "
+                      "refused (500)");
+        b->refuse = HTTP_INTERNAL_SERVER_ERROR;
+    }
+    memo = apr_pcalloc(pool, sizeof(*memo));
+    memo->name = apr_pstrdup(pool, name);
+    memo->query = query ? apr_pstrdup(pool, query) : NULL;
+    memo->array_key = array_key;
+    if (n >= 0) {
+        memo->value = apr_pstrmemdup(pool, out, (apr_size_t)n);
+        memo->len = (apr_size_t)n;
+    }
+    free(out);
+    return memo;
 }
 
 /* Returns $_REQUEST[name] (see mod_hotlimit_body.h). Each (name, array
  * key, query) is read once per client request; the value is copied into
- * r->pool for each caller. The parse writes into a scratch buffer as large
- * as query and body, malloc'd and freed at once (a body may be 8 MiB). */
+ * r->pool for each caller. */
 char *hl_request_param(request_rec *r, const char *name, int array_key,
                        apr_size_t *len)
 {
@@ -200,9 +487,6 @@ char *hl_request_param(request_rec *r, const char *name, int array_key,
     request_rec *top = hl_client_request(r);
     const char *query = r->args;
     hl_param_memo_t *memo;
-    apr_size_t size;
-    char *out;
-    long n;
 
     for (memo = b->memo; memo; memo = memo->next)
         if (memo->array_key == array_key && !strcmp(memo->name, name)
@@ -210,22 +494,8 @@ char *hl_request_param(request_rec *r, const char *name, int array_key,
                 || (memo->query && query && !strcmp(memo->query, query))))
             break;
     if (memo == NULL) {
-        size = (query ? strlen(query) : 0) + (b->data ? b->len : 0)
-               + HL_PHP_KEY_MAX + 2;
-        if ((out = malloc(size)) == NULL)
+        if ((memo = read_param(r, b, query, name, array_key, top->pool)) == NULL)
             return NULL;
-        n = hl_php_request_param(out, size, query, b->data,
-                                 b->data ? b->len : 0, b->form, b->boundary,
-                                 name, array_key);
-        memo = apr_pcalloc(top->pool, sizeof(*memo));
-        memo->name = apr_pstrdup(top->pool, name);
-        memo->query = query ? apr_pstrdup(top->pool, query) : NULL;
-        memo->array_key = array_key;
-        if (n >= 0) {
-            memo->value = apr_pstrmemdup(top->pool, out, (apr_size_t)n);
-            memo->len = (apr_size_t)n;
-        }
-        free(out);
         memo->next = b->memo;
         b->memo = memo;
     }
@@ -235,8 +505,28 @@ char *hl_request_param(request_rec *r, const char *name, int array_key,
     return apr_pstrmemdup(r->pool, memo->value, memo->len);
 }
 
-/* The HOTLIMIT_BODY input filter: the kept body first, then the rest from
- * the filters below (or the error the read ended with). */
+/* Returns DECLINED, or the status that ends r (see mod_hotlimit_body.h),
+ * once per client request. */
+int hl_body_refusal(request_rec *r)
+{
+    hl_body_t *b = body_of(r);
+
+    if (!b || b->refuse == OK || b->refused)
+        return DECLINED;
+    b->refused = 1;
+    return b->refuse;
+}
+
+/* fixups hook, last: a request whose body was refused while an <If>, a
+ * SetEnvIfExpr or a scope without quotas read it ends here, before the
+ * handler (not a subrequest: its failure would not end the request). */
+static int body_fixups(request_rec *r)
+{
+    return r->main ? DECLINED : hl_body_refusal(r);
+}
+
+/* The HOTLIMIT_BODY input filter: the kept body first, then the end of
+ * the body, or the rest from where the read stopped. */
 static apr_status_t body_filter(ap_filter_t *f, apr_bucket_brigade *bb,
                                 ap_input_mode_t mode, apr_read_type_e block,
                                 apr_off_t readbytes)
@@ -251,8 +541,17 @@ static apr_status_t body_filter(ap_filter_t *f, apr_bucket_brigade *bb,
      * handler gets the error at once, and PHP no body. */
     if (b && b->rv != APR_SUCCESS)
         return b->rv;
-    if (!b || !b->kept || APR_BRIGADE_EMPTY(b->kept)) {
+    if (!b || !b->kept)
         return ap_get_brigade(f->next, bb, mode, block, readbytes);
+    if (APR_BRIGADE_EMPTY(b->kept)) {
+        /* The filters under this one read the body to its end already
+         * (the core's later copy of a SetInputFilter filter is never
+         * asked); else the rest comes from where the read stopped. */
+        if (b->eos) {
+            APR_BRIGADE_INSERT_TAIL(bb, apr_bucket_eos_create(f->c->bucket_alloc));
+            return APR_SUCCESS;
+        }
+        return ap_get_brigade(b->below, bb, mode, block, readbytes);
     }
     switch (mode) {
     case AP_MODE_READBYTES:
@@ -282,7 +581,7 @@ static apr_status_t body_filter(ap_filter_t *f, apr_bucket_brigade *bb,
         }
         return APR_SUCCESS;
     default:
-        return ap_get_brigade(f->next, bb, mode, block, readbytes);
+        return ap_get_brigade(b->below, bb, mode, block, readbytes);
     }
 }
 
@@ -306,10 +605,13 @@ static void hl_body_insert_filter(request_rec *r)
     add_filter(r, b);
 }
 
-/* Registers the HOTLIMIT_BODY filter; called from register_hooks. */
+/* Registers the HOTLIMIT_BODY filter (above every resource filter: what
+ * it hands on went through them already) and its hooks; called from
+ * register_hooks. */
 void hl_body_register(void)
 {
     body_filter_handle = ap_register_input_filter("HOTLIMIT_BODY", body_filter,
-                                                  NULL, AP_FTYPE_RESOURCE);
+                                                  NULL, AP_FTYPE_RESOURCE - 1);
     ap_hook_insert_filter(hl_body_insert_filter, NULL, NULL, APR_HOOK_MIDDLE);
+    ap_hook_fixups(body_fixups, NULL, NULL, APR_HOOK_REALLY_LAST);
 }

@@ -7,19 +7,33 @@
 
 #include "mod_hotlimit.h"
 
-#define HL_DEFAULT_BODY_LIMIT 65536   /* HotLimitBodyLimit */
+#define HL_DEFAULT_BODY_LIMIT  8388608  /* HotLimitBodyLimit: 8M */
+#define HL_DEFAULT_BODY_MEMORY 65536    /* HotLimitBodyMemory: 64K */
 
 /*
  * Returns what PHP would hold in $_REQUEST[name] for r, when it is a string
  * (or, with array_key, an array: then its first key), and sets *len; the
  * body is read for it on first use (a POST form, at most HotLimitBodyLimit
- * bytes of r's scope) and handed on unchanged; when the body cannot be
- * used (too big, unreadable), only the query is read. Returns NULL when
- * absent (or empty array). The value is allocated from r->pool (the caller may change it);
+ * bytes of r's scope, at most HotLimitBodyMemory of it in memory) and
+ * handed on as the handler would have read it; when the body cannot be
+ * used (over the limit under HotLimitBodyOverflow path, unreadable, or
+ * refused: see hl_body_refusal), only the query is read. A value is cut at
+ * HotLimitBodyMemory bytes. Returns NULL when absent (or empty array). The
+ * value is allocated from r->pool (the caller may change it);
  * NUL-terminated, but may hold NULs.
  */
 char *hl_request_param(request_rec *r, const char *name, int array_key,
                        apr_size_t *len);
+
+/*
+ * Returns DECLINED, or what a hook must return to end r because its
+ * client request's body was refused when it was read: 413 (over
+ * HotLimitBodyLimit, or a multipart header over HotLimitBodyMemory), 500
+ * (the spool cannot be read), or DONE (HTTP_IN refused it and has sent
+ * the error: LimitRequestBody, a bad chunk). The status is returned once
+ * per client request (an ErrorDocument it leads to runs as usual).
+ */
+int hl_body_refusal(request_rec *r);
 
 /* Registers the body filter and its insert_filter hook (register_hooks). */
 void hl_body_register(void);

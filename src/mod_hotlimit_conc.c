@@ -47,6 +47,7 @@
 #include "mod_hotlimit_access.h"
 #include "mod_hotlimit_conc.h"
 #include "mod_hotlimit_conc_redis.h"
+#include "mod_hotlimit_refusal_log.h"
 #include "mod_hotlimit_respond.h"
 #include "mod_hotlimit_table.h"
 #include "hl_conc.h"
@@ -262,19 +263,39 @@ static apr_status_t give_back(void *data)
     return APR_SUCCESS;
 }
 
-/* Gives back the local slot of key just taken for r under scope, which
- * Redis refused: counted as refused, not admitted. */
-static void give_local(request_rec *r, uint64_t key, unsigned scope)
+/* Returns 1 if a refusal in scope should be logged under HotLimitLogRefusals
+ * mode (HL_LOG_REFUSALS_*, HL_UNSET: first), setting *skipped to the
+ * refusals of scope not logged since its last line. Under the lock. */
+static int log_due(int mode, unsigned scope, uint32_t *skipped)
 {
+    *skipped = 0;
+    if (mode == HL_LOG_REFUSALS_OFF)
+        return 0;
+    if (mode == HL_LOG_REFUSALS_ALL)
+        return 1;
+    return hl_conc_log_due(table, scope, hl_mono_ms(), skipped);
+}
+
+/* Gives back the local slot of key just taken for r under scope, which
+ * Redis refused: counted as refused, not admitted. Returns log_due's
+ * answer for the refusal (0 when the lock cannot be taken). */
+static int give_local(request_rec *r, uint64_t key, unsigned scope, int mode,
+                      uint32_t *skipped)
+{
+    int due;
+
+    *skipped = 0;
     if (conc_lock(r->server) != 0)
-        return;
+        return 0;
     hl_conc_give(table, key, &me);
     if (scope < HL_CONC_SCOPES) {
         if (table->scopes[scope].admitted > 0)
             table->scopes[scope].admitted--;
         table->scopes[scope].refused++;
     }
+    due = log_due(mode, scope, skipped);
     conc_unlock();
+    return due;
 }
 
 /* Returns what the client request of r holds (created from top's pool). */
@@ -311,21 +332,28 @@ typedef struct {
     int               url_scope; /* may be shown to clients */
     int               table;     /* 1: a table rule's */
     int               dry_run;
+    int               log_mode;  /* HotLimitLogRefusals */
 } hl_conc_ask_t;
 
-/* Logs the refusal (or dry run) of r under a, key text key. */
+/* Logs the refusal (or dry run) of r under a, key text key, and how many
+ * refusals of its scope were not logged since the last line (skipped). */
 static void log_refusal(request_rec *r, const hl_conc_ask_t *a,
-                        const char *key)
+                        const char *key, uint32_t skipped)
 {
     const char *ua = apr_table_get(r->headers_in, "User-Agent");
+    char ua_cut[HL_LOG_UA_MAX + 1];
 
+    if (ua) {
+        apr_cpystrn(ua_cut, ua, sizeof(ua_cut));
+        ua = ap_escape_logitem(r->pool, ua_cut);
+    }
     ap_log_rerror(APLOG_MARK, APLOG_INFO, 0, r,
                   "%s: %s client=%s route=%s key=%s limit=%u concurrent "
-                  "retry_after=1 user_agent=\"%s\"",
+                  "retry_after=1 user_agent=\"%s\" not_logged_since=%u",
                   a->dry_run ? "HL01501" : "HL01500",
                   a->dry_run ? "dry run, would reject" : "rejected",
                   r->useragent_ip, a->scope, ap_escape_logitem(r->pool, key),
-                  (unsigned)a->limit, ua ? ap_escape_logitem(r->pool, ua) : "-");
+                  (unsigned)a->limit, ua ? ua : "-", (unsigned)skipped);
 }
 
 /* Sends the 429 for r, refused under a: Retry-After: 1, no policy. */
@@ -352,7 +380,8 @@ static int take_one(request_rec *r, const hl_conc_ask_t *a, int at_fixups,
     uint64_t hash, seed = a->table ? HL_SEED_TABLE : HL_SEED_KEYS;
     size_t clen;
     unsigned scope;
-    int exempt, rc;
+    uint32_t skipped = 0;
+    int exempt, rc, due = 0;
 
     if (a->key->by == HL_BY_USER && !at_fixups)
         return DECLINED;       /* REMOTE_USER is set by fixups */
@@ -374,6 +403,8 @@ static int take_one(request_rec *r, const hl_conc_ask_t *a, int at_fixups,
                           name, a->table, a->limit);
     rc = hl_conc_take(table, hash, &me, a->limit, scope, hl_mono_ms(),
                       holder_alive, NULL);
+    if (rc == 0)
+        due = log_due(a->log_mode, scope, &skipped);
     conc_unlock();
 
     if (rc == 1) {
@@ -386,12 +417,10 @@ static int take_one(request_rec *r, const hl_conc_ask_t *a, int at_fixups,
             rc = hl_conc_redis_take(r, hash, a->limit, rel->redis);
             if (rc != 1)
                 rel->redis = NULL;      /* refused, or this server decided */
-            if (rc == 0) {
-                log_refusal(r, a, key);
-                if (!a->dry_run) {
-                    give_local(r, hash, scope);
-                    return refuse(r, a);
-                }
+            if (rc == 0 && !a->dry_run) {
+                if (give_local(r, hash, scope, a->log_mode, &skipped))
+                    log_refusal(r, a, key, skipped);
+                return refuse(r, a);
             }
         }
         taken->keys[taken->n] = hash;
@@ -407,7 +436,8 @@ static int take_one(request_rec *r, const hl_conc_ask_t *a, int at_fixups,
                       HL_CONC_CAPACITY, a->scope);
         return DECLINED;
     }
-    log_refusal(r, a, key);
+    if (due)
+        log_refusal(r, a, key, skipped);
     return a->dry_run ? DECLINED : refuse(r, a);
 }
 
@@ -429,7 +459,9 @@ static int take_slots(request_rec *r, int at_fixups)
         || (r->prev && r->prev->status == HTTP_TOO_MANY_REQUESTS))
         return DECLINED;
     dc = ap_get_module_config(r->per_dir_config, &hotlimit_module);
-    if (!dc || dc->engine == 0 || (!dc->conc && !hl_table_configured()))
+    /* The status handler's scope (HotLimitStatus On) is never limited. */
+    if (!dc || dc->engine == 0 || dc->status > 0
+        || (!dc->conc && !hl_table_configured()))
         return DECLINED;
     top = hl_client_request(r);
     if (at_fixups) {
@@ -455,6 +487,7 @@ static int take_slots(request_rec *r, int at_fixups)
         a.url_scope = dc->conc->url_scope;
         a.table = 0;
         a.dry_run = dc->dry_run == 1;
+        a.log_mode = dc->log_refusals;
         rc = take_one(r, &a, at_fixups, taken, top);
     }
     if (rc == DECLINED && t > 0) {
@@ -464,6 +497,7 @@ static int take_slots(request_rec *r, int at_fixups)
         a.url_scope = 1;
         a.table = 1;
         a.dry_run = rule.dry_run >= 0 ? rule.dry_run : dc->dry_run == 1;
+        a.log_mode = dc->log_refusals;
         rc = take_one(r, &a, at_fixups, taken, top);
     }
     return rc;

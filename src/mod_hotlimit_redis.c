@@ -515,6 +515,51 @@ static int read_decisions(const redisReply *reply, hl_decide_item_t *const *item
     return reply->element[0]->integer != 0;
 }
 
+/*
+ * Makes this server's shared-memory counters follow a reply of Redis to a
+ * call over items (n; mode "c" when counting, else "d"), so that when Redis
+ * fails, HotLimitStoreFailure local goes on from what Redis had counted:
+ * per window, Redis' check, then what it counted there (mode "c": cost;
+ * "d": the request and any lease granted, when every quota admitted and
+ * this one counts now). Only under HotLimitStoreFailure local. Stops at a
+ * reply that does not fit the items. Never fails.
+ */
+static void follow_reply(const redisReply *reply, hl_decide_item_t *const *items,
+                         int n, int counting, uint32_t cost)
+{
+    size_t at = 3;
+    int64_t now = hl_mono_ms();  /* after the round trip: windows end no sooner */
+    long long grant;
+    int all, i, j;
+
+    if (rconf->failure != HL_STORE_FAIL_LOCAL || reply->elements < 3)
+        return;
+    all = reply->element[0]->integer != 0;
+    grant = reply->element[1]->integer > 0 ? reply->element[1]->integer : 0;
+    for (i = 0; i < n; ++i) {
+        const hl_quota_t *q = items[i]->quota;
+        hl_verdict_t v[HL_MAX_WINDOWS];
+        uint32_t counted = 0;
+        int admit = 1;
+
+        if (at + 4 * (size_t)q->nwindows > reply->elements)
+            return;
+        for (j = 0; j < q->nwindows; ++j, at += 4) {
+            long long rem = reply->element[at + 1]->integer;
+            v[j].admit = reply->element[at]->integer != 0;
+            v[j].remaining = rem < 0 ? 0 : rem > UINT32_MAX ? UINT32_MAX : (uint32_t)rem;
+            v[j].reset_ms = reply->element[at + 2]->integer;
+            v[j].retry_ms = reply->element[at + 3]->integer;
+            admit &= v[j].admit;
+        }
+        if (counting)
+            counted = cost;
+        else if (all && admit && !items[i]->peek && !hl_quota_after_response(q))
+            counted = 1 + (uint32_t)(grant < UINT32_MAX ? grant : 0);
+        hl_store_follow(items[i], v, counted, now);
+    }
+}
+
 /* Returns the refused-until key of a decision: its keys and limits. */
 static uint64_t refused_key(hl_decide_item_t *const *items, int n)
 {
@@ -667,7 +712,10 @@ static int redis_decide(void *ctx, hl_decide_item_t *const *items, int n,
         hl_decide_stats(hl_store_stats(), items, n, now);
         return 0;
     }
-    if (leasable(items, n) && from_lease(key, items[0], &want, &gen)) {
+    /* No lease while Redis is failing: the local counters, which count the
+     * units granted as spent, decide instead (follow_reply). */
+    if (leasable(items, n) && hl_breaker_is_closed(&rshared->breaker)
+        && from_lease(key, items[0], &want, &gen)) {
         __atomic_add_fetch(&rshared->leased, 1, __ATOMIC_RELAXED);
         hl_decide_stats(hl_store_stats(), items, n, now);
         return 1;
@@ -683,6 +731,8 @@ static int redis_decide(void *ctx, hl_decide_item_t *const *items, int n,
             hl_decide_not_asked(items[i]);
     if (admit > 0 && want > 0)
         keep_lease(key, reply, items[0], now, gen);
+    if (admit >= 0)
+        follow_reply(reply, items, n, 0, 0);
     freeReplyObject(reply);
     if (admit < 0) {
         failed("a reply that does not fit the request", now);
@@ -723,6 +773,7 @@ static int redis_count(void *ctx, const hl_decide_item_t *it, uint32_t cost,
     reply = send_call(items, 1, "c", cost, 0, now, &why);
     if (!reply)
         return -1;
+    follow_reply(reply, items, 1, 1, cost);
     freeReplyObject(reply);
     succeeded();
     return 0;

@@ -27,6 +27,10 @@ typedef struct {
     int           prepaid;       /* counted already, by the HTTP/1.1 request
                                     this HTTP/2 stream replays (h2c upgrade,
                                     mod_hotlimit_upgrade.h) */
+    int           by_address;    /* the key's client part is the client
+                                    address (by=ip, or a key that fell back
+                                    to it): only such refusals feed a ban
+                                    (HotLimitBan) */
 } hl_match_t;
 
 /*

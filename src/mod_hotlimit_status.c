@@ -3,6 +3,14 @@
  * as an HTML page, as JSON (?json) or as Prometheus text (?metrics), and
  * "POST reset=KEY" to clear one client's counters.
  *
+ * Scope: it answers only where the server configuration says
+ * HotLimitStatus On (never settable from .htaccess), else 404; it refuses
+ * a Host that is not a name of the server (421) on every method, and
+ * every answer forbids framing. A virtual host's page (HotLimitStatus On
+ * set inside its <VirtualHost>) shows and resets only that host's
+ * counters (mod_hotlimit_view.h); the main server's page, and a page the
+ * main server's configuration enables, show them all (page_view).
+ *
  * Everything is copied out of shared memory under the lock into a snapshot
  * allocated from r->pool, and written to the client after unlocking. The
  * same copy, summed up, feeds mod_status's section
@@ -40,6 +48,7 @@
 #include "mod_hotlimit_conc.h"
 #include "mod_hotlimit_store.h"
 #include "mod_hotlimit_table.h"
+#include "mod_hotlimit_view.h"
 #include "hl_render.h"
 
 APLOG_USE_MODULE(hotlimit);
@@ -107,6 +116,8 @@ typedef struct {
     int          limited_from;    /* HL_LIMITED_FROM_* */
     apr_array_header_t *routes;   /* of hl_conf_route_t */
     int          routes_cut;      /* table rules not listed */
+    const server_rec *view;       /* whose page: only its counters are
+                                     shown (hl_view_owns) */
 } hl_snapshot_t;
 
 int hl_status_post_config(apr_pool_t *pconf, apr_pool_t *plog,
@@ -148,7 +159,8 @@ static int collect_top(const hl_slot_t *s, void *baton)
     size_t klen = s->key_len - HL_SLOT_KEY_PREFIX;
     int i, at;
 
-    if (s->bucket.count == 0 || s->key_len <= HL_SLOT_KEY_PREFIX)
+    if (s->bucket.count == 0 || s->key_len <= HL_SLOT_KEY_PREFIX
+        || !hl_view_owns(snap->view, s->key + HL_SLOT_KEY_PREFIX, klen))
         return 0;
     for (i = 0; i < snap->ntop; ++i) {
         if (strlen(snap->top[i].key) == klen
@@ -211,8 +223,10 @@ static int collect_limited(const hl_slot_t *s, void *baton)
 {
     hl_snapshot_t *snap = baton;
 
-    if (!(s->flags & HL_SLOT_AT_LIMIT) || s->key_len <= HL_SLOT_KEY_PREFIX
-        || s->key_len > HL_KEY_MAX || s->expires_ms <= snap->mono_ms)
+    if (s->level != HL_SLOT_FULL || s->key_len <= HL_SLOT_KEY_PREFIX
+        || s->key_len > HL_KEY_MAX || s->expires_ms <= snap->mono_ms
+        || !hl_view_owns(snap->view, s->key + HL_SLOT_KEY_PREFIX,
+                         s->key_len - HL_SLOT_KEY_PREFIX))
         return 0;
     snap->limited_total++;
     if (snap->nlimited == HL_LIMITED_KEYS)
@@ -242,10 +256,17 @@ static void limited_from_redis(hl_snapshot_t *snap)
     snap->limited_from = HL_LIMITED_FROM_REDIS;
     snap->limited_total = total;
     snap->nlimited = 0;
-    for (i = 0; i < n; ++i)
-        if (got[i].len > HL_SLOT_KEY_PREFIX)
-            limited_set(&snap->limited[snap->nlimited++], got[i].key,
-                        got[i].len, got[i].count, got[i].left_ms);
+    for (i = 0; i < n; ++i) {
+        if (got[i].len <= HL_SLOT_KEY_PREFIX)
+            continue;
+        if (!hl_view_owns(snap->view, got[i].key + HL_SLOT_KEY_PREFIX,
+                          got[i].len - HL_SLOT_KEY_PREFIX)) {
+            snap->limited_total--;   /* another host's: not ours to count */
+            continue;
+        }
+        limited_set(&snap->limited[snap->nlimited++], got[i].key,
+                    got[i].len, got[i].count, got[i].left_ms);
+    }
 }
 
 /* hl_store_scan callback: the busiest keys and the keys at their limit. */
@@ -289,9 +310,15 @@ static void add_conf_route(apr_pool_t *p, hl_snapshot_t *snap,
 
 /* Fills snap->routes: each server's HotLimitQuota lines (named as the
  * statistics count them: the vhost tag, then the scope), then the
- * published table's rules, at most HL_TABLE_ROUTES_LISTED. Never fails. */
+ * published table's rules, at most HL_TABLE_ROUTES_LISTED; on a virtual
+ * host's page, its own lines and the table's rules as it counts them.
+ * Never fails. */
 static void collect_routes(request_rec *r, hl_snapshot_t *snap)
 {
+    const server_rec *view = snap->view;
+    const hl_server_conf_t *own = ap_get_module_config(view->module_config,
+                                                       &hotlimit_module);
+    const char *tag = view->is_virtual && own->tag ? own->tag : "";
     hl_table_route_t *rules;
     server_rec *s;
     int i, n;
@@ -300,7 +327,7 @@ static void collect_routes(request_rec *r, hl_snapshot_t *snap)
     for (s = ap_server_conf; s; s = s->next) {
         const hl_server_conf_t *sc = ap_get_module_config(s->module_config,
                                                           &hotlimit_module);
-        if (!sc || !sc->quotas)
+        if (!sc || !sc->quotas || (view->is_virtual && s != view))
             continue;
         for (i = 0; i < sc->quotas->nelts; ++i) {
             const hl_dir_quota_t *dq = APR_ARRAY_IDX(sc->quotas, i,
@@ -312,8 +339,10 @@ static void collect_routes(request_rec *r, hl_snapshot_t *snap)
         }
     }
     n = hl_table_routes(r, HL_TABLE_ROUTES_LISTED, &rules);
-    for (i = 0; i < n; ++i)
-        add_conf_route(r->pool, snap, rules[i].route, &rules[i].quota, "table");
+    for (i = 0; i < n; ++i)   /* a virtual host counts them after its tag */
+        add_conf_route(r->pool, snap,
+                       *tag ? apr_pstrcat(r->pool, tag, rules[i].route, NULL)
+                            : rules[i].route, &rules[i].quota, "table");
     snap->routes_cut = snap->table.table_routes > (uint32_t)n
                        ? (int)(snap->table.table_routes - (uint32_t)n) : 0;
 }
@@ -367,10 +396,24 @@ static void summarize(hl_snapshot_t *snap)
     }
 }
 
+/* Drops from the copy in snap the per-route statistics that snap->view's
+ * page does not show (another virtual host's). */
+static void hide_foreign_routes(hl_snapshot_t *snap)
+{
+    int i;
+
+    for (i = 0; i < HL_STATS_ROUTES; ++i) {
+        hl_route_stat_t *e = &snap->shared.stats.routes[i];
+        if (e->hash && !hl_view_owns(snap->view, e->route,
+                                       strnlen(e->route, sizeof(e->route))))
+            e->hash = 0;
+    }
+}
+
 /* Returns the header and per-route stats copied into a snapshot allocated
  * from r->pool, summed up, without the busiest keys; NULL if the store is
  * not set up or can't be locked (a lock failure is logged). */
-static hl_snapshot_t *copy_header(request_rec *r)
+static hl_snapshot_t *copy_header(request_rec *r, const server_rec *view)
 {
     hl_snapshot_t *snap = apr_pcalloc(r->pool, sizeof(*snap));
     hl_store_totals_t totals;
@@ -380,6 +423,8 @@ static hl_snapshot_t *copy_header(request_rec *r)
         return NULL;
     memcpy(&snap->shared, shared, sizeof(*shared));
     hl_store_unlock(r->server);
+    snap->view = view;
+    hide_foreign_routes(snap);
     hl_table_status(r->server, &snap->table);
     hl_store_totals(&totals);
     snap->used = totals.used;
@@ -395,7 +440,9 @@ static hl_snapshot_t *copy_header(request_rec *r)
 
 hl_status_summary_t *hl_status_summary(request_rec *r)
 {
-    hl_snapshot_t *snap = copy_header(r);
+    /* mod_status's page shows every server's totals, as it shows every
+     * server's workers. */
+    hl_snapshot_t *snap = copy_header(r, ap_server_conf);
     return snap ? &snap->sum : NULL;
 }
 
@@ -404,9 +451,9 @@ hl_status_summary_t *hl_status_summary(request_rec *r)
  * the configured routes, or NULL if the store can't be locked (logged).
  * ?metrics shows none of these and takes copy_header alone: a scrape
  * neither walks the counter table nor asks Redis. */
-static hl_snapshot_t *take_snapshot(request_rec *r)
+static hl_snapshot_t *take_snapshot(request_rec *r, const server_rec *view)
 {
-    hl_snapshot_t *snap = copy_header(r);
+    hl_snapshot_t *snap = copy_header(r, view);
 
     if (!snap)
         return NULL;
@@ -547,7 +594,7 @@ static void write_metrics(request_rec *r, const hl_snapshot_t *snap)
                (apr_uint64_t)snap->reclaims, snap->classes,
                prom_seconds(r->pool, snap->sum.started_ms));
     write_store_metrics(r);
-    hl_ban_write_metrics(r);
+    hl_ban_write_metrics(r, snap->view);
     hl_conc_write_metrics(r);
 }
 
@@ -652,7 +699,7 @@ static void write_json(request_rec *r, const hl_snapshot_t *snap)
     ap_rputs("],", r);
     hl_conc_write_json(r);      /* HotLimitConcurrency */
     ap_rputs(",", r);
-    hl_ban_write_json(r);
+    hl_ban_write_json(r, snap->view);
     ap_rputs("}\n", r);
 }
 
@@ -856,7 +903,7 @@ static void write_html(request_rec *r, const hl_snapshot_t *snap)
 
     {
         /* Bans in force (HotLimitBan), each with a button that lifts it. */
-        apr_array_header_t *bans = hl_ban_list(p, hl_mono_ms());
+        apr_array_header_t *bans = hl_ban_list(snap->view, p, hl_mono_ms());
         ap_rputs("<h2>Bans</h2>", r);
         if (!bans->nelts)
             ap_rputs("<p id=\"bans\">No client is banned now.</p>", r);
@@ -1006,10 +1053,36 @@ static const char *cross_site(request_rec *r)
     return NULL;
 }
 
+/* Returns the server whose counters r's page shows and resets
+ * (hl_view_owns): every server's (the main server) when r is the main
+ * server's, or when the HotLimitStatus On in force was set in the main
+ * server's configuration (a <Location> there applies to every virtual
+ * host: on Debian, where every site is a virtual host, that is the
+ * packaged page); r's virtual host only when its own configuration
+ * (inside <VirtualHost>) set it. */
+static const server_rec *page_view(request_rec *r)
+{
+    const hl_dir_conf_t *dc = ap_get_module_config(r->per_dir_config,
+                                                   &hotlimit_module);
+
+    if (!r->server->is_virtual || (dc && dc->status == HL_STATUS_ON_MAIN))
+        return ap_server_conf;
+    return r->server;
+}
+
+/* Returns 1 if the page of view may reset key (len bytes): on a virtual
+ * host's page, only that host's counters (hl_view_owns); a bare client
+ * address lifts only its bans in this host (hl_ban_reset_client). */
+static int reset_allowed(const server_rec *view, const char *key, size_t len)
+{
+    return !strchr(key, '|') || hl_view_owns(view, key, len);
+}
+
 /* Handles POST reset=KEY: answers JSON, or 303 back to the page when the
  * form's "back" field is present. Returns the handler's status. */
 static int handle_reset(request_rec *r)
 {
+    const server_rec *view = page_view(r);
     const char *why = cross_site(r);
     apr_array_header_t *pairs = NULL;
     const hl_store_t *store;
@@ -1042,10 +1115,17 @@ static int handle_reset(request_rec *r)
     }
     if (!key || !*key)
         return HTTP_BAD_REQUEST;
+    if (!reset_allowed(view, key, strlen(key))) {
+        ap_log_rerror(APLOG_MARK, APLOG_WARNING, 0, r,
+                      "HL01182: reset of '%s' refused: not a counter of this "
+                      "virtual host (reset it from the main server's page)",
+                      ap_escape_logitem(r->pool, key));
+        return HTTP_FORBIDDEN;
+    }
     store = hl_store_get();
     removed = store->ops->reset(store->ctx, key, strlen(key));
     if (removed >= 0 && !strchr(key, '|')) {   /* a client address: its bans */
-        int lifted = hl_ban_reset_client(r->pool, key);
+        int lifted = hl_ban_reset_client(view, r->pool, key);
         removed = lifted < 0 ? -1 : removed + lifted;
     }
     if (removed < 0)
@@ -1076,21 +1156,87 @@ static int query_is(const char *args, const char *name)
            && (args[n] == '\0' || (args[n] == '=' && args[n + 1] == '\0'));
 }
 
+const char *hl_status_set(cmd_parms *cmd, void *dconf, int on)
+{
+    ((hl_dir_conf_t *)dconf)->status = !on ? 0
+        : cmd->server->is_virtual ? HL_STATUS_ON_VHOST : HL_STATUS_ON_MAIN;
+    /* Outside a section it covers the whole server, which is then never
+     * limited or banned: allowed (spec: S), but said. */
+    if (on && !cmd->path)
+        ap_log_error(APLOG_MARK, APLOG_WARNING, 0, cmd->server,
+                     "HL01183: HotLimitStatus On outside a <Location> or "
+                     "<Directory> (%s:%d): no request of this server is "
+                     "limited or banned; put it in the status page's "
+                     "<Location>",
+                     cmd->directive ? cmd->directive->filename : "?",
+                     cmd->directive ? cmd->directive->line_num : 0);
+    return NULL;
+}
+
+/*
+ * Returns NULL if the Host r was asked for is a name of r's server
+ * (host_is_ours: ServerName, ServerAlias, localhost, an IP literal), or
+ * when the request has no Host (HTTP/1.0: not a browser's); else the Host,
+ * allocated from r->pool. A page of evil.example that DNS rebinding points
+ * at this server sends "Host: evil.example": refused, on every method.
+ */
+static const char *foreign_host(request_rec *r)
+{
+    const char *host = apr_table_get(r->headers_in, "Host");
+    const char *name = r->hostname;
+    struct in6_addr a6;
+
+    if (!host)
+        return NULL;
+    if (name && strchr(name, ':') && inet_pton(AF_INET6, name, &a6) == 1)
+        return NULL;                 /* an IPv6 literal, brackets dropped */
+    if (name && host_is_ours(r, name, strlen(name)))
+        return NULL;
+    return host;
+}
+
 int hl_status_handler(request_rec *r)
 {
+    const hl_dir_conf_t *dc;
+    const server_rec *view;
+    const char *host;
     hl_snapshot_t *snap;
     int metrics;
 
     /* Runs for every request: the first letter spares most a strcmp. */
     if (!r->handler || r->handler[0] != 'h' || strcmp(r->handler, "hotlimit-status"))
         return DECLINED;
+    /* Never framed (clickjacking of the reset buttons), whatever the
+     * answer: err_headers_out survive error responses. */
+    apr_table_setn(r->err_headers_out, "Content-Security-Policy",
+                   "frame-ancestors 'none'");
+    apr_table_setn(r->err_headers_out, "X-Frame-Options", "DENY");
+    /* Only where the server configuration says HotLimitStatus On: a
+     * "SetHandler hotlimit-status" in a tenant's .htaccess finds nothing. */
+    dc = ap_get_module_config(r->per_dir_config, &hotlimit_module);
+    if (!dc || dc->status <= 0) {
+        ap_log_rerror(APLOG_MARK, APLOG_INFO, 0, r,
+                      "HL01180: hotlimit-status handler outside a "
+                      "HotLimitStatus On scope: 404 for %s",
+                      ap_escape_logitem(r->pool, r->uri));
+        return HTTP_NOT_FOUND;
+    }
+    host = foreign_host(r);
+    if (host) {
+        ap_log_rerror(APLOG_MARK, APLOG_WARNING, 0, r,
+                      "HL01181: status request for Host '%s', not a name of "
+                      "this server (DNS rebinding?), refused from %s",
+                      ap_escape_logitem(r->pool, host), r->useragent_ip);
+        return HTTP_MISDIRECTED_REQUEST;
+    }
     if (r->method_number == M_POST)
         return handle_reset(r);
     r->allowed = (AP_METHOD_BIT << M_GET) | (AP_METHOD_BIT << M_POST);
     if (r->method_number != M_GET)
         return HTTP_METHOD_NOT_ALLOWED;
     metrics = query_is(r->args, "metrics");
-    snap = metrics ? copy_header(r) : take_snapshot(r);
+    view = page_view(r);
+    snap = metrics ? copy_header(r, view) : take_snapshot(r, view);
     if (!snap)
         return HTTP_SERVICE_UNAVAILABLE;
     apr_table_setn(r->headers_out, "Cache-Control", "no-store");

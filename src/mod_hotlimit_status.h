@@ -9,6 +9,10 @@
 
 int hl_status_handler(request_rec *r);
 
+/* Directive handler of HotLimitStatus On|Off (server config, <Location>,
+ * <Directory>; no override class, so never .htaccess). Returns NULL. */
+const char *hl_status_set(cmd_parms *cmd, void *dconf, int on);
+
 /*
  * post_config: records, once per httpd parent (in the process pool, so
  * graceful and full restarts keep it), when the counters started, for

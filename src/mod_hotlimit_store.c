@@ -703,6 +703,17 @@ static int shm_count(void *ctx, const hl_decide_item_t *it, uint32_t n,
     return 0;
 }
 
+int hl_store_follow(hl_decide_item_t *it, const hl_verdict_t *v, uint32_t n,
+                    int64_t now_ms)
+{
+    if (lock_stripe(it->shard) != APR_SUCCESS)
+        return -1;
+    hl_limiter_follow_refs(&store_slots[it->shard], it->quota, it->refs,
+                           it->cls, now_ms, v, n);
+    unlock_stripe(it->shard);
+    return 0;
+}
+
 /* Removes every window of key, in whichever stripes they are. Returns the
  * counters removed, or -1 when a mutex failed. */
 static int shm_reset(void *ctx, const char *key, size_t len)

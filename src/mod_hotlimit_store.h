@@ -63,6 +63,15 @@ const hl_store_t *hl_store_get(void);
 /* Returns the shared-memory store (the local fallback of a remote one). */
 const hl_store_t *hl_store_shm(void);
 
+/*
+ * Makes the shared-memory counters of a prepared item follow what a remote
+ * store answered at now_ms: v[0 .. nwindows) its checks, then n requests
+ * counted there (hl_limiter_follow_refs), under the item's stripe lock.
+ * Returns 0, or -1 when the mutex failed (logged).
+ */
+int hl_store_follow(hl_decide_item_t *it, const hl_verdict_t *v, uint32_t n,
+                    int64_t now_ms);
+
 /* Returns the per-route statistics in shared memory (lock-free). */
 hl_stats_t *hl_store_stats(void);
 

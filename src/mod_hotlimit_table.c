@@ -669,6 +669,7 @@ static void find_in_active(const char *route, const hl_cidr_t *ip,
         hit->has_rule = 1;
         hit->rule = rule->quota;
         hit->route_hash = rule->hash;
+        hit->plan = rule->plan;
         memcpy(hit->route, rule->route, len);
         hit->route[len] = '\0';
     }
@@ -715,6 +716,40 @@ int hl_table_find(request_rec *r, const char *route, const hl_cidr_t *ip,
     find_in_active(route, ip, hit);
     hl_store_unlock(r->server);
     return 1;
+}
+
+/* Copies the active bank's plan name (len bytes) into *out. Returns 1 if
+ * found, else 0. */
+static int plan_in_active(const char *name, size_t len, hl_plan_t *out)
+{
+    const hl_table_t *t = bank(__atomic_load_n(&region->active, __ATOMIC_ACQUIRE) & 1);
+    const hl_plan_t *p = hl_table_plan(t, name, len);
+
+    if (p)
+        *out = *p;
+    return p != NULL;
+}
+
+int hl_table_find_plan(request_rec *r, const char *name, size_t len,
+                       hl_plan_t *out)
+{
+    hl_shared_t *shared;
+    int i, found;
+
+    if (!region)
+        return 0;
+    for (i = 0; i < HL_FIND_TRIES; ++i) {
+        uint32_t seq = __atomic_load_n(&region->seq, __ATOMIC_ACQUIRE);
+        found = plan_in_active(name, len, out);
+        __atomic_thread_fence(__ATOMIC_ACQUIRE);
+        if (__atomic_load_n(&region->seq, __ATOMIC_ACQUIRE) == seq)
+            return found;
+    }
+    if (hl_store_lock(r->server, &shared) != APR_SUCCESS)
+        return 0;
+    found = plan_in_active(name, len, out);
+    hl_store_unlock(r->server);
+    return found;
 }
 
 int hl_table_routes(request_rec *r, int max, hl_table_route_t **out)

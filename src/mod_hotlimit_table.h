@@ -49,6 +49,7 @@ typedef struct {
     int         has_rule;
     hl_quota_t  rule;        /* the first candidate route's quota */
     uint64_t    route_hash;  /* its hl_table_route_hash */
+    hl_plan_sel_t plan;      /* its "plan" selector (from 0: none) */
     char        route[HL_TABLE_ROUTE_MAX];  /* its route */
     int         has_global;  /* the compact e/m/t global bucket */
     hl_quota_t  global;
@@ -86,6 +87,14 @@ apr_status_t hl_table_check_source(apr_pool_t *p, const char *path,
  */
 int hl_table_find(request_rec *r, const char *route, const hl_cidr_t *ip,
                   hl_table_hit_t *hit);
+
+/*
+ * Copies into *out the published table's plan named name (len bytes),
+ * without a lock as hl_table_find does. Returns 1 if found, 0 when there is
+ * no table or no such plan. Never fails otherwise.
+ */
+int hl_table_find_plan(request_rec *r, const char *name, size_t len,
+                       hl_plan_t *out);
 
 /*
  * Returns the published table's version: it changes whenever the reloader

@@ -45,6 +45,14 @@ my @bad = (
     [ 'unknown norm=',     $loc->('HotLimitQuota 5/1m by=param:u norm=upper'), 'HotLimitQuota', 'upper' ],
     [ 'norm= on an address key', $loc->('HotLimitQuota 5/1m norm=digits'), 'HotLimitQuota', 'norm=digits' ],
     [ 'unknown error format', $loc->('HotLimitErrorFormat xml'),     'HotLimitErrorFormat', 'xml' ],
+    [ 'unknown refusal log mode', $loc->('HotLimitLogRefusals sometimes'), 'HotLimitLogRefusals', 'sometimes' ],
+    # Request bodies:
+    [ 'body memory under 4K', 'HotLimitBodyMemory 1K',              'HotLimitBodyMemory', '1K' ],
+    [ 'body memory over 64M', 'HotLimitBodyMemory 65M',             'HotLimitBodyMemory', '65M' ],
+    [ 'body limit unit',   $loc->('HotLimitBodyLimit 8G'),           'HotLimitBodyLimit',  '8G' ],
+    [ 'body limit in M beyond 64 bits', $loc->('HotLimitBodyLimit 9000000000000000M'),
+                                                                     'HotLimitBodyLimit',  '9000000000000000M' ],
+    [ 'unknown overflow',  $loc->('HotLimitBodyOverflow drop'),      'HotLimitBodyOverflow', 'drop' ],
 );
 my $good = join "\n",
     'HotLimitSlots 1024',
@@ -55,14 +63,18 @@ my $good = join "\n",
     'HotLimitStoreLease 100',
     $loc->("HotLimitQuota 5/1m 100/1h by=header:X-Api-Key algo=fixed count=all\n"
            . "    HotLimitDryRun On\n    HotLimitHeaders Off"),
-    "<Location /a/health>\n    HotLimitEngine Off\n</Location>",
+    "<Location /a/health>\n    HotLimitEngine Off\n    HotLimitLogRefusals off\n</Location>",
+    "<Location /st>\n    SetHandler hotlimit-status\n    HotLimitStatus On\n</Location>",
+    'HotLimitLogRefusals all',
     "<LocationMatch \"^/b/[0-9]+\$\">\n    HotLimitQuota 3/500ms 10/1d by=cookie:sid\n</LocationMatch>",
     "<Location /llm>\n    HotLimitQuota 100/1m 1000/1h by=header:Authorization cost=header:X-LLM-Tokens\n</Location>",
     "<Location /login>\n    HotLimitQuota 5/1m 30/1h\n    HotLimitQuota 10/1h by=param:u\n</Location>",
     "<Location /sms>\n    HotLimitQuota 1/1m by=param:phone norm=digits\n"
-    . "    HotLimitQuota 5/1h by=header:X-Mail norm=email\n    HotLimitErrorFormat json\n</Location>";
+    . "    HotLimitQuota 5/1h by=header:X-Mail norm=email\n    HotLimitErrorFormat json\n</Location>",
+    'HotLimitBodyMemory 64K',
+    "<Location /form>\n    HotLimitBodyLimit 8M\n    HotLimitBodyOverflow path\n</Location>";
 
-plan tests => 2 * @bad + 2 + 2 + 8, need { "the base config (run through t/run-httpd-tests.sh)" => -r $base };
+plan tests => 2 * @bad + 2 + 2 + 2 + 8, need { "the base config (run through t/run-httpd-tests.sh)" => -r $base };
 
 my $httpd = Apache::Test::vars('httpd');
 my $logs = hl_logs();
@@ -106,6 +118,14 @@ for my $c (@bad) {
     my ($rc, $out) = configtest($good);
     ok t_cmp($rc, 0, 'a good configuration passes');
     ok t_cmp($out, qr/Syntax OK/, 'Syntax OK');
+}
+{
+    # Outside a section HotLimitStatus On covers the whole server (never
+    # limited or banned): allowed, with a warning.
+    my ($rc, $out) = configtest('HotLimitStatus On');
+    ok t_cmp($rc, 0, 'HotLimitStatus On at server level passes');
+    ok t_cmp($out, qr/HL01183: HotLimitStatus On outside a <Location>.*no request of this server is limited or banned/,
+             '... with a warning (HL01183)');
 }
 {
     my ($rc, $out) = configtest('HotLimitQuota 5/1m');

@@ -17,9 +17,10 @@ my $aoff = hl_offset(hl_access_log());
 my @codes = map { GET('/dry/', 'User-Agent' => 'hl-dry-agent')->code } 1 .. 5;
 ok t_cmp("@codes", '200 200 200 200 200', 'dry run: never 429');
 
-my @e = hl_wait_lines(hl_error_log(), $eoff, sub { 3 <= grep { /HL00101/ } @_ }, 5);
+my @e = hl_wait_lines(hl_error_log(), $eoff, sub { grep { /HL00101/ } @_ }, 5);
 my @dry = grep { /HL00101/ } @e;
-ok t_cmp(scalar @dry, 3, 'error log: HL00101 for each of the 3 would-be rejections');
+ok t_cmp(scalar @dry, 1, 'error log: HL00101 once for the 3 would-be rejections of one key '
+         . '(HotLimitLogRefusals first: later ones are summed, t/58-log-refusals.t)');
 ok t_cmp($dry[0] // '', qr/HL00101: dry run, would reject client=127\.0\.0\.1 route=\/dry key=\/dry\|127\.0\.0\.1 limit=2\/1m retry_after=\d+ user_agent="hl-dry-agent"/,
          'HL00101 names client, route, key, limit, Retry-After and User-Agent');
 ok t_cmp(scalar(grep { /HL00100/ && /route=\/dry/ } @e), 0, 'no HL00100 (real rejection) for /dry');

@@ -4,6 +4,8 @@
 # slots are sent to other quotas (by=header, by=cookie, a JSON table rule);
 # /login must stay at 429 throughout. Within one quota, a client at its limit
 # keeps its counter while other clients of the same quota flood the table.
+# Least filled first (issue 18, item 6): a key one short of its limit keeps
+# its counter while 64 new one-request keys of its quota fill the table.
 use strict;
 use warnings FATAL => 'all';
 use FindBin;
@@ -12,7 +14,7 @@ use Apache::Test;
 use Apache::TestUtil;
 use HotLimitTable;
 
-plan tests => 19, need need_module('mod_hotlimit.c');
+plan tests => 23, need need_module('mod_hotlimit.c');
 
 my $mpm = hl_mpm();
 my $FLOOD = 200;    # more than three times HotLimitSlots
@@ -32,6 +34,9 @@ HotLimitReloadInterval 1
 </Location>
 <Location /api>
     HotLimitQuota 1000/1m by=header:X-Api-Key
+</Location>
+<Location /kapi>
+    HotLimitQuota 5/1h by=header:X-Key
 </Location>
 <Location /capi>
     HotLimitQuota 1000/1m by=cookie:sid
@@ -83,3 +88,18 @@ ok t_cmp(flood('/hlogin', 'X-User', 'user-%d-%d'), 0,
 ok t_cmp($h->get('/hlogin', 'X-User' => 'victim')->code, 429,
          "[$mpm] 'victim' still 429 after the flood of its own quota");
 ok t_cmp($h->get('/login')->code, 429, "[$mpm] /login still 429 at the end");
+
+# Least filled first: K1 makes 4 requests of 5, 64 new keys one each, then
+# K1 gets exactly one more (5 of 5), not its whole quota again.
+ok t_cmp($h->codes('/kapi', 4, 'X-Key' => 'K1'), '200 200 200 200',
+         "[$mpm] /kapi 5/1h by X-Key: K1 makes 4 requests");
+my $evictions = $h->status->{slots}{evictions};
+my $admitted = 0;
+for my $i (1 .. 64) {
+    $admitted++ if $h->get('/kapi', 'X-Key' => "new-$i-$$")->code == 200;
+}
+ok t_cmp($admitted, 64, "[$mpm] 64 new keys on /kapi, one request each: all 200");
+my $evicted = $h->status->{slots}{evictions} - $evictions;
+ok t_cmp($evicted > 0 ? 1 : 0, 1, "[$mpm] ... in a full table: $evicted evictions");
+ok t_cmp($h->codes('/kapi', 3, 'X-Key' => 'K1'), '200 429 429',
+         "[$mpm] K1 again: one more, then 429 (5 admitted of 5)");

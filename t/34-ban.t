@@ -1,8 +1,10 @@
-# HotLimitBan 3/1m 5s: a client refused 3 times within a minute by any
-# quota of the server is banned from the whole server (every route, limited
-# or not) for 5 s, with Retry-After = the time left; the ban is logged once
-# (HL00102), listed in ?json and lifted by POST reset=KEY; concurrent
-# refusals start exactly one ban.
+# HotLimitBan 3/1m 5s: a client refused 3 times within a minute by quotas
+# of the server keyed by its address is banned from the whole server
+# (every route, limited or not) for 5 s, with Retry-After = the time left;
+# the ban is logged once (HL00102), listed in ?json and lifted by POST
+# reset=KEY; concurrent refusals start exactly one ban. Refusals by a
+# shared budget (by=global) or an account's (by=header:X-User) never count
+# toward a ban: nobody gets a bystander banned by spending them.
 use strict;
 use warnings FATAL => 'all';
 use FindBin;
@@ -13,7 +15,7 @@ use Apache::TestRequest qw(GET POST);
 use Time::HiRes qw(sleep time);
 use HLTest;
 
-plan tests => 28;
+plan tests => 40;
 
 # The status page, from the main server (the vhost's own would be banned).
 sub status_json {
@@ -96,6 +98,49 @@ $res = POST '/hotlimit-status', content => [ reset => '127.0.0.1' ];
 Apache::TestRequest::module('hl_ban');
 ok t_cmp($res->content, qr/"removed":[1-9]/, 'POST reset=127.0.0.1 removes the ban');
 ok t_cmp(GET('/ban-free/')->code, 200, 'lifted by the client address');
+
+# --- bans count only a client's own refusals -----------------------------------
+# Addresses come from X-Forwarded-For (the vhost trusts the test client).
+sub as_client {
+    my ($ip, $path, @h) = @_;
+    return GET($path, 'X-Forwarded-For' => $ip, @h)->code;
+}
+sub banned_addresses {
+    return join ' ', sort map { $_->{key} =~ /ban\|(.*)$/ ? $1 : () }
+                          @{ status_json()->{bans} || [] };
+}
+
+# An attacker spends the site-wide (by=global) budget; a visitor is then
+# refused 3 times: the refusals are not the visitor's doing.
+ok t_cmp(as_client('203.0.113.66', '/ban-global/'), 200, 'by=global: the attacker spends the 1/1m budget');
+ok t_cmp(join(' ', map { as_client('203.0.113.77', '/ban-global/') } 1 .. 3), '429 429 429',
+         'by=global: a visitor is refused 3 times');
+ok t_cmp(as_client('203.0.113.77', '/ban-free/'), 200,
+         'by=global: the visitor is not banned (3 refusals by a shared budget)');
+ok t_cmp(banned_addresses() =~ /203\.0\.113\.77/ ? 1 : 0, 0, '?json: no ban of the visitor');
+
+# An attacker spends alice's account budget (by=header:X-User); alice,
+# from her office, retries 3 times.
+ok t_cmp(as_client('203.0.113.66', '/ban-user/', 'X-User' => 'alice'), 200,
+         "by=header: the attacker spends alice's 1/1m");
+ok t_cmp(join(' ', map { as_client('198.51.100.5', '/ban-user/', 'X-User' => 'alice') } 1 .. 3),
+         '429 429 429', 'by=header: alice is refused 3 times');
+ok t_cmp(as_client('198.51.100.5', '/ban-free/'), 200,
+         "by=header: alice's address is not banned");
+ok t_cmp(banned_addresses() =~ /198\.51\.100\.5/ ? 1 : 0, 0, "?json: no ban of alice's address");
+
+# by=ip refusals still ban; so do those of a by=header quota whose header
+# is absent (its key fell back to the client address: its own spending).
+ok t_cmp(join(' ', map { as_client('203.0.113.88', '/ban-b/') } 1 .. 4), '200 429 429 429',
+         'by=ip: 1 admitted, 3 refusals');
+ok t_cmp(as_client('203.0.113.88', '/ban-free/'), 429, 'by=ip: banned');
+ok t_cmp(join(' ', map { as_client('203.0.113.99', '/ban-user/') } 1 .. 4), '200 429 429 429',
+         'by=header without the header (keyed by the address): 1 admitted, 3 refusals');
+ok t_cmp(as_client('203.0.113.99', '/ban-free/'), 429, '... banned: the address was its key');
+# Lift them, so that no later test sees a ban in force.
+Apache::TestRequest::module('default');
+POST('/hotlimit-status', content => [ reset => $_ ]) for qw(203.0.113.88 203.0.113.99);
+Apache::TestRequest::module('hl_ban');
 
 # --- the table's "ban" (a private httpd with a table of its own) -----------
 use HotLimitTable ();

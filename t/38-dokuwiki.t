@@ -5,7 +5,10 @@
 # passed. Logins DokuWiki takes however they are sent count (u and p on a
 # GET, an Authorization header), one account guessed from many addresses
 # is limited too, and the action spellings DokuWiki reads otherwise than
-# the module (X-DokuWiki-Do, do=re-sendpwd) are refused. t/run-httpd-tests.sh prepares a private copy of the installed
+# the module (X-DokuWiki-Do, do=re-sendpwd) are refused. An attacker who
+# locks the account admin from five addresses keeps fresh browsers out,
+# but not the browser that logged in as admin before (its device cookie).
+# t/run-httpd-tests.sh prepares a private copy of the installed
 # DokuWiki (code, configuration, data) with an admin account.
 use strict;
 use warnings FATAL => 'all';
@@ -20,7 +23,7 @@ use Apache::TestUtil;
 use HotLimitTable;
 
 my $dw = ($ENV{HOTLIMIT_TEST_WORK} // '') . '/dokuwiki';
-plan tests => 17, need {
+plan tests => 24, need {
     'mod_php and the prefork MPM' => hl_have_php(),
     "Debian's dokuwiki package (apt-get install dokuwiki)" => -f "$dw/www/doku.php" };
 
@@ -33,7 +36,10 @@ $recipe =~ s{/etc/apache2/hotlimit-dokuwiki\.json}{\@DIR\@/table.json};
 $recipe =~ s{<Location /dokuwiki/doku\.php>}{<Location /doku.php>}g;
 $recipe =~ s{<Location /dokuwiki>}{<Location />}g;
 $recipe =~ s{HotLimitQuota 5/1m 30/1h}{HotLimitQuota 3/5s} or die 'recipe: no per-address quota';
-$recipe =~ s{HotLimitQuota 10/1h by=param:u}{HotLimitQuota 4/5s by=param:u} or die 'recipe: no per-account quota';
+$recipe =~ s{HotLimitQuota 10/1h by=param:u count=failures}{HotLimitQuota 4/5s by=param:u count=failures}
+    or die 'recipe: no per-account quota counting failures';
+$recipe =~ s{HotLimitDeviceCookie hotlimit_device 30d}{HotLimitDeviceCookie hotlimit_device 1h}
+    or die 'recipe: no device cookie';
 $recipe =~ s{^HotLimitBan .*$}{}m;
 my $h = start_httpd(name => 'dokuwiki',
     table => { routes => { '/resendpwd' => { max => 3, window => 3600 } } },
@@ -57,12 +63,17 @@ sub login_form {
     return ($res, $tok // '');
 }
 
-# Posts the login form (as client $from, if given); returns the response.
+# Posts the login form (as client $from, if given; through browser $browser,
+# default $ua); returns the response. The per-account line counts failures
+# in the log_transaction hook, just after the response: a pause after a
+# failure keeps the next attempt from being decided before it counts.
 sub login {
-    my ($password, $tok, $from) = @_;
-    return $ua->post("$base?id=start", [ do => 'login', id => 'start', u => 'admin',
-                                        p => $password, sectok => $tok ],
-                     $from ? ('X-Forwarded-For' => $from) : ());
+    my ($password, $tok, $from, $browser) = @_;
+    my $res = ($browser // $ua)->post("$base?id=start",
+        [ do => 'login', id => 'start', u => 'admin', p => $password, sectok => $tok ],
+        $from ? ('X-Forwarded-For' => $from) : ());
+    sleep 0.15 if $res->code == 403;
+    return $res;
 }
 
 my ($form, $tok) = login_form();
@@ -132,5 +143,31 @@ sleep 5.2;
 $res = login('correct-horse', $tok);
 ok t_cmp($res->code == 302 || $res->code == 200 ? 1 : 0, 1,
          'after the window the right password is accepted (' . $res->code . ')');
+my ($device) = grep { /^hotlimit_device=/ } $res->header('Set-Cookie');
+ok t_cmp($device // '', qr/^hotlimit_device=1\.\d+\.[\w-]{43}; Path=\/; Max-Age=3600; HttpOnly; SameSite=Lax$/,
+         '... it sets the device cookie (none was set on the 403s)');
 $page = $ua->get("$base?id=start");
 ok t_cmp($page->content =~ /do=logout/ ? 1 : 0, 1, '... and the admin is logged in');
+
+# Device cookies: the attacker locks admin from five addresses (no cookie
+# of its own); a fresh browser is refused until the window ends; the
+# browser that logged in above (it holds the device cookie) logs in at once.
+my $attacker = LWP::UserAgent->new(timeout => 60, max_redirect => 0);
+@codes = map { login('wrong-guess', $tok, "203.0.113.$_", $attacker)->code } 11 .. 15;
+ok t_cmp("@codes", '403 403 403 403 429', 'an attacker locks admin from five addresses');
+my $fresh = LWP::UserAgent->new(timeout => 60, cookie_jar => HTTP::Cookies->new, max_redirect => 0);
+my $fresh_form = $fresh->get("$base?id=start&do=login");
+my ($fresh_tok) = $fresh_form->content =~ /name="sectok" value="([0-9a-f]*)"/;
+$res = login('correct-horse', $fresh_tok // '', '198.51.100.20', $fresh);
+ok t_cmp($res->code, 429, 'a fresh browser with the right password is refused');
+($form, $tok) = login_form();
+$res = login('correct-horse', $tok, '192.0.2.20');
+ok t_cmp($res->code, 302, 'the browser that logged in before logs in at once (device cookie)');
+ok t_cmp($ua->get("$base?id=start")->content =~ /do=logout/ ? 1 : 0, 1, '... and is logged in');
+$res = login('correct-horse', $fresh_tok // '', '198.51.100.20', $fresh);
+ok t_cmp($res->code, 429, 'the fresh browser is still refused');
+sleep 5.2;
+$fresh_form = $fresh->get("$base?id=start&do=login");
+($fresh_tok) = $fresh_form->content =~ /name="sectok" value="([0-9a-f]*)"/;
+$res = login('correct-horse', $fresh_tok // '', '198.51.100.20', $fresh);
+ok t_cmp($res->code, 302, 'after the window the fresh browser logs in');

@@ -34,12 +34,7 @@ if ($why) {
 
 my $tls_port = HotLimitTable::free_port();
 my $h = start_httpd(name => 'h2tls', start => 0, conf => <<"CONF");
-<IfModule !socache_shmcb_module>
-    LoadModule socache_shmcb_module $mods/mod_socache_shmcb.so
-</IfModule>
-<IfModule !ssl_module>
-    LoadModule ssl_module $mods/mod_ssl.so
-</IfModule>
+@{[ hl_tls_conf($mods, $tls_port) ]}
 <IfModule !http2_module>
     LoadModule http2_module $mods/mod_http2.so
 </IfModule>
@@ -49,18 +44,9 @@ my $h = start_httpd(name => 'h2tls', start => 0, conf => <<"CONF");
 <Location /tls1>
     HotLimitQuota 2/1m
 </Location>
-Listen 127.0.0.1:$tls_port
-<VirtualHost 127.0.0.1:$tls_port>
-    Protocols h2 http/1.1
-    SSLEngine on
-    SSLCertificateFile \@DIR\@/cert.pem
-    SSLCertificateKeyFile \@DIR\@/key.pem
-</VirtualHost>
 CONF
 my $dir = $h->dir;
-system("openssl req -x509 -newkey rsa:2048 -nodes -keyout '$dir/key.pem' -out '$dir/cert.pem'"
-       . " -days 2 -subj /CN=127.0.0.1 >/dev/null 2>&1") == 0
-    or die "openssl could not make a certificate\n";
+hl_make_cert($dir);
 $h->start;
 
 my $site = "https://127.0.0.1:$tls_port";

@@ -35,6 +35,9 @@ my $h = start_httpd(name => 'multipart-php', table => { routes => {
         '/login' => { max => 1000000000, window => 60 },
     } }, files => { 'mp/doku.php' => $php }, conf => <<'CONF');
 HotLimitQuotaTable @DIR@/table.json
+# Bodies over 4 KiB are spooled and parsed from the file (HotLimitBodyMemory):
+# the reader through the spool must agree with PHP too.
+HotLimitBodyMemory 4096
 <Location /mp>
     HotLimitRouteFrom param:do
     HotLimitBodyLimit 262144

@@ -85,12 +85,23 @@ for mpm in $mpms; do
     mpm_started=$(date +%s)
     # Each MPM starts from empty logs: the tests read t/logs/*, and the
     # counters start empty anyway (HotLimitPersist Off in extra.conf.in).
-    rm -rf "$work/t/logs"
-    (cd "$work/t" && "${run_as[@]}" env HOTLIMIT_TEST_MPM="$mpm" \
-        HOTLIMIT_TEST_WORK="$work" perl TEST.PL -apxs "$apxs" \
-        -httpd_conf "$work/base-$mpm.conf" -port select -minclients 4 \
-        -maxclients 16 -defines "HL_MPM_${mpm^^}" ${HOTLIMIT_TEST_ARGS:-}) \
-        2>&1 | tee "$work/run-$mpm.log" || status=1
+    # A port found free can be taken by another suite's httpd (several runs
+    # on one machine) before this one binds it: Apache::Test then stops
+    # with "port N is in use" before any test ran. Up to 3 tries.
+    for try in 1 2 3; do
+        rm -rf "$work/t/logs"
+        rc=0
+        (cd "$work/t" && "${run_as[@]}" env HOTLIMIT_TEST_MPM="$mpm" \
+            HOTLIMIT_TEST_WORK="$work" perl TEST.PL -apxs "$apxs" \
+            -httpd_conf "$work/base-$mpm.conf" -port select -minclients 4 \
+            -maxclients 16 -defines "HL_MPM_${mpm^^}" ${HOTLIMIT_TEST_ARGS:-}) \
+            2>&1 | tee "$work/run-$mpm.log" || rc=1
+        [ $rc != 0 ] && grep -q 'is in use, cannot determine server pid' "$work/run-$mpm.log" \
+            && ! grep -q '^Result: ' "$work/run-$mpm.log" || break
+        echo "== port taken by another run (try $try of 3); again on another port"
+        (cd "$work/t" && "${run_as[@]}" perl TEST.PL -clean >/dev/null 2>&1) || true
+    done
+    [ $rc = 0 ] || status=1
     totals=$(grep -E '^Files=[0-9]+, Tests=[0-9]+' "$work/run-$mpm.log" | tail -n 1 | cut -d, -f1-2)
     result=$(grep -E '^Result: ' "$work/run-$mpm.log" | tail -n 1)
     summary+=("$mpm: ${totals:-no totals}, ${result:-no result}, $(( $(date +%s) - mpm_started )) s")

@@ -31,6 +31,7 @@ use HLTest ();
 our @EXPORT = qw(
     start_httpd table_server write_table free_port wait_until
     hl_mpm hl_other_mpm hl_have_php hl_json_encode elapsed_since
+    hl_tls_conf hl_make_cert
 );
 
 # The HotLimitReloadInterval the tests use, and the spec's bound on how
@@ -42,6 +43,38 @@ my $creator = $$;        # only this process stops what it started
 my @started;             # httpd instances and table servers, for END
 
 # ---- small utilities --------------------------------------------------------
+
+# Returns the configuration of a TLS virtual host on 127.0.0.1:$port
+# (h2 and http/1.1, mod_ssl loaded if it is not) whose certificate
+# hl_make_cert makes in the instance directory (\@DIR\@); $mods is httpd's
+# module directory.
+sub hl_tls_conf {
+    my ($mods, $port) = @_;
+    return <<"CONF";
+<IfModule !socache_shmcb_module>
+    LoadModule socache_shmcb_module $mods/mod_socache_shmcb.so
+</IfModule>
+<IfModule !ssl_module>
+    LoadModule ssl_module $mods/mod_ssl.so
+</IfModule>
+Listen 127.0.0.1:$port
+<VirtualHost 127.0.0.1:$port>
+    Protocols h2 http/1.1
+    SSLEngine on
+    SSLCertificateFile \@DIR\@/cert.pem
+    SSLCertificateKeyFile \@DIR\@/key.pem
+</VirtualHost>
+CONF
+}
+
+# Makes the self-signed certificate of hl_tls_conf in $dir (dies if
+# openssl cannot).
+sub hl_make_cert {
+    my $dir = shift;
+    system("openssl req -x509 -newkey rsa:2048 -nodes -keyout '$dir/key.pem' -out '$dir/cert.pem'"
+           . " -days 2 -subj /CN=127.0.0.1 >/dev/null 2>&1") == 0
+        or die "openssl could not make a certificate\n";
+}
 
 # Returns the MPM of this run ("prefork" or "event").
 sub hl_mpm { $ENV{HOTLIMIT_TEST_MPM} || 'prefork' }
@@ -320,6 +353,7 @@ DirectoryIndex index.html
 </IfModule>
 <Location /hotlimit-status>
     SetHandler hotlimit-status
+    HotLimitStatus On
     HotLimitEngine Off
 </Location>
 Header always set X-HL-Route "%{HOTLIMIT_ROUTE}e" env=HOTLIMIT_ROUTE

@@ -830,8 +830,81 @@ static void test_commit_n(void)
     }
 }
 
+/*
+ * hl_bucket_follow: a "remote" bucket R on one clock is checked and counted
+ * n (0..3) at a random state; a local bucket L follows R's verdict on a
+ * clock offset by an odd amount. At that instant L finds the same
+ * remaining as R would (then R's next check); from then on, every 37 ms up
+ * to two windows later, L never admits when R refuses (fixed, gcra: the
+ * room comes back no sooner than in R). Sliding windows sit on another
+ * grid, so only the first check is compared.
+ */
+static void test_follow(void)
+{
+    static const hl_algo_t algos[] = { HL_ALGO_FIXED, HL_ALGO_SLIDING, HL_ALGO_GCRA };
+    rng_t seed = { 77 };
+    long now_bad[3] = { 0 }, later_bad[3] = { 0 }, cases = 0;
+    size_t a;
+    int i;
+
+    for (a = 0; a < 3; a++) {
+        for (i = 0; i < 3000; i++) {
+            uint32_t limit = 1 + (uint32_t)(rnd(&seed) % 20);
+            uint32_t window = 1000 + (uint32_t)(rnd(&seed) % 60000);
+            hl_policy_t p = pol(algos[a], limit, window,
+                                algos[a] == HL_ALGO_GCRA && rnd(&seed) % 2
+                                ? 1 + (uint32_t)(rnd(&seed) % 30) : 0);
+            int64_t rnow = BASE_MS + (int64_t)(rnd(&seed) % 100000);
+            int64_t lnow = 5000000 + (int64_t)(rnd(&seed) % 777777);
+            uint32_t hits = (uint32_t)(rnd(&seed) % (limit + 3)), n, h;
+            hl_bucket_t r, l;
+            hl_verdict_t v, vr, vl;
+            int64_t dt;
+
+            memset(&r, 0, sizeof(r));
+            for (h = 0; h < hits; h++)   /* R's history before the decision */
+                hit(&r, &p, rnow - (int64_t)(rnd(&seed) % window));
+            hl_bucket_check(&r, &p, rnow, &v);
+            n = (uint32_t)(rnd(&seed) % 4);
+            if (n > 0 && !v.admit && rnd(&seed) % 2)
+                n = 0;                    /* a refused decision counts nothing */
+            hl_bucket_commit_n(&r, &p, rnow, n);
+            memset(&l, 0xa5, sizeof(l));  /* whatever was there before */
+            hl_bucket_follow(&l, &p, lnow, &v, n);
+            vr = peek(&r, &p, rnow);
+            vl = peek(&l, &p, lnow);
+            cases++;
+            if (vr.admit != vl.admit || vr.remaining != vl.remaining) {
+                if (now_bad[a]++ < 3)
+                    printf("#   %s %u/%u burst %u: R %d/%u, L %d/%u after n=%u\n",
+                           algos[a] == HL_ALGO_FIXED ? "fixed" : algos[a] == HL_ALGO_SLIDING
+                           ? "sliding" : "gcra", limit, window, p.burst,
+                           vr.admit, vr.remaining, vl.admit, vl.remaining, n);
+            }
+            if (algos[a] == HL_ALGO_SLIDING)
+                continue;
+            for (dt = 0; dt <= 2 * (int64_t)window; dt += 37) {
+                vr = peek(&r, &p, rnow + dt);
+                vl = peek(&l, &p, lnow + dt);
+                if (vl.remaining > vr.remaining || (vl.admit && !vr.admit)) {
+                    later_bad[a]++;
+                    break;
+                }
+            }
+        }
+    }
+    okf(now_bad[0] == 0 && now_bad[1] == 0 && now_bad[2] == 0,
+        "follow: %ld reports, the local bucket finds what the remote one has "
+        "(fixed %ld, sliding %ld, gcra %ld differ)", cases, now_bad[0],
+        now_bad[1], now_bad[2]);
+    okf(later_bad[0] == 0 && later_bad[2] == 0,
+        "follow: later, the local bucket never admits where the remote one "
+        "refuses (fixed %ld, gcra %ld)", later_bad[0], later_bad[2]);
+}
+
 int main(void)
 {
+    test_follow();
     test_commit_n();
     test_fixed_numbers();
     test_sliding_numbers();

@@ -62,6 +62,19 @@ int main(void)
     is_int(hl_conc_take(t, 5, &b, 2, sc, 3100, alive, NULL), 0, "b refused again");
     is_int(tests, 1, "a tested once within the period");
 
+    /* Refusal lines: one per scope per HL_CONC_LOG_MS, the rest counted. */
+    {
+        uint32_t skipped = 9;
+        is_int(hl_conc_log_due(t, sc, 10000, &skipped), 1, "first refusal logged");
+        is_int((int)skipped, 0, "none skipped before");
+        is_int(hl_conc_log_due(t, sc, 10100, &skipped), 0, "next within 1 s: not");
+        is_int(hl_conc_log_due(t, sc, 10900, &skipped), 0, "nor that one");
+        is_int(hl_conc_log_due(t, sc, 11000, &skipped), 1, "a second later: logged");
+        is_int((int)skipped, 2, "saying 2 were not");
+        is_int(hl_conc_log_due(t, HL_CONC_NO_SCOPE, 11001, &skipped), 1,
+               "no scope: always logged");
+    }
+
     /* Full table: the last record stays empty, take says -1. */
     t = hl_conc_init(mem, 4);
     for (i = 0; i < 3; ++i) {

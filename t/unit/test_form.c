@@ -350,6 +350,47 @@ static const form_vec_t vectors[] = {
       "do", KEY, "b", 1 },
 };
 
+/* The read callback of a body source over memory: ctx is the body. */
+static int read_mem(void *ctx, size_t off, char *buf, size_t n)
+{
+    memcpy(buf, (const char *)ctx + off, n);
+    return 0;
+}
+
+/* Returns 1 if hl_php_request_param_src, reading body (len bytes) through
+ * a callback with caches of 1, 7 and 4,096 bytes, answers what the reader
+ * over memory answered: n, and out (n bytes) when n >= 0. */
+static int same_from_source(const char *query, const char *body, size_t len,
+                            hl_php_form_t form, const char *boundary,
+                            const char *name, int array_key, long n,
+                            const char *out, size_t outlen)
+{
+    static const size_t sizes[] = { 1, 7, 4096 };
+    char *got = tap_calloc(outlen), *cache = tap_calloc(4096);
+    size_t i;
+    int same = 1;
+
+    for (i = 0; i < sizeof(sizes) / sizeof(sizes[0]); ++i) {
+        hl_php_src_t src;
+        long m;
+
+        memset(&src, 0, sizeof(src));
+        src.len = len;
+        src.read = read_mem;
+        src.ctx = (void *)body;
+        src.cache = cache;
+        src.cache_size = sizes[i];
+        m = hl_php_request_param_src(got, outlen, query, body ? &src : NULL,
+                                     form, boundary, name, array_key,
+                                     1 << 20);
+        if (m != n || (n >= 0 && memcmp(got, out, (size_t)n) != 0))
+            same = 0;
+    }
+    free(got);
+    free(cache);
+    return same;
+}
+
 /* Returns the body of v in a malloc'd buffer (caller frees), *len set. */
 static char *vec_body(const form_vec_t *v, size_t *len)
 {
@@ -378,6 +419,12 @@ static void test_vectors(void)
                                       form, boundary, v->name, 1);
         long m = hl_php_request_param(out + 256, 256, v->query, body, len,
                                       form, boundary, v->name, 0);
+
+        okf(same_from_source(v->query, body, len, form, boundary, v->name, 1,
+                             n, out, sizeof(out))
+            && same_from_source(v->query, body, len, form, boundary, v->name,
+                                0, m, out + 256, 256),
+            "vector %zu: the same read through a source, cache 1, 7, 4096", i);
 
         if (v->kind == ABS) {
             okf(n == -1 && m == -1, "vector %zu: absent", i);
@@ -413,6 +460,9 @@ static long mp_read_do(char *out, const char *b, const char *const *parts,
     }
     n = hl_php_request_param(out, 256, NULL, body, len, HL_PHP_FORM_MULTIPART,
                              b, "do", 1);
+    ok(same_from_source(NULL, body, len, HL_PHP_FORM_MULTIPART, b, "do", 1,
+                        n, out, 256),
+       "... the same read through a source, cache 1, 7, 4096");
     free(body);
     return n;
 }
@@ -558,11 +608,138 @@ static void test_args(void)
            "hl_php_var reads $_POST too");
 }
 
+/* Bodies read through a source (a spooled body): a big one, a header over
+ * mem_max, a failed read. */
+static int fail_read(void *ctx, size_t off, char *buf, size_t n)
+{
+    (void)ctx; (void)off; (void)buf; (void)n;
+    return -1;
+}
+
+static void test_source(void)
+{
+    size_t big = 3 * 1024 * 1024, len, i;
+    char *body = tap_calloc(big + 512), cache[8192], out[256];
+    hl_php_src_t src;
+    long n;
+
+    memset(&src, 0, sizeof(src));
+    src.read = read_mem;
+    src.ctx = body;
+    src.cache = cache;
+    src.cache_size = sizeof(cache);
+    /* 3 MiB of x=..., then do=login: the last token is read. */
+    memcpy(body, "x=", 2);
+    memset(body + 2, 'a', big);
+    len = 2 + big;
+    len += (size_t)sprintf(body + len, "&do[login]=1");
+    src.len = len;
+    n = hl_php_request_param_src(out, sizeof(out), "do=show", &src,
+                                 HL_PHP_FORM_URLENCODED, NULL, "do", 1, 65536);
+    ok(n == 5 && !strcmp(out, "login"), "3 MiB urlencoded body, do[login] at its end");
+    /* A 3 MiB value is written out cut at outlen - 1. */
+    src.cache_len = 0;
+    n = hl_php_request_param_src(out, sizeof(out), NULL, &src,
+                                 HL_PHP_FORM_URLENCODED, NULL, "x", 0, 65536);
+    ok(n == 255 && out[0] == 'a' && out[254] == 'a', "a 3 MiB value is cut at outlen - 1");
+    /* multipart: a 3 MiB text field, then do. */
+    len = (size_t)sprintf(body, "--B\r\nContent-Disposition: form-data; name=\"x\"\r\n\r\n");
+    for (i = 0; i < big; ++i)
+        body[len++] = (char)(i % 61 == 60 ? '\n' : 'b');
+    len += (size_t)sprintf(body + len, "\r\n--B\r\nContent-Disposition: form-data; "
+                           "name=\"do\"\r\n\r\nlogin\r\n--B--\r\n");
+    src.len = len;
+    src.cache_len = 0;
+    n = hl_php_request_param_src(out, sizeof(out), NULL, &src,
+                                 HL_PHP_FORM_MULTIPART, "B", "do", 1, 65536);
+    ok(n == 5 && !strcmp(out, "login"), "3 MiB multipart field, then do=login");
+    /* A Content-Disposition of 70,000 bytes (continued lines) is over a
+     * mem_max of 65,536: refused, never guessed. */
+    len = (size_t)sprintf(body, "--B\r\nContent-Disposition: form-data; name=\"do\"");
+    for (i = 0; i < 70; ++i) {
+        body[len++] = '\r';
+        body[len++] = '\n';
+        body[len++] = ' ';
+        memset(body + len, 'c', 1000);
+        len += 1000;
+    }
+    len += (size_t)sprintf(body + len, "\r\n\r\nlogin\r\n--B--\r\n");
+    src.len = len;
+    src.cache_len = 0;
+    n = hl_php_request_param_src(out, sizeof(out), NULL, &src,
+                                 HL_PHP_FORM_MULTIPART, "B", "do", 1, 65536);
+    ok(n == HL_PHP_TOO_BIG, "a Content-Disposition over mem_max: HL_PHP_TOO_BIG");
+    n = hl_php_request_param(out, sizeof(out), NULL, body, len,
+                             HL_PHP_FORM_MULTIPART, "B", "do", 1);
+    ok(n == 5, "... read whole from memory (no mem_max)");
+    /* A failed read. */
+    src.read = fail_read;
+    src.cache_len = 0;
+    n = hl_php_request_param_src(out, sizeof(out), "do=show", &src,
+                                 HL_PHP_FORM_URLENCODED, NULL, "do", 1, 65536);
+    ok(n == HL_PHP_READ_FAIL && out[0] == '\0', "a failed read: HL_PHP_READ_FAIL");
+    free(body);
+}
+
+/* Random bodies (fixed seed) over an alphabet of the bytes the readers
+ * look at: the reader through a source (caches 1, 7, 4096) answers what the
+ * reader over memory answers, urlencoded and multipart. */
+static void test_source_random(void)
+{
+    static const char *const urlenc[] = {
+        "&", "=", "do", "do[", "]", "[]", "login", "%5B", "%00", "+", ".",
+        " ", "x", "%", "%6", "a[b][c]", "__Host-", "\r\n", "\0"
+    };
+    static const char *const multi[] = {
+        "--B\r\n", "--B--\r\n", "\r\n", "\n", "Content-Disposition: form-data; ",
+        "name=\"do\"", "name=do", "; filename=\"f\"", "login", "show", "\r\n\r\n",
+        " ", "\0", "MAX_FILE_SIZE", "\r\n--B", "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"
+    };
+    char out[512], *body = tap_calloc(8192);
+    unsigned seed = 18;
+    int i, same = 1, found = 0;
+
+    for (i = 0; i < 4000; ++i) {
+        int mp = i & 1;
+        const char *const *words = mp ? multi : urlenc;
+        size_t nwords = mp ? sizeof(multi) / sizeof(multi[0])
+                           : sizeof(urlenc) / sizeof(urlenc[0]);
+        size_t len = 0;
+        int k, parts = 1 + (int)((seed = seed * 1103515245u + 12345u) >> 16) % 300;
+        long n;
+
+        for (k = 0; k < parts; ++k) {
+            const char *w;
+            size_t wl;
+            seed = seed * 1103515245u + 12345u;
+            w = words[(seed >> 16) % nwords];
+            wl = w[0] == '\0' ? 1 : strlen(w);   /* "\0": one NUL byte */
+            if (len + wl >= 8192)
+                break;
+            memcpy(body + len, w, wl);
+            len += wl;
+        }
+        n = hl_php_request_param(out, sizeof(out), "do=q", body, len,
+                                 mp ? HL_PHP_FORM_MULTIPART : HL_PHP_FORM_URLENCODED,
+                                 "B", "do", 1);
+        found += n > 0 && strcmp(out, "q") != 0;
+        if (!same_from_source("do=q", body, len,
+                              mp ? HL_PHP_FORM_MULTIPART : HL_PHP_FORM_URLENCODED,
+                              "B", "do", 1, n, out, sizeof(out)))
+            same = 0;
+    }
+    ok(same, "4,000 random bodies: the same through a source as from memory");
+    okf(found > 100, "... %d of them set do from the body", found);
+    free(body);
+}
+
 int main(void)
 {
     test_vectors();
     test_form_type();
     test_multipart_php();
     test_args();
+    test_source();
+    test_source_random();
     return done_testing();
 }

@@ -44,7 +44,7 @@ static int hit(hl_slots_t *t, const hl_quota_t *q, const char *key, int64_t now,
 }
 
 /* Returns the count of window i of key (directive origin), or -1 when
- * it has no slot; *at_limit receives its flag. */
+ * it has no slot; *at_limit receives whether its level is full. */
 static long window_count(hl_slots_t *t, const char *key, int i, int *at_limit)
 {
     char skey[HL_KEY_MAX];
@@ -53,7 +53,7 @@ static long window_count(hl_slots_t *t, const char *key, int i, int *at_limit)
 
     if (s == NULL)
         return -1;
-    *at_limit = !!(s->flags & HL_SLOT_AT_LIMIT);
+    *at_limit = s->level == HL_SLOT_FULL;
     return (long)s->bucket.count;
 }
 
@@ -190,6 +190,153 @@ static void test_flood(void)
     }
 }
 
+/* Sends `hits` requests of each of the keys "<scope>|<i>", i from `from`
+ * to to - 1, on q at now. */
+static void hit_keys(hl_slots_t *t, const hl_quota_t *q, const char *scope,
+                     int from, int to, int hits, int64_t now)
+{
+    hl_decision_t d;
+    char key[64];
+    int i, h;
+
+    for (i = from; i < to; i++) {
+        snprintf(key, sizeof(key), "%s|%d", scope, i);
+        for (h = 0; h < hits; h++)
+            hit(t, q, key, now, &d);
+    }
+}
+
+/* Returns how many of the n keys "<scope>|<i>" no longer count `count` in
+ * window 0. */
+static int keys_lost(hl_slots_t *t, const char *scope, int n, long count)
+{
+    char key[64];
+    int i, at_limit, lost = 0;
+
+    for (i = 0; i < n; i++) {
+        snprintf(key, sizeof(key), "%s|%d", scope, i);
+        lost += window_count(t, key, 0, &at_limit) != count;
+    }
+    return lost;
+}
+
+/*
+ * Eviction takes the least filled counter first (issue 18, item 6): in a
+ * table of 64 slots, quota 5/1h by key, K1 makes 4 requests, then 64 new
+ * keys make one each, then K1 comes back: K1 kept its counter, so it gets
+ * exactly one more (5 in all), then 429. With every algorithm, and with a
+ * key of 2 requests under a large limit (its fill 2/1000 still outranks a
+ * one-request key's).
+ */
+static void test_least_filled(void)
+{
+    static const char *const algos[] = { NULL, "algo=sliding", "algo=gcra" };
+    int64_t now = 1700000000000LL;
+    hl_quota_t q5 = quota("5/1h", NULL);
+    hl_decision_t d;
+    char key[64];
+    size_t k;
+    int i, admitted;
+
+    for (k = 0; k < sizeof(algos) / sizeof(algos[0]); k++) {
+        hl_quota_t q = quota("5/1h", algos[k]);
+        hl_slots_t t = table(64);
+
+        for (i = 0, admitted = 0; i < 4; i++)
+            admitted += hit(&t, &q, "/api|K1", now, &d);
+        hit_keys(&t, &q, "/api", 0, 64, 1, now + 1);
+        for (i = 0; i < 6; i++)
+            admitted += hit(&t, &q, "/api|K1", now + 100, &d);
+        okf(admitted == 5, "5/1h %s: K1 4 requests, 64 new keys, K1 again: "
+            "5 admitted in all (%d)", algos[k] ? algos[k] : "fixed", admitted);
+        okf(t.hdr->evictions > 0, "... the 64 new keys evicted (%llu)",
+            (unsigned long long)t.hdr->evictions);
+        free(t.hdr);
+    }
+    {
+        hl_quota_t big = quota("1000/1h", NULL);
+        hl_slots_t t = table(64);
+        int at_limit, lost = 0;
+
+        hit(&t, &big, "/api|two", now, &d);
+        hit(&t, &big, "/api|two", now, &d);
+        for (i = 0; i < 10000; i++) {
+            snprintf(key, sizeof(key), "/api|one-%d", i);
+            hit(&t, &big, key, now + 1 + i, &d);
+            lost += window_count(&t, "/api|two", 0, &at_limit) != 2;
+        }
+        is_int(lost, 0, "1000/1h: a key of 2 requests outlives 10000 one-request keys");
+        free(t.hdr);
+    }
+    {   /* another quota's less filled counters before the requester's */
+        hl_slots_t t = table(64);
+
+        hit_keys(&t, &q5, "/big", 0, 60, 1, now);  /* the largest class, fresh keys */
+        hit_keys(&t, &q5, "/own", 0, 4, 3, now);  /* 4 keys of 3 requests */
+        hit_keys(&t, &q5, "/own", 4, 24, 1, now + 1);
+        is_int(keys_lost(&t, "/own", 4, 3), 0,
+               "new keys of a smaller quota: its own keys of 3 requests kept");
+        free(t.hdr);
+    }
+    {   /* the requester's own less filled counters before another's fuller */
+        hl_slots_t t = table(64);
+
+        hit_keys(&t, &q5, "/big", 0, 54, 3, now);  /* the largest class */
+        hit_keys(&t, &q5, "/own", 0, 1000, 1, now + 1);
+        is_int(keys_lost(&t, "/big", 54, 3), 0, "a flood of one-request keys of a "
+               "small quota: the larger quota's keys of 3 requests kept");
+        free(t.hdr);
+    }
+}
+
+/* Local counters following a remote store's answers (Redis, item 8). */
+static void test_follow(void)
+{
+    hl_quota_t q = quota("1/1h", NULL), two = quota("3/1m", "10/1h");
+    hl_slot_ref_t refs[HL_MAX_WINDOWS];
+    uint64_t cls = hl_limiter_class(HL_ORIGIN_DIRECTIVE, "/q", 2);
+    hl_verdict_t v[HL_MAX_WINDOWS];
+    int64_t now = 1700000000000LL;
+    hl_decision_t d;
+    hl_slots_t t = table(64);
+    int at_limit;
+
+    memset(v, 0, sizeof(v));
+    /* the remote store admitted and counted the key's one request */
+    v[0].admit = 1;
+    v[0].remaining = 0;
+    v[0].reset_ms = 3600000;
+    hl_limiter_refs(&t, HL_ORIGIN_DIRECTIVE, 1, "/q|k", 4, refs);
+    hl_limiter_follow_refs(&t, &q, refs, cls, now, v, 1);
+    ok(window_count(&t, "/q|k", 0, &at_limit) == 1 && at_limit,
+       "follow 1/1h, counted: the local counter holds 1, at its limit");
+    ok(!hit(&t, &q, "/q|k", now + 1000, &d), "... and refuses the key locally");
+    ok(!hit(&t, &q, "/q|k", now + 3599000, &d), "... until the window the store "
+       "reported ends");
+    ok(hit(&t, &q, "/q|k", now + 3600000, &d), "... then admits it again");
+    /* a look that found the key unused costs no slot */
+    hl_limiter_refs(&t, HL_ORIGIN_DIRECTIVE, 1, "/q|fresh", 8, refs);
+    hl_limiter_follow_refs(&t, &q, refs, cls, now, v, 0);
+    is_int(window_count(&t, "/q|fresh", 0, &at_limit), -1,
+           "follow of an unused key, nothing counted: no local counter");
+    /* refused in one window, the other not counted: 3 of 3 and 7 of 10 */
+    v[0].admit = 0;
+    v[0].remaining = 0;
+    v[0].reset_ms = 20000;
+    v[1].admit = 1;
+    v[1].remaining = 2;
+    v[1].reset_ms = 1800000;
+    hl_limiter_refs(&t, HL_ORIGIN_DIRECTIVE, 2, "/q|two", 6, refs);
+    hl_limiter_follow_refs(&t, &two, refs, cls, now, v, 0);
+    ok(window_count(&t, "/q|two", 0, &at_limit) == 3 && at_limit
+       && window_count(&t, "/q|two", 1, &at_limit) == 7 && !at_limit,
+       "follow of a refusal: 3 of 3 in the minute, 7 of 10 in the hour");
+    ok(!hit(&t, &two, "/q|two", now + 19999, &d) && hit(&t, &two, "/q|two", now + 20000, &d)
+       && d.windows[1].remaining == 2,
+       "... refused locally until the minute ends, then 2 left in the hour");
+    free(t.hdr);
+}
+
 int main(void)
 {
     hl_slots_t t = table(1024);
@@ -286,5 +433,7 @@ int main(void)
     }
     free(t.hdr);
     test_flood();
+    test_least_filled();
+    test_follow();
     return done_testing();
 }

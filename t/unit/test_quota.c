@@ -700,7 +700,7 @@ static void test_cost(void)
     is_int(hl_quota_after_response(&q), 0, "count=all cost=1 counts at once");
     is_int(hl_quota_parse_args(&q, 2, bad, err, sizeof(err)), -1, "cost=2 "
            "refused");
-    is_str(err, "unknown cost '2' (use 1 or header:NAME)", "cost=2 message");
+    is_str(err, "unknown cost '2' (use 1, header:NAME or usage)", "cost=2 message");
     is_int(hl_quota_parse_args(&q, 2, bad2, err, sizeof(err)), -1,
            "cost=header: refused");
     is_str(err, "bad cost 'header:': empty name after ':'",

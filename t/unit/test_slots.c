@@ -75,6 +75,12 @@ static hl_slot_t *get_in(hl_slots_t *t, uint32_t id, uint64_t cls, int64_t now,
     return s;
 }
 
+/* Sets the level of s to full (full nonzero) or to 0. */
+static void set_full(hl_slots_t *t, hl_slot_t *s, int full)
+{
+    hl_slots_set_level(t, s, full ? HL_SLOT_FULL : 0);
+}
+
 /* Returns 1 if "k<id>" is in the table. */
 static int has_id(hl_slots_t *t, uint32_t id)
 {
@@ -135,15 +141,15 @@ static int check_structure(const hl_slots_t *t)
     }
     for (i = h->nclasses; i < HL_CLASSES; i++) {
         if (t->classes[i].count || t->classes[i].hash || t->classes[i].head[0]
-            || t->classes[i].head[1]) {
+            || t->classes[i].head[HL_SLOT_FULL]) {
             why = "unused class record not empty"; goto out;
         }
     }
     /* class lists: head to tail, back links, used slots of that class and
-     * flag only; the class counts add up to used */
+     * level only; the class counts add up to used */
     for (c = 0, total = 0; c < h->nclasses; c++) {
         uint32_t in_class = 0, l;
-        for (l = 0; l < 2; l++) {
+        for (l = 0; l < HL_SLOT_LEVELS; l++) {
             for (idx = t->classes[c].head[l], prev = 0; idx != 0;
                  idx = t->slots[idx - 1].lru_next) {
                 const hl_slot_t *s;
@@ -154,8 +160,8 @@ static int check_structure(const hl_slots_t *t)
                 if (s->lru_prev != prev) { why = "LRU back link wrong"; goto out; }
                 if (s->tag == 0) { why = "free slot in LRU list"; goto out; }
                 if (s->cls != c) { why = "slot in the list of another class"; goto out; }
-                if ((s->flags & HL_SLOT_AT_LIMIT ? 1u : 0u) != l) {
-                    why = "slot in the list of the other flag"; goto out;
+                if (s->level != l) {
+                    why = "slot in the list of another level"; goto out;
                 }
                 if (s->key_len > HL_KEY_MAX) { why = "key_len too big"; goto out; }
                 if (s->hash != hl_hash64(s->key, s->key_len, h->seed)) {
@@ -236,7 +242,8 @@ static void test_size(void)
     size_t i;
 
     ok(sizeof(hl_slot_t) <= 120, "sizeof(hl_slot_t) <= 120");
-    is_int(sizeof(hl_slot_class_t), 32, "sizeof(hl_slot_class_t) = 32");
+    is_int(sizeof(hl_slot_class_t), 16 + 8 * HL_SLOT_LEVELS,
+           "sizeof(hl_slot_class_t) = 16 + 8 per level (80)");
     ok(cls % 8 == 0 && idx % 8 == 0, "class records and index are whole multiples of 8");
     printf("# sizeof(hl_slot_t) = %zu, sizeof(hl_slots_header_t) = %zu, "
            "classes %zu + index %zu\n", sizeof(hl_slot_t), sizeof(hl_slots_header_t),
@@ -290,7 +297,7 @@ static void *populated(hl_slots_t *t, size_t *size)
     for (i = 0; i < 100; i++) {
         hl_slot_t *s = get_in(t, i, i % 4 == 0 ? 0 : 0x1000 + i % 4, 1000, NULL);
         s->bucket.count = i + 1;
-        hl_slots_set_at_limit(t, s, i % 5 == 0);
+        set_full(t, s, i % 5 == 0);
     }
     return mem;
 }
@@ -324,7 +331,7 @@ static void bad_used2(hl_slots_t *t)     { t->hdr->used = 99; }
 static void bad_free_head(hl_slots_t *t) { t->hdr->free_head = 1025; }
 static void bad_lru_tail(hl_slots_t *t)  { t->classes[1].tail[0] = 4000; }
 static void bad_lru_head(hl_slots_t *t)  { t->classes[1].head[0] = 0; }
-static void bad_limit_tail(hl_slots_t *t) { t->classes[2].tail[1] = t->classes[2].head[1] + 1; }
+static void bad_limit_tail(hl_slots_t *t) { t->classes[2].tail[HL_SLOT_FULL] = t->classes[2].head[HL_SLOT_FULL] + 1; }
 static void chain_cycle(hl_slots_t *t)
 {
     uint32_t b;
@@ -348,8 +355,8 @@ static void nclasses_more(hl_slots_t *t)    { t->hdr->nclasses++; }
 static void class_count(hl_slots_t *t)      { t->classes[2].count++; }
 static void slot_other_class(hl_slots_t *t) { HEAD1(t)->cls = 2; }
 static void slot_class_big(hl_slots_t *t)   { HEAD1(t)->cls = HL_CLASSES + 5; }
-static void flag_mismatch(hl_slots_t *t)    { HEAD1(t)->flags ^= HL_SLOT_AT_LIMIT; }
-static void unknown_flag(hl_slots_t *t)     { HEAD1(t)->flags |= 0x80; }
+static void level_mismatch(hl_slots_t *t)   { HEAD1(t)->level = HL_SLOT_FULL; }
+static void level_beyond(hl_slots_t *t)     { HEAD1(t)->level = HL_SLOT_LEVELS; }
 static void record0_hash(hl_slots_t *t)     { t->classes[0].hash = 5; }
 static void record_dup_hash(hl_slots_t *t)  { t->classes[2].hash = t->classes[1].hash; }
 static void record_zero_hash(hl_slots_t *t) { t->classes[3].hash = 0; }
@@ -462,8 +469,8 @@ static void test_attach(void)
     expect_reinit(class_count, "class count off by one");
     expect_reinit(slot_other_class, "slot in the list of another class");
     expect_reinit(slot_class_big, "slot class out of range");
-    expect_reinit(flag_mismatch, "at-limit flag and list disagree");
-    expect_reinit(unknown_flag, "unknown slot flag");
+    expect_reinit(level_mismatch, "slot level and list disagree");
+    expect_reinit(level_beyond, "slot level beyond the last");
     expect_reinit(record0_hash, "shared class with a hash");
     expect_reinit(record_dup_hash, "two class records with one hash");
     expect_reinit(record_zero_hash, "class record with hash 0");
@@ -889,7 +896,7 @@ static int intact(hl_slots_t *t, uint32_t id, uint32_t count, int at_limit,
     hl_slot_t *s = hl_slots_find(t, k, len);
 
     return s != NULL && s->bucket.count == count
-           && !!(s->flags & HL_SLOT_AT_LIMIT) == at_limit
+           && (s->level == HL_SLOT_FULL) == at_limit
            && (int)s->cls == hl_slots_class_of(t, cls);
 }
 
@@ -910,13 +917,13 @@ static void test_class_flood(void)
             hl_slots_clear(&t);
             s = get_in(&t, 1, CLASS_A, 1000, NULL);   /* the victim, at limit */
             s->bucket.count = 3;
-            hl_slots_set_at_limit(&t, s, 1);
+            set_full(&t, s, 1);
             get_in(&t, 2, CLASS_A, 1000, NULL)->bucket.count = 1;  /* not at limit */
             for (i = 0; i < floods[f]; i++) {
                 s = get_in(&t, 1000 + i, CLASS_B, 2000 + i, NULL);
                 s->bucket.count = 1;
                 if (lim)   /* the flooder's keys at their limit too */
-                    hl_slots_set_at_limit(&t, s, 1);
+                    set_full(&t, s, 1);
             }
             okf(intact(&t, 1, 3, 1, CLASS_A), "flood of %u keys%s on quota B: "
                 "quota A's key at limit intact", floods[f], lim ? " at limit" : "");
@@ -934,7 +941,7 @@ static void test_class_flood(void)
     /* Within one quota: the key at its limit is evicted last. */
     hl_slots_clear(&t);
     get_in(&t, 1, CLASS_A, 1000, NULL)->bucket.count = 3;
-    hl_slots_set_at_limit(&t, hl_slots_find(&t, "k1", 2), 1);
+    set_full(&t, hl_slots_find(&t, "k1", 2), 1);
     for (i = 0; i < 100000; i++)
         get_in(&t, 1000 + i, CLASS_A, 2000, NULL);
     ok(intact(&t, 1, 3, 1, CLASS_A), "flood of 100000 fresh keys of the same quota: "
@@ -944,10 +951,10 @@ static void test_class_flood(void)
     /* ... but at-limit keys go, oldest first, once no other key is left */
     hl_slots_clear(&t);
     for (i = 0; i < 64; i++)
-        hl_slots_set_at_limit(&t, get_in(&t, i, CLASS_A, 1000, NULL), 1);
+        set_full(&t, get_in(&t, i, CLASS_A, 1000, NULL), 1);
     get_in(&t, 100, CLASS_A, 1000, NULL);
     ok(!has_id(&t, 0) && has_id(&t, 1), "all at limit: the oldest at limit is evicted");
-    hl_slots_set_at_limit(&t, hl_slots_find(&t, "k1", 2), 0);
+    set_full(&t, hl_slots_find(&t, "k1", 2), 0);
     get_in(&t, 101, CLASS_A, 1000, NULL);
     ok(has_id(&t, 100) && !has_id(&t, 1) && has_id(&t, 2),
        "a key no longer at limit goes before keys at limit");
@@ -976,6 +983,76 @@ static void test_class_flood(void)
     ok(check_structure(&t), "table sound");
     free(mem);
 }
+/* Fill levels: the least filled slot goes first, the oldest among equals;
+ * the requester's own less filled slot before a fuller one of a larger
+ * class. */
+static void test_fill_levels(void)
+{
+    size_t size;
+    void *mem = new_block(64, &size);
+    hl_slots_t t;
+    uint32_t i, bad;
+
+    is_int(hl_slots_fill_level(0, 5), 0, "fill level: 0 of 5 is 0");
+    is_int(hl_slots_fill_level(1, 5), 0, "fill level: 1 of 5 is 0 (one request)");
+    is_int(hl_slots_fill_level(2, 5), 3, "fill level: 2 of 5 is 1 + 12/5 = 3");
+    is_int(hl_slots_fill_level(4, 5), 5, "fill level: 4 of 5 is 1 + 24/5 = 5");
+    is_int(hl_slots_fill_level(5, 5), HL_SLOT_FULL, "fill level: 5 of 5 is full");
+    is_int(hl_slots_fill_level(9, 5), HL_SLOT_FULL, "fill level: 9 of 5 is full");
+    is_int(hl_slots_fill_level(2, 1000000), 1, "fill level: 2 of a million is 1");
+    is_int(hl_slots_fill_level(999999, 1000000), HL_SLOT_FULL - 1,
+           "fill level: one short of a million is full - 1");
+    is_int(hl_slots_fill_level(1, 1), HL_SLOT_FULL, "fill level: 1 of 1 is full");
+    is_int(hl_slots_fill_level(0, 0), 0, "fill level: limit 0 reads as 1");
+    is_int(hl_slots_fill_level(UINT32_MAX - 1, UINT32_MAX), HL_SLOT_FULL - 1,
+           "fill level: no overflow near 2^32");
+    for (i = 1, bad = 0; i < 1000; i++)
+        bad += hl_slots_fill_level(i + 1, 1000) < hl_slots_fill_level(i, 1000);
+    is_int(bad, 0, "fill level never falls as the count grows");
+
+    hl_slots_attach(&t, mem, size, 64, 25);
+    /* the case: one key one short of its limit, 64 new keys */
+    hl_slots_set_level(&t, get_in(&t, 1, CLASS_A, 1000, NULL),
+                       hl_slots_fill_level(4, 5));
+    for (i = 0; i < 64; i++)
+        get_in(&t, 100 + i, CLASS_A, 1000, NULL);
+    ok(has_id(&t, 1) && !has_id(&t, 100) && has_id(&t, 101),
+       "a key 4 of 5 outlives 64 new keys; the oldest new key went");
+    is_int(t.hdr->evictions, 1, "one eviction");
+    /* levels in order, the oldest first among equals */
+    hl_slots_clear(&t);
+    for (i = 0; i < 64; i++)
+        hl_slots_set_level(&t, get_in(&t, i, CLASS_A, 1000, NULL), (uint8_t)(i % 4));
+    for (i = 0, bad = 0; i < 64; i++) {
+        uint32_t gone = (i % 16) * 4 + i / 16;   /* level i/16, in age order */
+        uint32_t next = ((i + 1) % 16) * 4 + (i + 1) / 16;
+
+        hl_slots_set_level(&t, get_in(&t, 1000 + i, CLASS_A, 1000, NULL), HL_SLOT_FULL);
+        bad += has_id(&t, gone) || (i < 63 && !has_id(&t, next));
+    }
+    is_int(bad, 0, "64 new keys evict level 0 first, then 1, 2, 3, oldest first in each");
+    ok(check_structure(&t), "table sound");
+    /* the requester's own least filled slot before a fuller one of the
+     * larger class; at equal levels the larger class pays */
+    hl_slots_clear(&t);
+    for (i = 0; i < 48; i++)
+        hl_slots_set_level(&t, get_in(&t, i, CLASS_A, 1000, NULL), 3);
+    for (i = 0; i < 16; i++)
+        get_in(&t, 100 + i, CLASS_B, 1000, NULL);
+    for (i = 0; i < 100; i++)
+        get_in(&t, 200 + i, CLASS_B, 1000, NULL);
+    for (i = 0, bad = 0; i < 48; i++)
+        bad += !has_id(&t, i);
+    is_int(bad, 0, "100 new keys of B (16 slots, level 0): A's 48 keys at level 3 kept");
+    is_int(t.classes[hl_slots_class_of(&t, CLASS_B)].count, 16, "B still holds 16");
+    hl_slots_set_level(&t, hl_slots_find(&t, "k40", 3), 0);
+    get_in(&t, 300, CLASS_B, 1000, NULL);
+    ok(!has_id(&t, 40) && has_id(&t, 299),
+       "A's key back at level 0: B's next new key evicts it, A being larger");
+    ok(check_structure(&t), "table sound");
+    free(mem);
+}
+
 static void test_class_expiry(void)
 {
     size_t size;
@@ -1069,14 +1146,14 @@ static void test_class_misc(void)
     /* a key asked for in another class moves there */
     s = get_in(&t, 1, CLASS_A, 1000, NULL);
     s->bucket.count = 9;
-    hl_slots_set_at_limit(&t, s, 1);
+    set_full(&t, s, 1);
     s2 = get_in(&t, 1, CLASS_B, 1000, &created);
-    ok(s2 == s && !created && s->bucket.count == 9 && (s->flags & HL_SLOT_AT_LIMIT)
+    ok(s2 == s && !created && s->bucket.count == 9 && s->level == HL_SLOT_FULL
        && (int)s->cls == hl_slots_class_of(&t, CLASS_B), "moved to B, counter and flag kept");
     ok(t.classes[hl_slots_class_of(&t, CLASS_A)].count == 0
        && t.classes[hl_slots_class_of(&t, CLASS_B)].count == 1, "class counts follow");
     s2 = hl_slots_get(&t, "k1", 2, 2, CLASS_B, 1000, &created);
-    ok(s2 == s && s->bucket.count == 0 && !(s->flags & HL_SLOT_AT_LIMIT),
+    ok(s2 == s && s->bucket.count == 0 && s->level == 0,
        "another tag: bucket reset and no longer at limit");
     ok(check_structure(&t), "table sound");
     free(mem);
@@ -1085,7 +1162,7 @@ static void test_class_misc(void)
     mem = new_block(64, &size);
     hl_slots_attach(&t, mem, size, 64, 24);
     for (i = 0; i < 64; i++)
-        hl_slots_set_at_limit(&t, get_in(&t, i, CLASS_A, 1000, NULL), 1);
+        set_full(&t, get_in(&t, i, CLASS_A, 1000, NULL), 1);
     {
         hl_slot_t *w[HL_SLOTS_RECENT];
         for (i = 0; i < HL_SLOTS_RECENT; i++)
@@ -1138,8 +1215,8 @@ static const uint64_t model_hashes[MODEL_HASHES] = {
     0, 0x1111111111111111ULL, 0x2222, 0x3333, 0x4444, 0x8000000000000001ULL
 };
 
-/* The rule of hl_slots.h on plain arrays: per class record two lists of
- * key ids, most recently used first. */
+/* The rule of hl_slots.h on plain arrays: per class record one list of
+ * key ids per level, most recently used first. */
 typedef struct {
     uint32_t  nkeys, capacity;
     int      *present;
@@ -1147,11 +1224,11 @@ typedef struct {
     uint32_t *value;
     int64_t  *expires;
     uint32_t *cls;        /* class record of a present key */
-    int      *limit;      /* at-limit flag of a present key */
+    int      *level;      /* fill level of a present key */
     uint64_t  rec_hash[MODEL_HASHES];
     uint32_t  nrec, sweep;
-    uint32_t *list[MODEL_HASHES][2];
-    uint32_t  len[MODEL_HASHES][2];
+    uint32_t *list[MODEL_HASHES][HL_SLOT_LEVELS];
+    uint32_t  len[MODEL_HASHES][HL_SLOT_LEVELS];
     uint32_t  recent[HL_SLOTS_RECENT];  /* id + 1, 0 = none */
     uint32_t  recent_pos;
     uint32_t  n;
@@ -1161,7 +1238,7 @@ typedef struct {
 /* Returns the position of id in its list (it must be there). */
 static uint32_t model_pos(const model_t *m, uint32_t id)
 {
-    const uint32_t *l = m->list[m->cls[id]][m->limit[id]];
+    const uint32_t *l = m->list[m->cls[id]][m->level[id]];
     uint32_t i;
 
     for (i = 0; l[i] != id; i++)
@@ -1172,7 +1249,7 @@ static uint32_t model_pos(const model_t *m, uint32_t id)
 /* Takes present id out of its list (it stays present). */
 static void model_unlink(model_t *m, uint32_t id)
 {
-    uint32_t c = m->cls[id], l = (uint32_t)m->limit[id], pos = model_pos(m, id);
+    uint32_t c = m->cls[id], l = (uint32_t)m->level[id], pos = model_pos(m, id);
 
     memmove(m->list[c][l] + pos, m->list[c][l] + pos + 1,
             (m->len[c][l] - pos - 1) * sizeof(uint32_t));
@@ -1182,7 +1259,7 @@ static void model_unlink(model_t *m, uint32_t id)
 /* Puts id at the front of the list its class and flag name. */
 static void model_push(model_t *m, uint32_t id)
 {
-    uint32_t c = m->cls[id], l = (uint32_t)m->limit[id];
+    uint32_t c = m->cls[id], l = (uint32_t)m->level[id];
 
     memmove(m->list[c][l] + 1, m->list[c][l], m->len[c][l] * sizeof(uint32_t));
     m->list[c][l][0] = id;
@@ -1230,14 +1307,18 @@ static uint32_t model_intern(model_t *m, uint64_t hash)
 
 static uint32_t model_count(const model_t *m, uint32_t c)
 {
-    return m->len[c][0] + m->len[c][1];
+    uint32_t l, n = 0;
+
+    for (l = 0; l < HL_SLOT_LEVELS; l++)
+        n += m->len[c][l];
+    return n;
 }
 
 static void model_reclaim(model_t *m, uint32_t c, int64_t now)
 {
     uint32_t l, k, ids[HL_EVICT_SCAN], nids;
 
-    for (l = 0; l < 2; l++) {
+    for (l = 0; l < HL_SLOT_LEVELS; l++) {
         for (nids = 0; nids < HL_EVICT_SCAN && nids < m->len[c][l]; nids++)
             ids[nids] = m->list[c][l][m->len[c][l] - 1 - nids];
         for (k = 0; k < nids; k++) {
@@ -1260,19 +1341,22 @@ static uint32_t model_victim(const model_t *m, uint32_t rc)
     return best;
 }
 
-/* Returns id + 1 of the oldest not recent key of class c (open list
- * first), 0 if none. */
-static uint32_t model_evictable(const model_t *m, uint32_t c)
+/* Returns id + 1 of the oldest not recent key of the lowest level of
+ * class c that has one, and its level in *level; 0 if none. */
+static uint32_t model_evictable(const model_t *m, uint32_t c, uint32_t *level)
 {
     uint32_t l, k;
 
-    for (l = 0; l < 2; l++) {
+    for (l = 0; l < HL_SLOT_LEVELS; l++) {
         for (k = 0; k < m->len[c][l]; k++) {
             uint32_t id = m->list[c][l][m->len[c][l] - 1 - k];
-            if (!model_recent(m, id))
+            if (!model_recent(m, id)) {
+                *level = l;
                 return id + 1;
+            }
         }
     }
+    *level = HL_SLOT_LEVELS;
     return 0;
 }
 
@@ -1289,7 +1373,7 @@ static int model_get(model_t *m, uint32_t id, uint32_t tag, uint64_t hash,
             m->tag[id] = tag;
             m->value[id] = 0;
             m->expires[id] = 0;
-            m->limit[id] = 0;
+            m->level[id] = 0;
         }
         m->cls[id] = rc;
         model_push(m, id);
@@ -1308,12 +1392,16 @@ static int model_get(model_t *m, uint32_t id, uint32_t tag, uint64_t hash,
                 model_reclaim(m, v, now);
         }
         if (m->n == m->capacity) {
-            uint32_t v = model_victim(m, rc), victim = model_evictable(m, v), c;
+            uint32_t v = model_victim(m, rc), lv, lr, c, l;
+            uint32_t victim = model_evictable(m, v, &lv);
+            uint32_t own = model_evictable(m, rc, &lr);
+            if (own != 0 && lr < lv)
+                victim = own;
             for (c = 0; victim == 0 && c < m->nrec; c++)
-                victim = model_evictable(m, c);
-            if (victim == 0)
-                victim = 1 + (m->len[v][0] ? m->list[v][0][m->len[v][0] - 1]
-                                           : m->list[v][1][m->len[v][1] - 1]);
+                victim = model_evictable(m, c, &lv);
+            for (l = 0; victim == 0 && l < HL_SLOT_LEVELS; l++)
+                if (m->len[v][l])
+                    victim = 1 + m->list[v][l][m->len[v][l] - 1];
             model_drop(m, victim - 1);
             m->evictions++;
         }
@@ -1321,7 +1409,7 @@ static int model_get(model_t *m, uint32_t id, uint32_t tag, uint64_t hash,
         m->tag[id] = tag;
         m->value[id] = 0;
         m->expires[id] = 0;
-        m->limit[id] = 0;
+        m->level[id] = 0;
         m->cls[id] = rc;
         model_push(m, id);
         m->n++;
@@ -1338,7 +1426,7 @@ typedef struct {
 } order_check_t;
 
 /* foreach callback: the slot must be the next key of the model's lists,
- * class by class, open list then at-limit list. */
+ * class by class, level by level. */
 static int order_cb(const hl_slot_t *s, void *baton)
 {
     order_check_t *oc = baton;
@@ -1347,7 +1435,7 @@ static int order_cb(const hl_slot_t *s, void *baton)
 
     while (oc->c < oc->m->nrec && oc->i >= oc->m->len[oc->c][oc->l]) {
         oc->i = 0;
-        if (++oc->l == 2) {
+        if (++oc->l == HL_SLOT_LEVELS) {
             oc->l = 0;
             oc->c++;
         }
@@ -1379,7 +1467,7 @@ static uint32_t compare_all(hl_slots_t *t, const model_t *m)
         else if (s != NULL && (s->tag != m->tag[id] || s->bucket.count != m->value[id]
                                || s->expires_ms != m->expires[id]
                                || s->cls != m->cls[id]
-                               || !!(s->flags & HL_SLOT_AT_LIMIT) != m->limit[id]))
+                               || s->level != m->level[id]))
             bad++;
     }
     if (hl_slots_foreach(t, order_cb, &oc) != m->n)
@@ -1396,7 +1484,7 @@ static void run_random(uint32_t capacity, uint32_t nkeys, uint32_t nops,
     void *mem = new_block(capacity, &size);
     hl_slots_t t;
     model_t m;
-    uint32_t op, op_bad = 0, nget = 0, nrem = 0, nfind = 0, nflag = 0, c;
+    uint32_t op, op_bad = 0, nget = 0, nrem = 0, nfind = 0, nflag = 0, c, l;
     int64_t now = 1000000;
     char name[120];
 
@@ -1408,11 +1496,11 @@ static void run_random(uint32_t capacity, uint32_t nkeys, uint32_t nops,
     m.value = calloc(nkeys, sizeof(uint32_t));
     m.expires = calloc(nkeys, sizeof(int64_t));
     m.cls = calloc(nkeys, sizeof(uint32_t));
-    m.limit = calloc(nkeys, sizeof(int));
+    m.level = calloc(nkeys, sizeof(int));
     m.nrec = 1;
     for (c = 0; c < MODEL_HASHES; c++) {
-        m.list[c][0] = calloc(capacity + 1, sizeof(uint32_t));
-        m.list[c][1] = calloc(capacity + 1, sizeof(uint32_t));
+        for (l = 0; l < HL_SLOT_LEVELS; l++)
+            m.list[c][l] = calloc(capacity + 1, sizeof(uint32_t));
     }
     rng_state = seed;
     hl_slots_attach(&t, mem, size, capacity, seed);
@@ -1450,13 +1538,13 @@ static void run_random(uint32_t capacity, uint32_t nkeys, uint32_t nops,
             /* mostly near future so that expired slots exist, some never */
             m.expires[id] = s->expires_ms =
                 (r >> 56) % 4 == 0 ? FAR_FUTURE : now + (int64_t)((r >> 20) % 3000);
-            if ((r >> 44) % 3 == 0) {    /* flag at limit, or not */
-                int lim = (int)((r >> 47) & 1);
+            if ((r >> 44) % 3 == 0) {    /* another fill level, full often */
+                int lim = (r >> 47) & 1 ? HL_SLOT_FULL : (int)((r >> 48) % HL_SLOT_LEVELS);
                 nflag++;
-                hl_slots_set_at_limit(&t, s, lim);
-                if (m.limit[id] != lim) {
+                hl_slots_set_level(&t, s, (uint8_t)lim);
+                if (m.level[id] != lim) {
                     model_unlink(&m, id);
-                    m.limit[id] = lim;
+                    m.level[id] = lim;
                     model_push(&m, id);
                 }
             }
@@ -1521,10 +1609,10 @@ static void run_random(uint32_t capacity, uint32_t nkeys, uint32_t nops,
     free(m.value);
     free(m.expires);
     free(m.cls);
-    free(m.limit);
+    free(m.level);
     for (c = 0; c < MODEL_HASHES; c++) {
-        free(m.list[c][0]);
-        free(m.list[c][1]);
+        for (l = 0; l < HL_SLOT_LEVELS; l++)
+            free(m.list[c][l]);
     }
     free(mem);
 }
@@ -1582,9 +1670,9 @@ static void test_hinted(void)
         hinted_found += before == hints[id];
         sa->expires_ms = sb->expires_ms = now + (int64_t)(rng() % 200);
         if (rng() % 4 == 0) {
-            int lim = (int)(rng() % 2);
-            hl_slots_set_at_limit(&a, sa, lim);
-            hl_slots_set_at_limit(&b, sb, lim);
+            uint8_t lim = (uint8_t)(rng() % HL_SLOT_LEVELS);
+            hl_slots_set_level(&a, sa, lim);
+            hl_slots_set_level(&b, sb, lim);
         }
         same = memcmp(ma, mb, size) == 0;
     }
@@ -1630,6 +1718,7 @@ int main(void)
     test_odd_keys();
     test_key_compact();
     test_class_flood();
+    test_fill_levels();
     test_class_expiry();
     test_class_misc();
     run_random(1000, 2500, 200000, 0xC0FFEE);

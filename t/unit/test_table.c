@@ -193,6 +193,87 @@ static void test_cost(void)
     is_int(r ? (int)r->quota.concurrency : -1, 0, "concurrency: none by default");
 }
 
+/* "plans" and a route's "plan" selector. */
+static void test_plans(void)
+{
+    const hl_rule_t *r;
+    const hl_plan_t *p;
+    hl_quota_t q;
+
+    is_int(parse("{\"routes\": {\"/api\": {\"limits\": [\"1/1m\"], "
+                 "\"by\": \"header:X-Key\", \"plan\": \"env:HOTLIMIT_PLAN\"}, "
+                 "\"/h\": {\"max\": 1, \"window\": 60, \"plan\": \"header:X-Plan\"}}, "
+                 "\"plans\": {\"free\": {\"limits\": [\"10/1m\", \"200/1d\"]}, "
+                 "\"pro\": {\"max\": 100, \"window\": \"1m\", \"concurrency\": 4}}}"),
+           0, "plans: parse");
+    is_int(nerr, 0, "plans: no errors");
+    is_int((int)T()->nplans, 2, "plans: two");
+    r = rule("/api");
+    is_int(r ? (int)r->plan.from : -1, HL_PLAN_FROM_ENV, "plan selector: env");
+    is_str(r ? r->plan.name : "", "HOTLIMIT_PLAN", "plan selector: its name");
+    r = rule("/h");
+    is_int(r ? (int)r->plan.from : -1, HL_PLAN_FROM_HEADER, "plan selector: header");
+    p = hl_table_plan(T(), "free", 4);
+    ok(p && p->nwindows == 2 && p->windows[0].count == 10
+       && p->windows[1].window_ms == 86400000u, "plan free: its limits");
+    p = hl_table_plan(T(), "pro", 3);
+    ok(p && p->nwindows == 1 && p->windows[0].count == 100 && p->concurrency == 4,
+       "plan pro: max + window, concurrency");
+    ok(hl_table_plan(T(), "pr", 2) == NULL && hl_table_plan(T(), "Pro", 3) == NULL
+       && hl_table_plan(T(), "proX", 4) == NULL && hl_table_plan(T(), "", 0) == NULL
+       && hl_table_plan(NULL, "pro", 3) == NULL, "unknown plans: NULL");
+    r = rule("/api");
+    hl_table_plan_quota(&r->quota, hl_table_plan(T(), "free", 4), &q);
+    ok(q.nwindows == 2 && q.windows[0].count == 10 && q.by == HL_BY_HEADER
+       && strcmp(q.by_name, "X-Key") == 0, "plan quota: the plan's windows, the route's key");
+
+    /* Bad plans are skipped, the rest applies. */
+    is_int(parse("{\"routes\": {\"/a\": {\"max\": 1, \"window\": 60}}, "
+                 "\"plans\": {\"ok\": {\"limits\": [\"5/1m\"]}, "
+                 "\"bad window\": {\"limits\": [\"5/1m\"]}, "
+                 "\"nolimits\": {\"concurrency\": 2}, "
+                 "\"both\": {\"limits\": [\"5/1m\"], \"max\": 3}, "
+                 "\"zero\": {\"max\": 0, \"window\": 60}, "
+                 "\"str\": \"5/1m\"}}"), 0, "bad plans: the document applies");
+    is_int((int)T()->nplans, 1, "bad plans: only the good one kept");
+    is_int(nerr, 5, "bad plans: five skipped");
+    ok(rule("/a") != NULL, "bad plans: the routes apply");
+
+    /* Bad selectors skip their route. */
+    is_int(parse("{\"routes\": {\"/a\": {\"max\": 1, \"window\": 60, \"plan\": \"query:x\"}, "
+                 "\"/b\": {\"max\": 1, \"window\": 60, \"plan\": \"env:\"}, "
+                 "\"/c\": {\"max\": 1, \"window\": 60, \"plan\": 5}, "
+                 "\"/d\": {\"max\": 1, \"window\": 60, \"plan\": \"header:a b\"}, "
+                 "\"/e\": {\"max\": 1, \"window\": 60}}, "
+                 "\"plans\": {\"x\": {\"limits\": [\"5/1m\"]}}}"), 0, "bad selectors: parse");
+    is_int(nerr, 4, "bad selectors: four routes skipped");
+    ok(rule("/a") == NULL && rule("/b") == NULL && rule("/c") == NULL
+       && rule("/d") == NULL && rule("/e") != NULL, "bad selectors: only /e applies");
+
+    /* A selector without plans: a warning, the route's limits. */
+    is_int(parse("{\"routes\": {\"/a\": {\"max\": 1, \"window\": 60, "
+                 "\"plan\": \"env:P\"}}}"), 0, "selector without plans: parse");
+    is_int(nerr, 0, "selector without plans: no error");
+    ok(rule("/a") != NULL, "selector without plans: the route applies");
+
+    /* More than HL_TABLE_MAX_PLANS. */
+    {
+        char doc[4096];
+        size_t n;
+        int i;
+
+        n = (size_t)snprintf(doc, sizeof(doc), "{\"plans\": {");
+        for (i = 0; i < HL_TABLE_MAX_PLANS + 2; i++)
+            n += (size_t)snprintf(doc + n, sizeof(doc) - n, "%s\"p%d\": {\"limits\": [\"1/1m\"]}",
+                                  i ? ", " : "", i);
+        snprintf(doc + n, sizeof(doc) - n, "}}");
+        is_int(parse(doc), 0, "many plans: parse");
+        is_int((int)T()->nplans, HL_TABLE_MAX_PLANS, "many plans: the first 32 kept");
+        ok(hl_table_plan(T(), "p31", 3) != NULL && hl_table_plan(T(), "p32", 3) == NULL,
+           "many plans: later ones skipped");
+    }
+}
+
 /* The top-level "ban" (HotLimitBan from the table). */
 static void test_ban(void)
 {
@@ -1053,6 +1134,7 @@ static void test_keep_previous(void)
 int main(void)
 {
     img = new_image(64, &img_size);
+    test_plans();
     test_cost();
     test_ban();
     test_layout();

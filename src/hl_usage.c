@@ -1,0 +1,568 @@
+/*
+ * hl_usage.c - reads the "usage" an LLM answer reports, byte by byte as the
+ * body passes (see hl_usage.h for what is read).
+ *
+ * Two layers. The JSON scanner is a state machine over one document. It
+ * parses only the objects on the way to a usage object (the top level,
+ * "usage", and in events "response" or "message" then "usage"), keeping
+ * the key under which each sits, the key being read (only the first
+ * HL_USAGE_KEY_MAX bytes: longer keys are none we want) and the number
+ * being read. Every other object or array ("choices", "content", ...) is
+ * skipped by counting its brackets, at any depth, with a tight loop (its
+ * syntax is not checked: only where the usage is can a flaw break the
+ * document). Strings are skipped up to their closing quote, escapes
+ * honoured, so a "usage" in the model's text is never a key. The SSE layer
+ * splits the stream into lines, feeds the value of each "data:" line (and
+ * the line feed that joins data lines) to the scanner, and starts a new
+ * document at each blank line (an event's end). A document's fields count
+ * (are committed to u->found) when its top-level value closes without
+ * error.
+ */
+#include <string.h>
+
+#include "hl_quota.h"
+#include "hl_usage.h"
+
+/* Scanner states: what the next byte may be. */
+enum {
+    JS_VALUE = 0,   /* a value (the document starts here) */
+    JS_OBJ_FIRST,   /* after '{': a key or '}' */
+    JS_OBJ_KEY,     /* after ',' in an object: a key */
+    JS_COLON,       /* after a key: ':' */
+    JS_AFTER,       /* after a value: ',' or the container's end */
+    JS_STRING,      /* inside a string */
+    JS_ESCAPE,      /* after a backslash inside a string */
+    JS_NUMBER,      /* inside a number */
+    JS_LITERAL,     /* inside true, false or null */
+    JS_SKIP,        /* inside an object or array not on the way to a
+                       usage object: brackets counted */
+    JS_SKIP_STRING, /* inside a string of such a value */
+    JS_SKIP_ESCAPE, /* after a backslash there */
+    JS_DONE,        /* the document closed: the rest is ignored */
+    JS_BROKEN       /* a syntax error: the rest is ignored */
+};
+
+/* Key ids: the keys that matter, by where they may appear. */
+enum {
+    K_NONE = 0,     /* no key (the top level) */
+    K_OTHER,        /* a key that does not matter */
+    K_USAGE,
+    K_RESPONSE,
+    K_MESSAGE,
+    K_FIELD         /* K_FIELD + HL_UF_*: a usage field */
+};
+
+/* Number flags. */
+#define NUM_NEG    1u  /* a minus sign */
+#define NUM_FRAC   2u  /* a fraction or an exponent */
+#define NUM_DIGIT  4u  /* at least one digit */
+
+/* SSE line states. */
+enum {
+    LS_START = 0,   /* at a line's first byte */
+    LS_NAME,        /* reading a field name */
+    LS_DATA_FIRST,  /* after "data:": an optional space */
+    LS_DATA,        /* in a data line's value */
+    LS_IGNORE       /* in any other line */
+};
+
+static const struct {
+    const char *name;
+    uint8_t     len;
+} key_names[] = {
+    { NULL, 0 }, { NULL, 0 }, { "usage", 5 }, { "response", 8 },
+    { "message", 7 }, { "total_tokens", 12 }, { "prompt_tokens", 13 },
+    { "completion_tokens", 17 }, { "input_tokens", 12 },
+    { "output_tokens", 13 }
+};
+
+/* Returns the id of the key j->kbuf holds (j->klen bytes). */
+static uint8_t key_id(const hl_usage_json_t *j)
+{
+    uint8_t i;
+
+    for (i = K_USAGE; i < K_FIELD + HL_UF_COUNT; ++i) {
+        if (key_names[i].len == j->klen && key_names[i].name[0] == j->kbuf[0]
+            && memcmp(key_names[i].name, j->kbuf, j->klen) == 0)
+            return i;
+    }
+    return K_OTHER;
+}
+
+/* Byte classes, so the loops that pass over strings and skipped values
+ * test one table entry per byte: C_STR ends a run of string bytes (a quote
+ * or a backslash), C_SKIP matters in a skipped value (a quote or a
+ * bracket). */
+#define C_STR  1u
+#define C_SKIP 2u
+static const uint8_t byte_class[256] = {
+    ['"'] = C_STR | C_SKIP, ['\\'] = C_STR,
+    ['{'] = C_SKIP, ['}'] = C_SKIP, ['['] = C_SKIP, [']'] = C_SKIP
+};
+
+/* Returns the first byte of class cls in [p, end), or end. */
+static const char *find_class(const char *p, const char *end, uint8_t cls)
+{
+    while (p < end && !(byte_class[(unsigned char)*p] & cls))
+        ++p;
+    return p;
+}
+
+/* Returns 1 if the object that the current key's value opens is on the
+ * way to a usage object, so is parsed: the top-level object; under it
+ * "usage", and in an event "response" or "message"; under those (events
+ * only) "usage". */
+static int worth_entering(const hl_usage_json_t *j, hl_usage_mode_t mode)
+{
+    int sse = mode == HL_USAGE_SSE;
+
+    switch (j->depth) {
+    case 0:
+        return 1;
+    case 1:
+        return j->key == K_USAGE
+               || (sse && (j->key == K_RESPONSE || j->key == K_MESSAGE));
+    case 2:
+        return sse && j->key == K_USAGE
+               && (j->ckey[2] == K_RESPONSE || j->ckey[2] == K_MESSAGE);
+    }
+    return 0;
+}
+
+/* Returns 1 if a number read now, under the current key, is a usage field:
+ * a direct member of a usage object entered (worth_entering). */
+static int in_usage(const hl_usage_json_t *j)
+{
+    return j->key >= K_FIELD && j->depth >= 2 && j->depth < sizeof(j->ckey)
+           && j->ckey[j->depth] == K_USAGE;
+}
+
+/* Starts a new document in *j. */
+static void json_reset(hl_usage_json_t *j)
+{
+    memset(j, 0, sizeof(*j));
+    j->state = JS_VALUE;
+}
+
+/* Adds the fields of from that were read to *to (the later value wins). */
+static void merge_fields(hl_usage_fields_t *to, const hl_usage_fields_t *from)
+{
+    int f;
+
+    for (f = 0; f < HL_UF_COUNT; ++f) {
+        uint8_t bit = (uint8_t)(1u << f);
+
+        if (!(from->seen & bit))
+            continue;
+        to->value[f] = from->value[f];
+        to->seen |= bit;
+        to->bad = (uint8_t)((to->bad & ~bit) | (from->bad & bit));
+    }
+}
+
+/* A value ended: the scanner waits for what follows it, or the document
+ * closed (its fields committed to u->found). */
+static void value_done(hl_usage_t *u)
+{
+    hl_usage_json_t *j = &u->json;
+
+    if (j->depth > 0) {
+        j->state = JS_AFTER;
+        return;
+    }
+    j->state = JS_DONE;
+    merge_fields(&u->found, &j->doc);
+}
+
+/* The number being read ended: records it if it is a usage field. */
+static void number_done(hl_usage_t *u)
+{
+    hl_usage_json_t *j = &u->json;
+
+    if (in_usage(j)) {
+        int f = j->key - K_FIELD;
+        uint8_t bit = (uint8_t)(1u << f);
+
+        j->doc.seen |= bit;
+        if ((j->num_flags & (NUM_NEG | NUM_FRAC)) || !(j->num_flags & NUM_DIGIT)) {
+            j->doc.bad |= bit;
+            j->doc.value[f] = 0;
+        } else {
+            j->doc.bad &= (uint8_t)~bit;
+            j->doc.value[f] = (uint32_t)j->num;
+        }
+    }
+    value_done(u);
+}
+
+/* Opens the object ('{') or array ('[') c begins as the current value:
+ * parsed if it is an object on the way to a usage object, else skipped. */
+static void open_container(hl_usage_t *u, char c)
+{
+    hl_usage_json_t *j = &u->json;
+
+    if (c != '{' || !worth_entering(j, u->mode)) {
+        j->skip = 1;
+        j->state = JS_SKIP;
+        return;
+    }
+    ++j->depth;                 /* at most 3: see worth_entering */
+    j->ckey[j->depth] = j->key;
+    j->key = K_NONE;
+    j->state = JS_OBJ_FIRST;
+}
+
+/* Closes the current object. */
+static void close_object(hl_usage_t *u)
+{
+    hl_usage_json_t *j = &u->json;
+
+    --j->depth;
+    j->key = K_NONE;
+    value_done(u);
+}
+
+/* Returns 1 for JSON whitespace. */
+static int is_ws(char c)
+{
+    return c == ' ' || c == '\t' || c == '\n' || c == '\r';
+}
+
+/* Starts the value that byte c begins (in JS_VALUE). */
+static void start_value(hl_usage_t *u, char c)
+{
+    hl_usage_json_t *j = &u->json;
+
+    if (c == '{' || c == '[') {
+        open_container(u, c);
+    } else if (c == '"') {
+        j->str_is_key = 0;
+        j->state = JS_STRING;
+    } else if (c == '-' || (c >= '0' && c <= '9')) {
+        j->num = 0;
+        j->num_flags = c == '-' ? NUM_NEG : 0;
+        j->state = JS_NUMBER;
+        if (c != '-') {
+            j->num = (uint64_t)(c - '0');
+            j->num_flags |= NUM_DIGIT;
+        }
+    } else if (c >= 'a' && c <= 'z') {
+        j->state = JS_LITERAL;
+    } else {
+        j->state = JS_BROKEN;
+    }
+}
+
+/* Reads the bytes of a string from p (up to end); returns where it
+ * stopped: after the closing quote, at a backslash's next byte, or end. */
+static const char *scan_string(hl_usage_t *u, const char *p, const char *end)
+{
+    hl_usage_json_t *j = &u->json;
+    const char *run = p;
+    unsigned char c;
+
+    p = find_class(p, end, C_STR);
+    if (j->str_is_key && j->klen <= HL_USAGE_KEY_MAX) {
+        /* Keep the key's first bytes; a longer key is none we want. */
+        size_t n = (size_t)(p - run);
+
+        if (n > (size_t)(HL_USAGE_KEY_MAX - j->klen))
+            j->klen = HL_USAGE_KEY_MAX + 1;
+        else {
+            memcpy(j->kbuf + j->klen, run, n);
+            j->klen = (uint8_t)(j->klen + n);
+        }
+    }
+    if (p == end)
+        return p;
+    c = (unsigned char)*p++;
+    if (c == '"') {
+        if (j->str_is_key) {
+            j->key = key_id(j);
+            j->state = JS_COLON;
+        } else {
+            value_done(u);
+        }
+    } else {
+        j->state = JS_ESCAPE;
+    }
+    return p;
+}
+
+/* Reads one byte c of a number; returns 0 when c is not part of it (the
+ * number is then done and c must be read again). */
+static int number_byte(hl_usage_t *u, char c)
+{
+    hl_usage_json_t *j = &u->json;
+
+    if (c >= '0' && c <= '9') {
+        j->num_flags |= NUM_DIGIT;
+        if (j->num <= HL_COST_MAX)
+            j->num = j->num * 10 + (uint64_t)(c - '0');
+        if (j->num > HL_COST_MAX)
+            j->num = (uint64_t)HL_COST_MAX + 1;
+        return 1;
+    }
+    if (c == '.' || c == 'e' || c == 'E' || c == '+' || c == '-') {
+        j->num_flags |= NUM_FRAC;
+        return 1;
+    }
+    if (j->num > HL_COST_MAX)
+        j->num = HL_COST_MAX;
+    number_done(u);
+    return 0;
+}
+
+/* Reads the bytes of a skipped value from p (up to end): brackets counted,
+ * strings passed over. Returns where it stopped: after the value's last
+ * bracket, or end. */
+static const char *skip_run(hl_usage_t *u, const char *p, const char *end)
+{
+    hl_usage_json_t *j = &u->json;
+
+    while (p < end) {
+        char c;
+
+        if (j->state == JS_SKIP_ESCAPE) {
+            j->state = JS_SKIP_STRING;
+            ++p;
+            continue;
+        }
+        if (j->state == JS_SKIP_STRING) {
+            p = find_class(p, end, C_STR);
+            if (p < end)
+                j->state = *p++ == '"' ? JS_SKIP : JS_SKIP_ESCAPE;
+            continue;
+        }
+        p = find_class(p, end, C_SKIP);
+        if (p == end)
+            break;
+        c = *p++;
+        if (c == '"') {
+            j->state = JS_SKIP_STRING;
+        } else if (c == '{' || c == '[') {
+            if (j->skip < UINT32_MAX)
+                ++j->skip;
+        } else if (--j->skip == 0) {
+            value_done(u);
+            break;
+        }
+    }
+    return p;
+}
+
+/* Feeds len bytes of one document to the JSON scanner. */
+static void json_feed(hl_usage_t *u, const char *p, size_t len)
+{
+    hl_usage_json_t *j = &u->json;
+    const char *end = p + len;
+
+    while (p < end) {
+        char c;
+
+        switch (j->state) {
+        case JS_DONE:
+        case JS_BROKEN:
+            return;
+        case JS_STRING:
+            p = scan_string(u, p, end);
+            continue;
+        case JS_ESCAPE:
+            /* An escaped byte is never the string's end; a key with an
+             * escape is none of those we want. */
+            if (j->str_is_key)
+                j->klen = HL_USAGE_KEY_MAX + 1;
+            j->state = JS_STRING;
+            ++p;
+            continue;
+        case JS_SKIP:
+        case JS_SKIP_STRING:
+        case JS_SKIP_ESCAPE:
+            p = skip_run(u, p, end);
+            continue;
+        default:
+            break;
+        }
+        c = *p;
+        if (j->state == JS_NUMBER) {
+            if (number_byte(u, c))
+                ++p;
+            continue;
+        }
+        if (j->state == JS_LITERAL) {
+            if (c >= 'a' && c <= 'z')
+                ++p;
+            else
+                value_done(u);
+            continue;
+        }
+        ++p;
+        if (is_ws(c))
+            continue;
+        switch (j->state) {
+        case JS_VALUE:
+            start_value(u, c);
+            break;
+        case JS_OBJ_FIRST:
+        case JS_OBJ_KEY:
+            if (c == '"') {
+                j->str_is_key = 1;
+                j->klen = 0;
+                j->state = JS_STRING;
+            } else if (c == '}' && j->state == JS_OBJ_FIRST) {
+                close_object(u);
+            } else {
+                j->state = JS_BROKEN;
+            }
+            break;
+        case JS_COLON:
+            j->state = c == ':' ? JS_VALUE : JS_BROKEN;
+            break;
+        case JS_AFTER:
+            /* Only objects are parsed: an array is skipped whole. */
+            if (c == ',')
+                j->state = JS_OBJ_KEY;
+            else if (c == '}')
+                close_object(u);
+            else
+                j->state = JS_BROKEN;
+            break;
+        default:
+            j->state = JS_BROKEN;
+            break;
+        }
+    }
+}
+
+/* Ends an SSE line: a data line's line feed goes to the document (data
+ * lines join with "\n"); a blank line ends the event. */
+static void sse_line_end(hl_usage_t *u)
+{
+    if (u->line_state == LS_START) {
+        json_reset(&u->json);
+    } else if (u->line_state == LS_DATA || u->line_state == LS_DATA_FIRST
+               || (u->line_state == LS_NAME && u->name_len == 4
+                   && memcmp(u->name, "data", 4) == 0)) {
+        json_feed(u, "\n", 1);
+    }
+    u->line_state = LS_START;
+    u->name_len = 0;
+}
+
+/* Returns the first CR or LF in [p, end), or end. */
+static const char *line_end(const char *p, const char *end)
+{
+    const char *lf = memchr(p, '\n', (size_t)(end - p));
+    const char *cr = memchr(p, '\r', (size_t)((lf ? lf : end) - p));
+
+    return cr ? cr : lf ? lf : end;
+}
+
+/* Feeds len bytes of an event stream. */
+static void sse_feed(hl_usage_t *u, const char *p, size_t len)
+{
+    const char *end = p + len;
+
+    while (p < end) {
+        char c = *p;
+
+        if (c == '\n' && u->after_cr) {     /* the LF of a CRLF */
+            u->after_cr = 0;
+            ++p;
+            continue;
+        }
+        u->after_cr = 0;
+        if (c == '\r' || c == '\n') {
+            u->after_cr = c == '\r';
+            sse_line_end(u);
+            ++p;
+            continue;
+        }
+        switch (u->line_state) {
+        case LS_START:
+        case LS_NAME:
+            u->line_state = LS_NAME;
+            if (c == ':') {
+                u->line_state = u->name_len == 4
+                                && memcmp(u->name, "data", 4) == 0
+                                ? LS_DATA_FIRST : LS_IGNORE;
+            } else if (u->name_len < sizeof(u->name)) {
+                u->name[u->name_len++] = c;
+            } else {
+                u->line_state = LS_IGNORE;
+            }
+            ++p;
+            break;
+        case LS_DATA_FIRST:
+            u->line_state = LS_DATA;
+            if (c == ' ')
+                ++p;
+            break;
+        case LS_DATA: {
+            const char *q = line_end(p, end);
+
+            json_feed(u, p, (size_t)(q - p));
+            p = q;
+            break;
+        }
+        default:                /* LS_IGNORE */
+            p = line_end(p, end);
+            break;
+        }
+    }
+}
+
+void hl_usage_init(hl_usage_t *u, hl_usage_mode_t mode)
+{
+    memset(u, 0, sizeof(*u));
+    u->mode = mode;
+    json_reset(&u->json);
+}
+
+void hl_usage_feed(hl_usage_t *u, const char *data, size_t len)
+{
+    if (len == 0 || data == NULL)
+        return;
+    if (u->mode == HL_USAGE_SSE)
+        sse_feed(u, data, len);
+    else
+        json_feed(u, data, len);
+}
+
+int hl_usage_finished(const hl_usage_t *u)
+{
+    return u->mode == HL_USAGE_JSON
+           && (u->json.state == JS_DONE || u->json.state == JS_BROKEN);
+}
+
+/* Reads the sum of fields a and b of *fs (a missing one counts 0) into
+ * *cost. Returns 1, 0 when neither was seen, -1 when one seen is bad. */
+static int pair_cost(const hl_usage_fields_t *fs, int a, int b, uint32_t *cost)
+{
+    uint8_t bits = (uint8_t)((1u << a) | (1u << b));
+    uint64_t sum = 0;
+
+    if (!(fs->seen & bits))
+        return 0;
+    if (fs->bad & fs->seen & bits)
+        return -1;
+    if (fs->seen & (1u << a))
+        sum += fs->value[a];
+    if (b != a && (fs->seen & (1u << b)))
+        sum += fs->value[b];
+    *cost = sum > HL_COST_MAX ? HL_COST_MAX : (uint32_t)sum;
+    return 1;
+}
+
+int hl_usage_cost(const hl_usage_t *u, uint32_t *cost)
+{
+    const hl_usage_fields_t *fs = &u->found;
+    int rc;
+
+    rc = pair_cost(fs, HL_UF_TOTAL, HL_UF_TOTAL, cost);
+    if (rc == 0)
+        rc = pair_cost(fs, HL_UF_PROMPT, HL_UF_COMPLETION, cost);
+    if (rc == 0)
+        rc = pair_cost(fs, HL_UF_INPUT, HL_UF_OUTPUT, cost);
+    return rc;
+}

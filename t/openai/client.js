@@ -1,0 +1,38 @@
+// client.js - the official OpenAI Node SDK (npm package "openai", pinned in
+// package-lock.json) as a client of httpd + mod_hotlimit, for
+// t/56-openai-sdk.t. Prints one JSON line with what it saw. Usage:
+//   node client.js SCENARIO BASE_URL [ARGS...]
+// Scenarios:
+//   retry         one completion, then a second one that meets a 429: the
+//                 SDK's own retry must wait as Retry-After says, then succeed
+'use strict';
+const OpenAI = require('openai');
+
+const [scenario, baseURL] = process.argv.slice(2);
+
+function client(opts) {
+    return new OpenAI({ apiKey: 'sk-test-key', baseURL, ...opts });
+}
+
+async function retry() {
+    const ai = client({ maxRetries: 2, timeout: 20000 });
+    const first = await ai.chat.completions.create({ model: 'stub-20', messages: [{ role: 'user', content: 'hi' }] });
+    const t0 = Date.now();
+    const { data, response } = await ai.chat.completions
+        .create({ model: 'stub-20', messages: [{ role: 'user', content: 'again' }] })
+        .withResponse();
+    return { first: first.choices[0].message.content, second: data.choices[0].message.content,
+             status: response.status, waited_ms: Date.now() - t0 };
+}
+
+const scenarios = { retry };
+
+(async () => {
+    const run = scenarios[scenario];
+    if (!run) throw new Error('unknown scenario ' + scenario);
+    process.stdout.write(JSON.stringify(await run()) + '\n');
+})().catch((e) => {
+    process.stdout.write(JSON.stringify({ error: String(e && e.message || e),
+                                          status: e && e.status }) + '\n');
+    process.exitCode = 1;
+});
