@@ -1074,7 +1074,7 @@ static int read_plan(parse_ctx_t *c, const char *name, const cJSON *v,
             rc = read_window(f, &e.window_ms, err, sizeof(err));
         }
         else if (strcmp(key, "concurrency") == 0)
-            rc = json_count(f, "concurrency", HL_INT_MAX, &p->concurrency,
+            rc = json_count(f, "concurrency", HL_CONC_LIMIT_MAX, &p->concurrency,
                             err, sizeof(err));
         else {
             report(c, HL_PROBLEM_WARNING, where, key, "unknown key '%.100s' "
@@ -1172,6 +1172,8 @@ void hl_table_plan_quota(const hl_quota_t *base, const hl_plan_t *p,
         return;                 /* not from hl_table_parse: the route's */
     q->nwindows = n;
     memcpy(q->windows, p->windows, sizeof(p->windows[0]) * (size_t)n);
+    if (p->concurrency)         /* HotLimitConcurrency: the plan's, if any */
+        q->concurrency = p->concurrency;
 }
 
 /* Reports where cJSON stopped in doc (len bytes) as line and column. */

@@ -1113,6 +1113,8 @@ int hl_access_table_concurrency(request_rec *r, hl_quota_t *rule,
     const hl_server_conf_t *sc = ap_get_module_config(r->server->module_config,
                                                       &hotlimit_module);
     const hl_table_hit_t *hit;
+    const hl_quota_t *q, *pq;
+    const char *scope, *pscope = NULL;
     hl_table_hit_t local;
 
     if (!hl_table_configured() || !dc || dc->engine == 0)
@@ -1121,9 +1123,18 @@ int hl_access_table_concurrency(request_rec *r, hl_quota_t *rule,
     hit = table_answer(r, dc, client_of(r, sc), &local);
     if (!hit->enabled || hit->exempt)
         return -1;
-    if (!hit->has_rule || !hit->rule.concurrency)
+    if (!hit->has_rule)
         return 0;
-    *rule = hit->rule;
-    *route = apr_pstrdup(r->pool, hit->route);
+    q = &hit->rule;
+    scope = hit->route;
+    /* A plan's "concurrency" counts under the plan's own scope. */
+    if (hit->plan.from && (pq = plan_quota(r, hit, &pscope)) != NULL) {
+        q = pq;
+        scope = pscope;
+    }
+    if (!q->concurrency)
+        return 0;
+    *rule = *q;
+    *route = apr_pstrdup(r->pool, scope);
     return 1;
 }

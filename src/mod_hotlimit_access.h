@@ -36,8 +36,9 @@ const char *hl_access_client_key(request_rec *r, const hl_quota_t *q,
 
 /*
  * Looks r's route up in the quota table (the answer the decision uses).
- * Returns 1 when its rule has "concurrency" (copied into *rule; *route
- * the matched route, from r->pool), -1 when the table's kill switch or
+ * Returns 1 when its rule, or the plan the request names (the rule's
+ * "plan"), has "concurrency" (the quota copied into *rule; *route the
+ * matched route, "ROUTE plan=NAME" for a plan, from r->pool), -1 when the table's kill switch or
  * exempt list admits r untouched, 0 otherwise (no table, no such rule).
  */
 int hl_access_table_concurrency(request_rec *r, hl_quota_t *rule,

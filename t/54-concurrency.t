@@ -17,7 +17,7 @@ use Apache::TestUtil;
 use HotLimitTable;
 use HLConc;
 
-plan tests => 50;
+plan tests => 54;
 
 my $h = start_httpd(name => 'conc', conf => <<'CONF',
 HotLimitQuotaTable @DIR@/table.json
@@ -43,10 +43,14 @@ HotLimitQuotaTable @DIR@/table.json
 </IfModule>
 CONF
     table => { routes => { '/tc' => { limits => ['100/1m'],
-                                      by => 'header:X-Key', concurrency => 1 } } },
+                                      by => 'header:X-Key', concurrency => 1 },
+                           '/tp' => { limits => ['100/1m'], by => 'header:X-Key',
+                                      concurrency => 1, plan => 'header:X-Plan' } },
+               plans => { pro => { limits => ['100/1m'], concurrency => 2 } } },
     files => { 'conc/f.txt' => "ok\n", 'kill/f.txt' => "ok\n",
                'dry/f.txt' => "ok\n", 'tc/f.txt' => "ok\n",
-               'h2x/a.txt' => "a\n", 'h2x/b.txt' => "b\n", 'cq/f.txt' => "ok\n" });
+               'h2x/a.txt' => "a\n", 'h2x/b.txt' => "b\n", 'cq/f.txt' => "ok\n",
+               'tp/f.txt' => "ok\n" });
 
 sub hold { hl_hold($h->port, @_) }
 sub finish { hl_finish(@_) }
@@ -178,6 +182,21 @@ ok t_cmp($h->get('/tc/f.txt', 'X-Key' => 'U')->header('X-HL-Route') // '', '/tc'
          'and its quota still applies (HOTLIMIT_ROUTE)');
 ok t_cmp(finish($tc), 200, 'the held request completes');
 ok t_cmp($h->get('/tc/f.txt', 'X-Key' => 'T')->code, 200, 'then key T is admitted again');
+
+# --- a plan's "concurrency" (the table's plans) --------------------------------------
+my @p = (hold('/tp/f.txt', 'P', 'X-Plan: pro'));
+ok t_cmp(wait_in_flight('/tp plan=pro', 1), 1, 'plan pro: one in flight, under the plan\'s scope');
+ok t_cmp($h->get('/tp/f.txt', 'X-Key' => 'P', 'X-Plan' => 'pro')->code, 200,
+         'plan pro ("concurrency": 2) admits a second');
+push @p, hold('/tp/f.txt', 'P', 'X-Plan: pro');
+wait_in_flight('/tp plan=pro', 2);
+ok t_cmp($h->get('/tp/f.txt', 'X-Key' => 'P', 'X-Plan' => 'pro')->code, 429,
+         '... and refuses a third');
+push @p, hold('/tp/f.txt', 'P');
+wait_in_flight('/tp', 1);
+ok t_cmp($h->get('/tp/f.txt', 'X-Key' => 'P')->code, 429,
+         'without a plan the route\'s own "concurrency": 1 applies');
+close $_ for @p;
 
 # --- a request refused for concurrency spends no quota ---------------------------------
 my $q = hold('/cq/f.txt', 'Q');     # counted: 1 of 3

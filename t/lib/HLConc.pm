@@ -17,16 +17,18 @@ use Time::HiRes qw(time);
 
 our @EXPORT = qw(hl_hold hl_finish hl_answer);
 
-# Opens a request to 127.0.0.1:$port$path for key $key (header X-Key) that
-# stays in flight: half of its 10-byte body is sent. Returns the socket.
+# Opens a request to 127.0.0.1:$port$path for key $key (header X-Key), with
+# the header lines @more ("Name: value"), that stays in flight: half of its
+# 10-byte body is sent. Returns the socket.
 sub hl_hold {
-    my ($port, $path, $key) = @_;
+    my ($port, $path, $key, @more) = @_;
     my $s = IO::Socket::INET->new(PeerAddr => '127.0.0.1', PeerPort => $port,
                                   Proto => 'tcp', Timeout => 10)
         or die "connect: $!";
     binmode $s;
     $s->autoflush(1);
     print {$s} "POST $path HTTP/1.1\r\nHost: localhost\r\nX-Key: $key\r\n"
+             . join('', map { "$_\r\n" } @more)
              . "Content-Length: 10\r\nConnection: close\r\n\r\n12345";
     return $s;
 }
