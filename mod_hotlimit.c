@@ -683,27 +683,14 @@ static const command_rec hotlimit_cmds[] = {
 
 /* ---- hooks ------------------------------------------------------------ */
 
-int64_t hl_now_ms(void)
-{
-    return (int64_t)(apr_time_now() / 1000);
-}
-
-int64_t hl_mono_ms(void)
-{
-    struct timespec ts;
-
-#ifdef CLOCK_BOOTTIME
-    if (clock_gettime(CLOCK_BOOTTIME, &ts) != 0)
-#endif
-        clock_gettime(CLOCK_MONOTONIC, &ts);
-    return HL_MONO_BASE_MS + (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 static int hl_pre_config(apr_pool_t *pconf, apr_pool_t *plog, apr_pool_t *ptemp)
 {
+    int rc;
+
     (void)plog;
     (void)ptemp;
-    return hl_store_pre_config(pconf);
+    rc = hl_store_pre_config(pconf);
+    return rc == OK ? hl_table_pre_config(pconf) : rc;
 }
 
 /*
@@ -830,6 +817,7 @@ static int hl_check_config(apr_pool_t *pconf, apr_pool_t *plog,
 static void hl_child_init(apr_pool_t *pchild, server_rec *s)
 {
     hl_store_child_init(pchild, s);
+    hl_table_child_init(pchild, s);
     hl_conc_child_init(pchild, s);
 }
 

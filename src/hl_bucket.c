@@ -303,7 +303,75 @@ static void gcra_commit(hl_bucket_t *b, const hl_policy_t *p, int64_t now,
     b->t = clamp_t(tat);
 }
 
+/* ---- refunds: a unit committed at admission, given back ---- */
+
+/* Gives back a unit of a fixed window whose start was mark (see
+ * hl_bucket_refund). */
+static int fixed_refund(hl_bucket_t *b, const hl_policy_t *p, int64_t now,
+                        int64_t mark)
+{
+    fixed_roll(b, window_of(p), now);
+    if (b->count == 0 || b->t != mark)
+        return 0;
+    b->count--;
+    return 1;
+}
+
+/* Gives back a unit of a sliding window whose aligned start was mark:
+ * from the current window's count, or from the previous one's once the
+ * window moved on (see hl_bucket_refund). */
+static int sliding_refund(hl_bucket_t *b, const hl_policy_t *p, int64_t now,
+                          int64_t mark)
+{
+    int64_t window = window_of(p);
+
+    sliding_roll(b, window, now);
+    if (b->t == mark && b->count > 0) {
+        b->count--;
+        return 1;
+    }
+    if (b->t - window == mark && b->prev_count > 0) {
+        b->prev_count--;
+        return 1;
+    }
+    return 0;
+}
+
+/* Gives back the unit of the GCRA commit that produced TAT mark, if no
+ * commit came since: the TAT it moved on by one interval moves back
+ * (see hl_bucket_refund). */
+static int gcra_refund(hl_bucket_t *b, const hl_policy_t *p, int64_t mark)
+{
+    int64_t back;
+
+    if (b->t != mark)
+        return 0;
+    back = b->t - gcra_interval_us(p);
+    b->t = back > 0 ? back : 0;
+    return 1;
+}
+
 /* ---- public entry points ---- */
+
+int64_t hl_bucket_mark(const hl_bucket_t *b)
+{
+    return b->t;
+}
+
+int hl_bucket_refund(hl_bucket_t *b, const hl_policy_t *p, int64_t now_ms,
+                     int64_t mark)
+{
+    int64_t now = clamp_now(now_ms);
+
+    switch (p->algo) {
+    case HL_ALGO_SLIDING:
+        return sliding_refund(b, p, now, mark);
+    case HL_ALGO_GCRA:
+        return gcra_refund(b, p, mark);
+    default:
+        return fixed_refund(b, p, now, mark);
+    }
+}
 
 /*
  * Fills *v for one more request at now_ms without counting it (rolls *b

@@ -78,6 +78,32 @@ void hl_bucket_follow(hl_bucket_t *b, const hl_policy_t *p, int64_t now_ms,
                       const hl_verdict_t *v, uint32_t n);
 
 /*
+ * Returns the mark of *b right after a commit: the counter instance the
+ * committed unit sits in (fixed: the window start; sliding: the aligned
+ * window start; gcra: the theoretical arrival time the commit produced).
+ * Opaque: only hl_bucket_refund reads it.
+ */
+int64_t hl_bucket_mark(const hl_bucket_t *b);
+
+/*
+ * Gives back at now_ms one unit committed when *b had mark (the request
+ * turned out not to count: count=failures|status). Returns 1 if given
+ * back, 0 when the unit is gone, which is never an error:
+ *   fixed   - only while the window that unit was counted in lasts, and
+ *             never below 0;
+ *   sliding - from the window it was counted in, the current or, once
+ *             that ended, the previous one (its weight), never below 0;
+ *   gcra    - only while no other request was counted since (the TAT is
+ *             still the one its commit produced): the TAT moves back one
+ *             interval, the state the bucket would have had without it.
+ * So a refund never frees room in a window instance it was not counted
+ * in: after a rollover (or a counter evicted and made again) nothing
+ * happens. Never fails.
+ */
+int hl_bucket_refund(hl_bucket_t *b, const hl_policy_t *p, int64_t now_ms,
+                     int64_t mark);
+
+/*
  * Returns the time (ms since epoch) from which *b is equivalent to a fresh
  * counter, so its slot may be reused first.
  */

@@ -71,7 +71,8 @@ int hl_decide_locked(hl_slots_t *const *tables,
             if (items[i]->decision.admit && !items[i]->peek
                 && !hl_quota_after_response(items[i]->quota))
                 hl_limiter_count_refs(tables[i], items[i]->quota, items[i]->refs,
-                                      items[i]->cls, now_ms);
+                                      items[i]->cls, now_ms,
+                                      items[i]->decision.marks);
     }
     return admit;
 }
@@ -93,6 +94,17 @@ void hl_decide_count_locked(hl_slots_t *t, const hl_decide_item_t *it,
                             uint32_t n, int64_t now_ms)
 {
     hl_limiter_count_refs_n(t, it->quota, it->refs, it->cls, now_ms, n);
+}
+
+int hl_decide_refund_locked(hl_slots_t *t, const hl_decide_item_t *it,
+                            int64_t now_ms)
+{
+    /* Marks say what was counted: none for a look, a refusal or a store
+     * that admitted without counting. */
+    if (!hl_quota_refunds(it->quota))
+        return 0;
+    return hl_limiter_refund_refs(t, it->quota, it->refs, it->decision.marks,
+                                  now_ms);
 }
 
 int hl_decide_primary(hl_decide_item_t *const *items, int n)

@@ -1,9 +1,13 @@
 /*
  * hl_decide.h - the decision over every quota that applies to one request:
  * a request is admitted only if every quota that is not in dry run admits
- * it, and only then is it counted, in every window of every quota that
- * counts all requests at cost 1 (count=failures|status and cost=header:
- * quotas are counted after the response, hl_decide_count_locked). A rejected request is counted nowhere.
+ * it, and only then is it counted, in every window of every quota at cost
+ * 1 (cost=header: quotas are counted after the response,
+ * hl_decide_count_locked). A rejected request is counted nowhere.
+ * count=failures|status quotas take their unit here too, like count=all,
+ * and give it back once the final status is known not to count
+ * (hl_decide_refund_locked): so no more than COUNT counted requests are
+ * ever admitted in a window, however many are in flight at once.
  *
  * Two steps, so that the caller's critical section does only the counting:
  * hl_decide_prepare (slot keys and their hashes: before the lock) and
@@ -85,6 +89,15 @@ void hl_decide_stats(hl_stats_t *st, hl_decide_item_t *const *items, int n,
  * the lock. */
 void hl_decide_count_locked(hl_slots_t *t, const hl_decide_item_t *it,
                             uint32_t n, int64_t now_ms);
+
+/* Gives back the unit a count=failures|status item (hl_quota_refunds)
+ * took when its request was admitted, now that its final status is known
+ * not to count: in every window whose counter instance still holds it
+ * (it->decision.marks; hl_limiter_refund_refs), never in a window that
+ * started since. The caller holds the lock. Returns the windows given
+ * back; 0 for an item of another kind. */
+int hl_decide_refund_locked(hl_slots_t *t, const hl_decide_item_t *it,
+                            int64_t now_ms);
 
 /*
  * Returns the index of the item whose headers and environment describe the

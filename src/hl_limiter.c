@@ -181,6 +181,7 @@ void hl_limiter_decide_refs(hl_slots_t *t, const hl_quota_t *q,
 
         if (counted) {
             hl_bucket_commit(&slots[i]->bucket, &pol[i], now_ms);
+            d->marks[i] = hl_bucket_mark(&slots[i]->bucket);
             slots[i]->expires_ms = hl_bucket_expires_ms(&slots[i]->bucket, &pol[i]);
         }
         hl_slots_set_level(t, slots[i],
@@ -239,19 +240,60 @@ void hl_limiter_count(hl_slots_t *t, const hl_quota_t *q, hl_origin_t origin,
     hl_limiter_count_refs(t, q, refs,
                           hl_limiter_class(origin, key, scope_len < keylen
                                                         ? scope_len : keylen),
-                          now_ms);
+                          now_ms, NULL);
 }
+
+/* Counts n in every window of q (hl_limiter_count_refs_n), writing where
+ * each window's units sit into marks unless it is NULL. */
+static void count_windows(hl_slots_t *t, const hl_quota_t *q,
+                          const hl_slot_ref_t *refs, uint64_t cls,
+                          int64_t now_ms, uint32_t n, int64_t *marks);
 
 void hl_limiter_count_refs(hl_slots_t *t, const hl_quota_t *q,
                            const hl_slot_ref_t *refs, uint64_t cls,
-                           int64_t now_ms)
+                           int64_t now_ms, int64_t *marks)
 {
-    hl_limiter_count_refs_n(t, q, refs, cls, now_ms, 1);
+    count_windows(t, q, refs, cls, now_ms, 1, marks);
 }
 
 void hl_limiter_count_refs_n(hl_slots_t *t, const hl_quota_t *q,
                              const hl_slot_ref_t *refs, uint64_t cls,
                              int64_t now_ms, uint32_t n)
+{
+    count_windows(t, q, refs, cls, now_ms, n, NULL);
+}
+
+int hl_limiter_refund_refs(hl_slots_t *t, const hl_quota_t *q,
+                           const hl_slot_ref_t *refs, const int64_t *marks,
+                           int64_t now_ms)
+{
+    int i, refunded = 0;
+
+    for (i = 0; i < q->nwindows && i < HL_MAX_WINDOWS; ++i) {
+        hl_policy_t pol;
+        hl_verdict_t v;
+        hl_slot_t *s;
+
+        if (marks[i] == 0)
+            continue;
+        s = hl_slots_find_hashed(t, refs[i].key, refs[i].len, refs[i].hash);
+        if (s == NULL || s->tag != slot_tag(q))
+            continue;
+        hl_policy_from_quota(q, i, &pol);
+        if (!hl_bucket_refund(&s->bucket, &pol, now_ms, marks[i]))
+            continue;
+        ++refunded;
+        s->expires_ms = hl_bucket_expires_ms(&s->bucket, &pol);
+        /* Its fill level as a check finds it now (nothing counted). */
+        hl_bucket_check(&s->bucket, &pol, now_ms, &v);
+        hl_slots_set_level(t, s, window_level(&pol, &v, 0));
+    }
+    return refunded;
+}
+
+static void count_windows(hl_slots_t *t, const hl_quota_t *q,
+                          const hl_slot_ref_t *refs, uint64_t cls,
+                          int64_t now_ms, uint32_t n, int64_t *marks)
 {
     int i;
 
@@ -268,6 +310,8 @@ void hl_limiter_count_refs_n(hl_slots_t *t, const hl_quota_t *q,
          * requests take the last room the window has. */
         hl_bucket_check(&s->bucket, &pol, now_ms, &v);
         hl_bucket_commit_n(&s->bucket, &pol, now_ms, k);
+        if (marks != NULL)
+            marks[i] = hl_bucket_mark(&s->bucket);
         s->expires_ms = hl_bucket_expires_ms(&s->bucket, &pol);
         hl_slots_set_level(t, s, window_level(&pol, &v, k));
     }

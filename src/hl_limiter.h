@@ -30,6 +30,9 @@ typedef struct {
     long         retry_after_s;             /* rejected: whole seconds, >= 1,
                                                never before re-admission */
     uint32_t     remaining;                 /* least remaining over windows */
+    int64_t      marks[HL_MAX_WINDOWS];     /* counted: where each window's
+                                               unit sits (hl_bucket_mark),
+                                               for a refund; 0: not counted */
 } hl_decision_t;
 
 /* One window's slot key ("<origin><window><key>", compacted) and its hash
@@ -71,9 +74,22 @@ void hl_limiter_peek_refs(hl_slots_t *t, const hl_quota_t *q,
                           hl_slot_ref_t *refs, uint64_t cls,
                           int64_t now_ms, hl_decision_t *d);
 
-/* hl_limiter_count with prepared slot keys and class. Never fails. */
+/* hl_limiter_count with prepared slot keys and class; writes where each
+ * window's unit sits into marks[0 .. nwindows) unless marks is NULL (for
+ * hl_limiter_refund_refs). Never fails. */
 void hl_limiter_count_refs(hl_slots_t *t, const hl_quota_t *q,
                            const hl_slot_ref_t *refs, uint64_t cls,
+                           int64_t now_ms, int64_t *marks);
+
+/*
+ * Gives back one unit counted at admission in every window of q whose
+ * counter still holds it (marks from the decision that counted it:
+ * hl_bucket_refund; a mark of 0 was never counted). Creates no counter:
+ * one evicted since has nothing to give back. Returns the number of
+ * windows given back. Never fails.
+ */
+int hl_limiter_refund_refs(hl_slots_t *t, const hl_quota_t *q,
+                           const hl_slot_ref_t *refs, const int64_t *marks,
                            int64_t now_ms);
 
 /*

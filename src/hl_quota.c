@@ -381,8 +381,13 @@ uint32_t hl_cost_parse(const char *value)
 
 int hl_quota_after_response(const hl_quota_t *q)
 {
-    return q->count != HL_COUNT_ALL || q->cost_name[0] != '\0'
-           || q->cost_usage;
+    return q->cost_name[0] != '\0' || q->cost_usage;
+}
+
+int hl_quota_refunds(const hl_quota_t *q)
+{
+    return q->count != HL_COUNT_ALL && q->cost_name[0] == '\0'
+           && !q->cost_usage;
 }
 
 /*

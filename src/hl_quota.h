@@ -123,9 +123,15 @@ int hl_quota_set_cost(hl_quota_t *q, const char *value, char *err, size_t errlen
  */
 uint32_t hl_cost_parse(const char *value);
 
-/* Returns 1 if q is counted after the response (count=failures|status,
- * cost=header: or cost=usage), 0 if it is counted at the decision (count=all, cost 1). */
+/* Returns 1 if q is counted after the response (cost=header: or
+ * cost=usage, with any count=), 0 if it is counted at the decision (cost 1,
+ * any count=). */
 int hl_quota_after_response(const hl_quota_t *q);
+
+/* Returns 1 if q takes its unit at the decision and gives it back when
+ * the final status is not one it counts (count=failures|status at cost
+ * 1: exact under concurrency), else 0. */
+int hl_quota_refunds(const hl_quota_t *q);
 
 /* Parses a norm= value ("lower", "digits", "email", "exact"), as the
  * JSON table's "norm" too. Returns 0, or -1 with a message naming value. */

@@ -6,15 +6,18 @@
 -- changed table changes them without touching counters.
 --
 -- KEYS: the counter keys, window by window, quota by quota.
--- ARGV: mode ("d": decide, "c": count one quota after the response),
+-- ARGV: mode ("d": decide, "c": count one quota after the response, "r":
+--       give back a unit one quota took at its decision, see refund),
 --       the number of quotas, the cost counted (1 when deciding; a cost=
 --       charge when counting), the lease wanted (0: none; see below),
 --       then per quota: algo (0 fixed, 1 sliding,
---       2 gcra), windows, commit (1: counts an admitted request now; 0 for
---       count=failures|status, cost= and ban checks), dry run (1/0), then
---       per window: limit, window ms, burst.
+--       2 gcra), windows, commit (1: counts an admitted request now,
+--       count=failures|status too; 0 for cost= and ban checks), dry run
+--       (1/0), then per window: limit, window ms, burst.
 -- Returns: admitted (1/0), the lease granted and for how long (ms), then
---          per window: admit, remaining, reset ms, retry ms.
+--          per window: admit, remaining, reset ms, retry ms, and the mark
+--          of the unit counted (the state's t after the commit; 0 when not
+--          counted), which a refund names.
 -- A lease (HotLimitStoreLease, src/hl_lease.h): an admitted decision of one
 -- quota that counts now may ask for extra units, counted with it, which
 -- the asking httpd child admits without asking again. At most an eighth
@@ -56,14 +59,21 @@ local function fixed(key, limit, w)
   return 0, 0, finish - now, finish - now, t, c, p
 end
 
-local function sliding(key, limit, w)
-  local t, c, p = load(key)
+-- Rolls a sliding state to the aligned window holding now (a window on:
+-- the count becomes the previous one; further: both empty). Returns t, c, p.
+local function sliding_roll(t, c, p, w)
   local cur = now - (now % w)
   if t > cur then t = cur end
   if cur > t then
     if cur - t < 2 * w then p = c else p = 0 end
     c = 0; t = cur
   end
+  return t, c, p
+end
+
+local function sliding(key, limit, w)
+  local t, c, p = load(key)
+  t, c, p = sliding_roll(t, c, p, w)
   local decay = p * (w - (now - t))
   if c + 1 <= limit and decay <= (limit - c - 1) * w then
     return 1, math.floor(((limit - c - 1) * w - decay) / w), t + 2 * w - now, 0, t, c, p
@@ -196,6 +206,50 @@ end
 
 if ARGV[1] == 'l' then return list(KEYS[1], tonumber(ARGV[2])) end
 
+-- Mode "r" (count=failures|status, exact under concurrency): the request
+-- took its unit at the decision and its final status does not count, so
+-- each window gives back the unit, only while the counter instance it was
+-- counted in still holds it (its mark, returned by the decision): fixed -
+-- the same window start; sliding - the same aligned window, or its count
+-- as the previous window's once it moved on; gcra - the same TAT (no
+-- request counted since). Never below zero, never in a window that began
+-- since, and never a second decision. ARGV as for "d" with one quota,
+-- then one mark per window. Returns { windows given back }.
+local function refund_one(algo, key, limit, w, mark)
+  if algo == 2 then
+    local tat = load(key)
+    if tat ~= mark then return 0 end
+    local now_us = now * 1000
+    tat = tat - ceil_div(w * 1000, limit)
+    if tat <= now_us then redis.call('DEL', key)
+    else store(key, tat, 0, 0, ceil_div(tat - now_us, 1000) + 1) end
+    return 1
+  end
+  local t, c, p = load(key)
+  if algo == 1 then
+    t, c, p = sliding_roll(t, c, p, w)
+    if t == mark and c > 0 then c = c - 1
+    elseif t - w == mark and p > 0 then p = p - 1
+    else return 0 end
+    store(key, t, c, p, 2 * w + 1)
+    return 1
+  end
+  if c == 0 or t ~= mark or now < t or now - t >= w then return 0 end
+  store(key, t, c - 1, 0, t + w - now)
+  return 1
+end
+
+if ARGV[1] == 'r' then
+  local algo, nw = tonumber(ARGV[5]), tonumber(ARGV[6])
+  local given = 0
+  for j = 1, nw do
+    local at = 9 + 3 * (j - 1)
+    given = given + refund_one(algo, KEYS[j], tonumber(ARGV[at]),
+                               tonumber(ARGV[at + 1]), tonumber(ARGV[9 + 3 * nw + j - 1]))
+  end
+  return { given }
+end
+
 local mode, nitems, cost = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3])
 local want = tonumber(ARGV[4])
 local a, k, all = 5, 1, 1
@@ -251,6 +305,7 @@ for i = 1, nitems do
       if j == 1 or ends < lease_ms then lease_ms = ends end
     end
     out[#out + 1] = r[1]; out[#out + 1] = r[2]; out[#out + 1] = r[3]; out[#out + 1] = r[4]
+    out[#out + 1] = count and t or 0
   end
 end
 out[3] = lease_ms

@@ -2,7 +2,7 @@
  * hl_store.h - what a counter store offers the decision. The shared-memory
  * store (mod_hotlimit_store.c: the slot table under the hotlimit-shm
  * mutex) implements it today; a remote store (Redis) implements the same
- * four calls with the same semantics (hl_decide.h), so the access checker
+ * calls with the same semantics (hl_decide.h), so the access checker
  * does not know where counters live.
  */
 #ifndef HL_STORE_H
@@ -33,6 +33,15 @@ typedef struct {
     /* Removes every window of key ("scope|client"). Returns the number of
      * counters removed, or -1 when the store cannot answer. */
     int  (*reset)(void *ctx, const char *key, size_t len);
+    /* [exact count=failures|status] Gives back the unit a prepared,
+     * admitted item of a count=failures|status quota took at its decision,
+     * its final status not being counted (hl_decide_refund_locked's
+     * semantics: only in the counter instances that still hold it, never
+     * below zero; a remote store does it in its own script, not by a
+     * second decision). Returns the windows given back (>= 0), or -1
+     * when the store cannot answer. Kept last so positional initialisers
+     * of the four calls above stay valid. */
+    int  (*refund)(void *ctx, const hl_decide_item_t *it, int64_t now_ms);
 } hl_store_ops_t;
 
 /* A store: its operations and their context. */

@@ -28,6 +28,7 @@
 #ifndef MOD_HOTLIMIT_H
 #define MOD_HOTLIMIT_H
 
+#include "hl_clock.h"
 #include "httpd.h"
 #include "http_config.h"
 #include "apr_global_mutex.h"
@@ -208,16 +209,7 @@ typedef struct {
 
 extern module AP_MODULE_DECLARE_DATA hotlimit_module;
 
-/* Returns the wall clock in ms since the epoch: for display and for
- * translating saved counters, never for deciding. */
-int64_t hl_now_ms(void);
-
-/* Returns the decision clock in ms: monotonic, counting suspended time
- * (CLOCK_BOOTTIME), offset by HL_MONO_BASE_MS so that times of the boot
- * before (rebased saved counters) stay positive. Steps of the system
- * clock (NTP, date -s) never move it. */
-#define HL_MONO_BASE_MS ((int64_t)1 << 40)
-int64_t hl_mono_ms(void);
+/* The clocks (hl_now_ms, hl_mono_ms) are the core's: hl_clock.h. */
 
 /* Returns the request the client sent: r walked up through internal
  * redirects (prev) and subrequests (main). Never NULL. */

@@ -31,8 +31,10 @@
  *    REMOTE_USER;
  *  - the keys already decided are kept on the client's first request_rec
  *    (r walked up through prev and main) and skipped afterwards.
- * count=failures|status quotas are decided like the others but counted in
- * the log_transaction hook, once the final status is known.
+ * count=failures|status quotas are decided and counted like the others,
+ * and give their unit back in the log_transaction hook when the final
+ * status is not one they count (exact however many are in flight);
+ * cost=header: quotas are counted there, once the cost is known.
  */
 #include <string.h>
 
@@ -622,8 +624,8 @@ static int collect_matches(request_rec *r, const hl_dir_conf_t *dc,
     return n;
 }
 
-/* Remembers admitted count=failures|status and cost=header: matches for
- * log_transaction (of r's client request); a table rule's quota is copied
+/* Remembers admitted count=failures|status (to give back) and
+ * cost=header: (to count) matches for log_transaction (of r's client request); a table rule's quota is copied
  * with its match. One that does not fit is logged (HL00104), not counted. */
 static void remember_pending(request_rec *r, hl_pending_t *p,
                              const hl_match_t *m, int n)
@@ -633,7 +635,8 @@ static void remember_pending(request_rec *r, hl_pending_t *p,
     for (i = 0; i < n; ++i) {
         hl_match_t *copy;
 
-        if (!hl_quota_after_response(m[i].item.quota)
+        if ((!hl_quota_after_response(m[i].item.quota)
+             && !hl_quota_refunds(m[i].item.quota))
             || !m[i].item.decision.admit)
             continue;
         if (p->nmatches >= HL_MAX_MATCHES) {
@@ -1029,6 +1032,23 @@ static uint32_t response_cost(request_rec *last, const hl_quota_t *q)
     return hl_cost_parse(v);
 }
 
+/* Gives back the unit match m took when r was admitted, its final status
+ * (status) not being one its quota counts. A store that cannot answer has
+ * logged why; the unit then stays counted (a refusal too many, never an
+ * attempt too many). */
+static void refund(request_rec *r, const hl_store_t *store,
+                   const hl_match_t *m, int status)
+{
+    int given = store->ops->refund(store->ctx, &m->item, hl_mono_ms());
+
+    ap_log_rerror(APLOG_MARK, APLOG_TRACE1, 0, r,
+                  "HL01300: status %d not counted: %s key=%s given back "
+                  "in %d of %d windows", status,
+                  given < 0 ? "store unavailable," : "unit",
+                  ap_escape_logitem(r->pool, m->item.key), given < 0 ? 0 : given,
+                  m->item.quota->nwindows);
+}
+
 int hl_log_transaction(request_rec *r)
 {
     hl_pending_t *p = ap_get_module_config(r->request_config, &hotlimit_module);
@@ -1047,7 +1067,14 @@ int hl_log_transaction(request_rec *r)
     store = hl_store_get();
     for (i = 0; i < p->nmatches; ++i) {
         hl_match_t *m = &p->matches[i];
-        if (hl_quota_counts_status(m->item.quota, last->status))
+        int counted = hl_quota_counts_status(m->item.quota, last->status);
+
+        if (hl_quota_refunds(m->item.quota)) {
+            /* Its unit was taken at admission: kept if counted. */
+            if (!counted)
+                refund(r, store, m, last->status);
+        }
+        else if (counted)
             store->ops->count(store->ctx, &m->item,
                               response_cost(last, m->item.quota), hl_mono_ms());
     }

@@ -371,9 +371,11 @@ static int add_num(hl_call_t *c, uint64_t v)
     return 0;
 }
 
-/* Writes a script call over items (mode "d" or "c") into c->buf after a
- * reserved head, then the head ("*ARGC CRLF") just before the arguments.
- * Returns the start of the command in c->buf, or NULL when out of memory. */
+/* Writes a script call over items (mode "d", "c" or "r"; "r" ends with
+ * the marks of the first item's decision, one per window) into c->buf
+ * after a reserved head, then the head ("*ARGC CRLF") just before the
+ * arguments. Returns the start of the command in c->buf, or NULL when out
+ * of memory. */
 static const char *build_call(hl_call_t *c, hl_decide_item_t *const *items,
                               int n, const char *mode, uint32_t cost,
                               uint32_t lease, int eval)
@@ -408,6 +410,9 @@ static const char *build_call(hl_call_t *c, hl_decide_item_t *const *items,
             rc |= add_num(c, q->windows[j].count) | add_num(c, q->windows[j].window_ms)
                   | add_num(c, q->burst);
     }
+    if (mode[0] == 'r')
+        for (j = 0; j < items[0]->quota->nwindows; ++j)
+            rc |= add_num(c, (uint64_t)items[0]->decision.marks[j]);
     if (rc)
         return NULL;
     head[0] = '*';
@@ -473,7 +478,8 @@ static redisReply *send_call(hl_decide_item_t *const *items, int n,
 static int read_decisions(const redisReply *reply, hl_decide_item_t *const *items,
                           int n)
 {
-    size_t at = 3;               /* after admitted, lease granted, lease ms */
+    size_t at = 3;               /* after admitted, lease granted, lease ms;
+                                    then 5 per window */
     int i, j;
 
     if (reply->elements < 3)
@@ -488,13 +494,14 @@ static int read_decisions(const redisReply *reply, hl_decide_item_t *const *item
         d->remaining = UINT32_MAX;
         for (j = 0; j < d->nwindows; ++j) {
             hl_verdict_t *v = &d->windows[j];
-            if (at + 4 > reply->elements)
+            if (at + 5 > reply->elements)
                 return -1;
             v->admit = reply->element[at]->integer != 0;
             v->remaining = (uint32_t)reply->element[at + 1]->integer;
             v->reset_ms = reply->element[at + 2]->integer;
             v->retry_ms = reply->element[at + 3]->integer;
-            at += 4;
+            d->marks[j] = reply->element[at + 4]->integer;
+            at += 5;
             if (!v->admit) {
                 d->admit = 0;
                 if (v->retry_ms > retry_ms)
@@ -639,7 +646,9 @@ static void redis_prepare(void *ctx, hl_decide_item_t *it)
 }
 
 /* Returns 1 if the decision of items may use a lease: one quota, counted
- * now (not count=failures|status, cost= or a ban check), not a ban
+ * now for good (not count=failures|status, whose unit may be given back:
+ * a leased unit has no mark to give back, and a refunded unit must never
+ * be spendable twice; not cost= or a ban check), not a ban
  * counter, not in dry run, not gcra (units counted ahead and spent later
  * would stack on a bucket that refilled meanwhile, past its burst), with
  * HotLimitStoreLease set. */
@@ -648,7 +657,8 @@ static int leasable(hl_decide_item_t *const *items, int n)
     return rconf->lease_max > 0 && n == 1 && !items[0]->peek
            && !items[0]->exact && !items[0]->dry_run
            && items[0]->quota->algo != HL_ALGO_GCRA
-           && !hl_quota_after_response(items[0]->quota);
+           && !hl_quota_after_response(items[0]->quota)
+           && !hl_quota_refunds(items[0]->quota);
 }
 
 /* Answers from this child's lease of key: returns 1 with the item's
@@ -777,6 +787,50 @@ static int redis_count(void *ctx, const hl_decide_item_t *it, uint32_t cost,
     freeReplyObject(reply);
     succeeded();
     return 0;
+}
+
+/* [exact count=failures|status] Gives back the unit item it took at its
+ * decision, by the script's refund (mode "r"), in the counters its marks
+ * name. Without Redis (the breaker open), the local counters under
+ * HotLimitStoreFailure local, where a decision of the outage counted it;
+ * a mark from Redis never matches a local counter (nor one from the local
+ * store a Redis counter), so a unit is never given back where it was not
+ * taken. Returns the windows given back, or -1 when the store cannot
+ * answer. */
+static int redis_refund(void *ctx, const hl_decide_item_t *it, int64_t now)
+{
+    hl_decide_item_t *items[1];
+    const char *why = "unknown";
+    redisReply *reply;
+    int given = -1, j, marked = 0;
+    (void)ctx;
+
+    for (j = 0; j < it->quota->nwindows && j < HL_MAX_WINDOWS; ++j)
+        marked |= it->decision.marks[j] != 0;
+    if (!marked)
+        return 0;    /* nothing was counted (HotLimitStoreFailure open) */
+    items[0] = (hl_decide_item_t *)it;
+    if (!may_try(now)) {
+        const hl_store_t *local = hl_store_shm();
+        return rconf->failure == HL_STORE_FAIL_LOCAL
+               ? local->ops->refund(local->ctx, it, now) : 0;
+    }
+    reply = send_call(items, 1, "r", 0, 0, now, &why);
+    if (!reply)
+        return -1;
+    if (reply->elements >= 1 && reply->element[0]->type == REDIS_REPLY_INTEGER)
+        given = (int)reply->element[0]->integer;
+    freeReplyObject(reply);
+    succeeded();
+    if (given > 0) {
+        /* This thread's note that the key is refused is stale now (other
+         * threads trust theirs a second at most: a refusal too many,
+         * never an admission). */
+        uint64_t key = refused_key(items, 1);
+        if (refused[key % HL_REFUSED_CACHE].key == key)
+            refused[key % HL_REFUSED_CACHE].key = 0;
+    }
+    return given;
 }
 
 /* ---- the keys at their limit (the status page) --------------------------- */
@@ -965,7 +1019,8 @@ static int redis_reset(void *ctx, const char *key, size_t len)
 }
 
 static const hl_store_ops_t redis_ops = {
-    "redis", redis_prepare, redis_decide, redis_count, redis_reset
+    "redis", redis_prepare, redis_decide, redis_count, redis_reset,
+    redis_refund
 };
 static const hl_store_t redis_store = { &redis_ops, NULL };
 

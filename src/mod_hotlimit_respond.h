@@ -31,6 +31,10 @@ typedef struct {
                                     address (by=ip, or a key that fell back
                                     to it): only such refusals feed a ban
                                     (HotLimitBan) */
+    int64_t       prepaid_marks[HL_MAX_WINDOWS];  /* [exact count=failures]
+                                    prepaid: where the upgrading request's
+                                    units sit (hl_decision_t.marks), for
+                                    the replay's refund */
 } hl_match_t;
 
 /*

@@ -714,6 +714,20 @@ int hl_store_follow(hl_decide_item_t *it, const hl_verdict_t *v, uint32_t n,
     return 0;
 }
 
+/* Gives back the unit a count=failures|status item took at its decision.
+ * Returns the windows given back, or -1 when the mutex failed. */
+static int shm_refund(void *ctx, const hl_decide_item_t *it, int64_t now_ms)
+{
+    int refunded;
+    (void)ctx;
+
+    if (lock_stripe(it->shard) != APR_SUCCESS)
+        return -1;
+    refunded = hl_decide_refund_locked(&store_slots[it->shard], it, now_ms);
+    unlock_stripe(it->shard);
+    return refunded;
+}
+
 /* Removes every window of key, in whichever stripes they are. Returns the
  * counters removed, or -1 when a mutex failed. */
 static int shm_reset(void *ctx, const char *key, size_t len)
@@ -732,7 +746,7 @@ static int shm_reset(void *ctx, const char *key, size_t len)
 }
 
 static const hl_store_ops_t shm_ops = {
-    "shm", shm_prepare, shm_decide, shm_count, shm_reset
+    "shm", shm_prepare, shm_decide, shm_count, shm_reset, shm_refund
 };
 static const hl_store_t shm_store = { &shm_ops, NULL };
 

@@ -6,9 +6,13 @@
  * Publication: a second slotmem item holds a small header and two banks,
  * each a complete hl_table_t image. The writer (the parent at startup, then
  * one watchdog thread in one child) parses into the INACTIVE bank, which no
- * reader looks at, then flips `active` and bumps the generation under the
- * global mutex. Readers look routes up under the same mutex, so they always
- * see a whole table; nothing a request does waits on file or network I/O.
+ * reader looks at, then flips `active` and bumps the sequence word `seq`
+ * (before and after) under the table's own mutex ("hotlimit-table"). A
+ * request looks its route up without a lock: it reads `seq`, looks in the
+ * active bank, and keeps the answer if `seq` did not move meanwhile; only
+ * when the reloader keeps flipping does it retry under the mutex. So a
+ * reader always sees a whole table, and nothing a request does waits on
+ * file or network I/O.
  *
  * Reloads run every HotLimitReloadInterval seconds in the mod_watchdog
  * singleton: a file is re-read when its mtime or size changes; a URL is
@@ -16,16 +20,16 @@
  * read or the response (an mtime, a Last-Modified, an ETag beside it) is
  * weak (RFC 9110 8.8.2.2): the file is read, or the URL fetched, whole
  * again and an identical document (same digest) counts as unchanged, so a
- * same-size edit within that second is never missed. A document that cannot be read or parsed
- * is a table failure, handled by HotLimitTableFailure: `open` publishes an
+ * same-size edit within that second is never missed. A document that
+ * cannot be read or parsed is a table failure, handled by HotLimitTableFailure: `open` publishes an
  * empty table (static directives stay), `last-good` keeps the current one.
  * Under `last-good` an invalid entry of a usable document keeps its route's
  * rule from the table in force (hl_table_parse_keep); under `open` it is
  * dropped. Only a regular file is read, and it is opened non-blocking.
  *
- * The item is persisted by mod_slotmem_shm (the counters are not: see
- * mod_hotlimit_store.c), so the last
- * good table survives restarts while the source stays the same.
+ * The item is persisted by mod_slotmem_shm (the counters are persisted by
+ * the store itself: mod_hotlimit_store.c), so the last good table survives
+ * restarts while the source stays the same.
  */
 #include <errno.h>
 #include <stddef.h>
@@ -39,12 +43,12 @@
 #include "ap_provider.h"
 #include "ap_slotmem.h"
 #include "mod_watchdog.h"
+#include "util_mutex.h"
 #include "apr_strings.h"
 #include "apr_file_io.h"
 
 #include "mod_hotlimit.h"
 #include "mod_hotlimit_fetch.h"
-#include "mod_hotlimit_store.h"
 #include "mod_hotlimit_table.h"
 #include "hl_table.h"
 #include "hl_validator.h"
@@ -106,6 +110,30 @@ typedef struct {
 
 static hl_reloader_t *reloader;
 
+/* The table's own lock: bank flips, the status record, and the readers that
+ * must not see a flip (the status page's copy, a lookup the reloader keeps
+ * racing). One per generation, as its region is; never held across I/O. */
+#define HL_TABLE_MUTEX_TYPE "hotlimit-table"
+static apr_global_mutex_t *table_mutex;
+
+/* Takes the table's lock. Returns APR_SUCCESS, or the error after logging
+ * (HL00412; the caller then goes without what it wanted to read). */
+static apr_status_t table_lock(server_rec *s)
+{
+    apr_status_t rv = table_mutex ? apr_global_mutex_lock(table_mutex)
+                                  : APR_EINIT;
+
+    if (rv != APR_SUCCESS)
+        ap_log_error(APLOG_MARK, APLOG_ERR, rv, s,
+                     "HL00412: cannot lock " HL_TABLE_MUTEX_TYPE);
+    return rv;
+}
+
+static void table_unlock(void)
+{
+    apr_global_mutex_unlock(table_mutex);
+}
+
 /* Returns bank i of the region. */
 static hl_table_t *bank(uint32_t i)
 {
@@ -115,15 +143,14 @@ static hl_table_t *bank(uint32_t i)
 
 void hl_table_status(server_rec *s, hl_table_status_t *out)
 {
-    hl_shared_t *shared;
-
+    
     memset(out, 0, sizeof(*out));
     out->table_enabled = 1;
     out->table_last_result = -1;
-    if (!region || hl_store_lock(s, &shared) != APR_SUCCESS)
+    if (!region || table_lock(s) != APR_SUCCESS)
         return;
     *out = region->status;
-    hl_store_unlock(s);
+    table_unlock();
     out->table_source[sizeof(out->table_source) - 1] = '\0';
     out->table_message[sizeof(out->table_message) - 1] = '\0';
 }
@@ -351,10 +378,9 @@ static void log_problem(void *baton, hl_problem_t severity, const char *route,
 static void record(hl_reloader_t *rl, hl_reload_result_t result,
                    const char *message, int publish, int skipped)
 {
-    hl_shared_t *sh;
-    int64_t now = hl_now_ms();
+        int64_t now = hl_now_ms();
 
-    if (hl_store_lock(rl->s, &sh) != APR_SUCCESS)
+    if (table_lock(rl->s) != APR_SUCCESS)
         return;
     if (publish) {
         seq_bump();
@@ -373,7 +399,7 @@ static void record(hl_reloader_t *rl, hl_reload_result_t result,
         apr_cpystrn(region->status.table_message, message, sizeof(region->status.table_message));
     }
     apr_cpystrn(region->status.table_source, rl->source, sizeof(region->status.table_source));
-    hl_store_unlock(rl->s);
+    table_unlock();
 }
 
 /* Handles a document that could not be used, per HotLimitTableFailure. */
@@ -580,6 +606,37 @@ static int create_region(apr_pool_t *pconf, server_rec *s, const char *source)
     return OK;
 }
 
+int hl_table_pre_config(apr_pool_t *pconf)
+{
+    apr_status_t rv = ap_mutex_register(pconf, HL_TABLE_MUTEX_TYPE, NULL,
+                                        APR_LOCK_DEFAULT, 0);
+
+    if (rv != APR_SUCCESS) {
+        ap_log_perror(APLOG_MARK, APLOG_CRIT, rv, pconf,
+                      "HL00414: cannot register the " HL_TABLE_MUTEX_TYPE
+                      " mutex");
+        return HTTP_INTERNAL_SERVER_ERROR;
+    }
+    return OK;
+}
+
+void hl_table_child_init(apr_pool_t *pchild, server_rec *s)
+{
+    apr_status_t rv;
+
+    if (!table_mutex)
+        return;
+    rv = apr_global_mutex_child_init(&table_mutex,
+                                     apr_global_mutex_lockfile(table_mutex),
+                                     pchild);
+    if (rv != APR_SUCCESS) {
+        ap_log_error(APLOG_MARK, APLOG_CRIT, rv, s,
+                     "HL00415: cannot attach the " HL_TABLE_MUTEX_TYPE
+                     " mutex in a child; the table is read without it");
+        table_mutex = NULL;
+    }
+}
+
 int hl_table_post_config(apr_pool_t *pconf, apr_pool_t *ptemp, server_rec *s)
 {
     hl_server_conf_t *sc = ap_get_module_config(s->module_config,
@@ -594,6 +651,7 @@ int hl_table_post_config(apr_pool_t *pconf, apr_pool_t *ptemp, server_rec *s)
 
     region = NULL;
     reloader = NULL;
+    table_mutex = NULL;
     if (!sc->table_source)
         return OK;
     rl = apr_pcalloc(pconf, sizeof(*rl));
@@ -605,6 +663,13 @@ int hl_table_post_config(apr_pool_t *pconf, apr_pool_t *ptemp, server_rec *s)
     rc = create_region(pconf, s, rl->source);
     if (rc != OK)
         return rc;
+    rv = ap_global_mutex_create(&table_mutex, NULL, HL_TABLE_MUTEX_TYPE, NULL,
+                                s, pconf, 0);
+    if (rv != APR_SUCCESS) {
+        ap_log_error(APLOG_MARK, APLOG_CRIT, rv, s,
+                     "HL00413: cannot create the " HL_TABLE_MUTEX_TYPE " mutex");
+        return HTTP_INTERNAL_SERVER_ERROR;
+    }
     reloader = rl;
 
     get_instance = APR_RETRIEVE_OPTIONAL_FN(ap_watchdog_get_instance);
@@ -691,8 +756,7 @@ uint32_t hl_table_version(void)
 int hl_table_find(request_rec *r, const char *route, const hl_cidr_t *ip,
                   hl_table_hit_t *hit)
 {
-    hl_shared_t *shared;
-    int i;
+        int i;
 
     if (!region) {
         memset(hit, 0, sizeof(*hit));
@@ -708,13 +772,13 @@ int hl_table_find(request_rec *r, const char *route, const hl_cidr_t *ip,
     }
     /* The reloader keeps changing banks: under the store lock the active
      * bank cannot switch, and the reloader only ever writes the other. */
-    if (hl_store_lock(r->server, &shared) != APR_SUCCESS) {
+    if (table_lock(r->server) != APR_SUCCESS) {
         memset(hit, 0, sizeof(*hit));
         hit->enabled = 1;
         return 0;
     }
     find_in_active(route, ip, hit);
-    hl_store_unlock(r->server);
+    table_unlock();
     return 1;
 }
 
@@ -733,8 +797,7 @@ static int plan_in_active(const char *name, size_t len, hl_plan_t *out)
 int hl_table_find_plan(request_rec *r, const char *name, size_t len,
                        hl_plan_t *out)
 {
-    hl_shared_t *shared;
-    int i, found;
+        int i, found;
 
     if (!region)
         return 0;
@@ -745,24 +808,23 @@ int hl_table_find_plan(request_rec *r, const char *name, size_t len,
         if (__atomic_load_n(&region->seq, __ATOMIC_ACQUIRE) == seq)
             return found;
     }
-    if (hl_store_lock(r->server, &shared) != APR_SUCCESS)
+    if (table_lock(r->server) != APR_SUCCESS)
         return 0;
     found = plan_in_active(name, len, out);
-    hl_store_unlock(r->server);
+    table_unlock();
     return found;
 }
 
 int hl_table_routes(request_rec *r, int max, hl_table_route_t **out)
 {
-    hl_shared_t *shared;
-    const hl_table_t *t;
+        const hl_table_t *t;
     uint32_t i, n;
 
     *out = NULL;
     if (!region || max <= 0)
         return 0;
     *out = apr_palloc(r->pool, (apr_size_t)max * sizeof(**out));
-    if (hl_store_lock(r->server, &shared) != APR_SUCCESS)
+    if (table_lock(r->server) != APR_SUCCESS)
         return 0;
     t = bank(region->active & 1);
     n = t->nrules;
@@ -778,6 +840,6 @@ int hl_table_routes(request_rec *r, int max, hl_table_route_t **out)
         (*out)[i].route[HL_TABLE_ROUTE_MAX - 1] = '\0';
         (*out)[i].quota = rule->quota;
     }
-    hl_store_unlock(r->server);
+    table_unlock();
     return (int)n;
 }

@@ -60,6 +60,13 @@ typedef struct {
 /* Returns 1 if HotLimitQuotaTable is configured (after post_config). */
 int hl_table_configured(void);
 
+/* Registers the table's mutex type ("hotlimit-table", so a Mutex
+ * directive may name it). Returns OK, or an HTTP error after logging. */
+int hl_table_pre_config(apr_pool_t *pconf);
+
+/* Attaches the table's mutex in a child. Never fails (logged). */
+void hl_table_child_init(apr_pool_t *pchild, server_rec *s);
+
 /*
  * Creates the shared table, loads a local file at once and registers the
  * reloader with mod_watchdog. Returns OK, or an HTTP error after logging.

@@ -21,6 +21,10 @@ struct hl_upgrade_note {
     int      n;
     uint64_t key_hash[HL_UPGRADE_KEYS];     /* of origin and key */
     int      claimed[HL_UPGRADE_KEYS];      /* 0, then 1 once claimed */
+    int64_t  marks[HL_UPGRADE_KEYS][HL_MAX_WINDOWS];  /* where its units sit:
+                                               the replay gives a
+                                               count=failures|status unit
+                                               back by them */
 };
 
 static int http2_loaded;
@@ -78,8 +82,11 @@ void hl_upgrade_note(request_rec *r, hl_upgrade_note_t **slot,
         h = key_hash(&m[i].item);
         for (j = 0; j < note->n && note->key_hash[j] != h; ++j)
             ;
-        if (j == note->n)
+        if (j == note->n) {
+            memcpy(note->marks[note->n], m[i].item.decision.marks,
+                   sizeof(note->marks[0]));
             note->key_hash[note->n++] = h;
+        }
     }
 }
 
@@ -110,6 +117,7 @@ int hl_upgrade_claim(const conn_rec *master, hl_upgrade_note_t *note,
              * never refuses, and no statistics (the upgrading request
              * was counted in them). */
             m[i].prepaid = 1;
+            memcpy(m[i].prepaid_marks, note->marks[j], sizeof(m[i].prepaid_marks));
             m[i].item.peek = 1;
             m[i].item.dry_run = 1;
             m[i].item.stats_name = NULL;
@@ -146,4 +154,5 @@ void hl_upgrade_settle(hl_match_t *m)
         d->remaining += 1;
     d->admit = 1;
     d->retry_after_s = 0;
+    memcpy(d->marks, m->prepaid_marks, sizeof(d->marks));
 }

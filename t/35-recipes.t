@@ -18,7 +18,7 @@ $examples = "$ENV{HOTLIMIT_TEST_WORK}/conf-examples" unless -d $examples;
 my @confs = sort glob "$examples/*.conf";
 my $fail2ban = -x '/usr/bin/fail2ban-regex' ? '/usr/bin/fail2ban-regex' : '';
 
-plan tests => scalar(@confs) + 18 + 3;
+plan tests => scalar(@confs) + 21 + 3;
 
 sub slurp { local (@ARGV, $/) = @_; <> }
 
@@ -69,11 +69,36 @@ ok t_cmp(wp_post('/wp-login.php?rest_route=/x', 'log=admin&pwd=guess'), 429,
          'WordPress: rest_route= added to a login does not move it to the REST quota');
 ok t_cmp(join(' ', map { wp_post('/wp-login.php', "log=editor&pwd=guess$_", "203.0.113.$_") } 1 .. 11),
          join(' ', ('200') x 10, '429'), 'WordPress: one account, 10 attempts an hour from any address');
-ok t_cmp($wp->codes('/wp-login.php?action=lostpassword', 3) . ' '
-         . wp_post('/wp-login.php', 'action=lostpassword&user_login=victim'),
-         '200 200 200 429', 'WordPress: lost password 3/1h, a POSTed action too');
-ok t_cmp($wp->get('/wp-login.php?action=lostpassword')->header('Retry-After') // 0,
+ok t_cmp($wp->codes('/wp-login.php?action=lostpassword', 5), '200 200 200 200 200',
+         'WordPress: viewing the lost-password form spends nothing');
+ok t_cmp(join(' ', map { wp_post('/wp-login.php?action=lostpassword', "user_login=victim$_") } 1 .. 3)
+         . ' ' . wp_post('/wp-login.php', 'action=lostpassword&user_login=victim'),
+         '200 200 200 429', 'WordPress: lost password POSTs 3/1h, a POSTed action too');
+ok t_cmp($wp->{ua}->post($wp->url('/wp-login.php?action=lostpassword'),
+                         'Content-Type' => 'application/x-www-form-urlencoded',
+                         Content => 'user_login=x')->header('Retry-After') // 0,
          qr/^\d+$/, 'WordPress: lost password refusal has Retry-After');
+
+# WordPress's own .htaccess rewrites every path that is not a file to
+# index.php: the recipe's note lets the status page through first (this
+# server would not even start otherwise: it waits for /hotlimit-status).
+{
+    my $wr = start_httpd(name => 'wordpress-rewrite', files => $wp_files, conf => <<'CONF');
+<Directory "@DIR@/htdocs">
+    RewriteEngine On
+    RewriteRule ^hotlimit-status$ - [L]
+    RewriteRule ^index\.php$ - [L]
+    RewriteCond %{REQUEST_FILENAME} !-f
+    RewriteCond %{REQUEST_FILENAME} !-d
+    RewriteRule . /index.php [L]
+</Directory>
+CONF
+    ok t_cmp($wr->get('/2026/12/hello-world/')->content, "index\n",
+             "WordPress's rewrite rules send other paths to index.php");
+    ok t_cmp($wr->get('/hotlimit-status?json')->content, qr/^\{.*"slots"/s,
+             '... and the recipe\'s RewriteRule keeps the status page');
+    $wr->stop;
+}
 ok t_cmp($wp->codes('/xmlrpc.php', 11), join(' ', ('200') x 10, '429'),
          'WordPress: xmlrpc.php 10/1h');
 my @rest = split ' ', $wp->codes('/?rest_route=/wp/v2/posts', 28)

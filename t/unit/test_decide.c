@@ -1,12 +1,13 @@
 /*
  * test_decide.c - the decision over every quota of one request
  * (hl_decide.c): counted only if every quota not in dry run admits,
- * count=failures counted later, statistics, primary and tightest choice,
+ * count=failures taken at the decision, statistics, primary and tightest choice,
  * peek (the ban check) and cost= charges.
  */
 #include "hl_decide.h"
 #include "hl_quota.h"
 #include "hl_tap.h"
+#include "hl_spec.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -43,24 +44,6 @@ static void fresh(void)
         tables[i] = &table;
     hl_slots_attach(&table, mem, size, CAPACITY, 7);
     hl_stats_clear(&stats);
-}
-
-/* Returns a quota parsed from spec (a HotLimitQuota line). */
-static hl_quota_t quota(const char *spec)
-{
-    hl_quota_t q;
-    char buf[128], err[HL_ERR_MAX], *argv[8], *tok, *save = NULL;
-    int argc = 0;
-
-    snprintf(buf, sizeof(buf), "%s", spec);
-    for (tok = strtok_r(buf, " ", &save); tok && argc < 8;
-         tok = strtok_r(NULL, " ", &save))
-        argv[argc++] = tok;
-    hl_quota_init(&q);
-    if (hl_quota_parse_args(&q, argc, (const char *const *)argv, err,
-                            sizeof(err)) != 0)
-        fprintf(stderr, "# bad spec %s: %s\n", spec, err);
-    return q;
 }
 
 /* Fills item it for quota q and key ("scope|client"), prepared. */
@@ -152,7 +135,10 @@ static void test_dry_run(void)
            "primary: the dry-run item does not reject, least remaining wins");
 }
 
-static void test_failures_counted_later(void)
+/* count=failures takes its unit at the decision (two in flight fill
+ * 2/1m) and gives it back when the answer is not a failure
+ * (test_refund.c has the rest). */
+static void test_failures_taken_at_decision(void)
 {
     hl_quota_t q = quota("2/1m count=failures");
     hl_decide_item_t a, *items[1] = { &a };
@@ -160,13 +146,17 @@ static void test_failures_counted_later(void)
 
     fresh();
     item(&a, &q, "/f|c", 0);
-    for (i = 0; i < 5; ++i)
+    for (i = 0; i < 5; ++i) {
         ok(decide(tables, &stats, items, 1, NOW),
            "count=failures: admitted while nothing failed");
-    hl_decide_count_locked(&table, &a, 1, NOW);
-    hl_decide_count_locked(&table, &a, 1, NOW);
+        is_int(hl_decide_refund_locked(&table, &a, NOW), 1,
+               "count=failures: a success gives its unit back");
+    }
+    ok(decide(tables, &stats, items, 1, NOW)
+       && decide(tables, &stats, items, 1, NOW),
+       "count=failures: two in flight admitted");
     ok(!decide(tables, &stats, items, 1, NOW),
-       "count=failures: refused after two counted failures");
+       "count=failures: a third in flight refused before any answer");
 }
 
 static void test_primary_and_tightest(void)
@@ -294,7 +284,7 @@ int main(void)
     test_one_quota();
     test_all_or_nothing();
     test_dry_run();
-    test_failures_counted_later();
+    test_failures_taken_at_decision();
     test_primary_and_tightest();
     test_prepare_matches_limiter();
     test_peek_and_cost();
