@@ -70,6 +70,7 @@ typedef struct {
     uint32_t        capacity;     /* records */
     uint32_t        used;         /* records in use */
     uint32_t        pad;
+    int64_t         reaped_ms;    /* the caller's: when it last reaped */
     hl_conc_scope_t scopes[HL_CONC_SCOPES];
     hl_conc_rec_t   rec[];        /* capacity of them */
 } hl_conc_table_t;

@@ -298,6 +298,18 @@ static int give_local(request_rec *r, uint64_t key, unsigned scope, int mode,
     return due;
 }
 
+/* Returns 1 if the whole table may be reaped at now (at most once a
+ * second: a table full of live holders must not cost every request a
+ * scan). Under the lock. */
+static int reap_due(int64_t now)
+{
+    if (table->reaped_ms && now >= table->reaped_ms
+        && now - table->reaped_ms < 1000)
+        return 0;
+    table->reaped_ms = now;
+    return 1;
+}
+
 /* Returns what the client request of r holds (created from top's pool). */
 static hl_conc_taken_t *taken_of(request_rec *top)
 {
@@ -403,6 +415,12 @@ static int take_one(request_rec *r, const hl_conc_ask_t *a, int at_fixups,
                           name, a->table, a->limit);
     rc = hl_conc_take(table, hash, &me, a->limit, scope, hl_mono_ms(),
                       holder_alive, NULL);
+    if (rc < 0 && reap_due(hl_mono_ms())) {
+        /* Full: dead holders of keys never at their limit may fill it. */
+        hl_conc_reap(table, holder_alive, NULL);
+        rc = hl_conc_take(table, hash, &me, a->limit, scope, hl_mono_ms(),
+                          holder_alive, NULL);
+    }
     if (rc == 0)
         due = log_due(a->log_mode, scope, &skipped);
     conc_unlock();

@@ -88,6 +88,13 @@ int main(void)
                "full table: -1");
         is_int(hl_conc_take(t, 9, &a, 10, HL_CONC_NO_SCOPE, 0, alive, NULL), -1,
                "still -1");
+        /* What the glue does then: reap the dead (at most once a second),
+         * and try again. */
+        dead_pid = 301;
+        is_int((int)hl_conc_reap(t, alive, NULL), 1, "a dead holder reaped");
+        is_int(hl_conc_take(t, 9, &h, 10, HL_CONC_NO_SCOPE, 0, alive, NULL), 1,
+               "then the take finds room");
+        dead_pid = -1;
     }
 
     /* Many keys colliding: removal keeps every record reachable. */
