@@ -33,6 +33,7 @@
 #include "src/mod_hotlimit_access.h"
 #include "src/mod_hotlimit_body.h"
 #include "src/mod_hotlimit_device.h"
+#include "src/mod_hotlimit_conc.h"
 #include "src/mod_hotlimit_expr.h"
 #include "src/mod_hotlimit_usage.h"
 #include "src/mod_hotlimit_modstatus.h"
@@ -77,7 +78,8 @@ static int dir_conf_empty(const hl_dir_conf_t *c)
            && c->error_format == HL_UNSET
            && c->log_refusals == HL_UNSET && c->status == HL_UNSET
            && c->body_overflow == HL_UNSET
-           && c->device_name == NULL;
+           && c->device_name == NULL
+           && !c->conc;
 }
 
 static void *merge_dir_conf(apr_pool_t *p, void *basev, void *addv)
@@ -120,6 +122,7 @@ static void *merge_dir_conf(apr_pool_t *p, void *basev, void *addv)
     c->device_name = add->device_name ? add->device_name : base->device_name;
     c->device_max_age = add->device_name ? add->device_max_age
                                          : base->device_max_age;
+    c->conc = add->conc ? add->conc : base->conc;   /* HotLimitConcurrency */
     return c;
 }
 
@@ -284,6 +287,19 @@ static const char *set_quota(cmd_parms *cmd, void *dconf, int argc,
     if (dq->lasting)
         APR_ARRAY_PUSH(server_conf(cmd)->quotas, const hl_dir_quota_t *) = dq;
     return NULL;
+}
+
+/* HotLimitConcurrency N [by=KEY] [norm=HOW] (mod_hotlimit_conc.c): named
+ * after its section as HotLimitQuota is. */
+static const char *set_concurrency(cmd_parms *cmd, void *dconf, int argc,
+                                   char *const argv[])
+{
+    int url_scope = cmd->directive && cmd->directive->parent
+                    && !strncasecmp(cmd->directive->parent->directive,
+                                    "<Location", 9);
+
+    return hl_conc_configure(cmd, dconf, section_scope(cmd, url_scope),
+                             url_scope, argc, (const char *const *)argv);
 }
 
 static const char *set_engine(cmd_parms *cmd, void *dconf, int on)
@@ -664,6 +680,11 @@ static const command_rec hotlimit_cmds[] = {
     AP_INIT_TAKE1("HotLimitSecretFile", hl_device_set_secret_file, NULL, RSRC_CONF,
                   "file holding the device cookies' HMAC key (32 bytes or more; "
                   "default: generated in DefaultRuntimeDir)"),
+    /* HotLimitConcurrency (mod_hotlimit_conc.c) */
+    AP_INIT_TAKE_ARGV("HotLimitConcurrency", set_concurrency, NULL,
+                      ACCESS_CONF | OR_LIMIT,
+                      "N [by=KEY] [norm=HOW]: at most N requests of one key "
+                      "in flight at once in this scope"),
     { NULL }
 };
 
@@ -750,6 +771,8 @@ static int hl_post_config(apr_pool_t *pconf, apr_pool_t *plog,
         rc = hl_table_post_config(pconf, ptemp, s);
     if (rc == OK)
         rc = hl_device_post_config(pconf, s);
+    if (rc == OK)
+        rc = hl_conc_post_config(pconf, s);
     return rc;
 }
 
@@ -802,6 +825,7 @@ static void hl_child_init(apr_pool_t *pchild, server_rec *s)
 {
     hl_store_child_init(pchild, s);
     hl_table_child_init(pchild, s);
+    hl_conc_child_init(pchild, s);
 }
 
 static void register_hooks(apr_pool_t *p)
@@ -822,6 +846,13 @@ static void register_hooks(apr_pool_t *p)
      * (post_read_request). */
     ap_hook_check_access(hl_access_checker, after_remoteip, NULL,
                          APR_HOOK_MIDDLE, AP_AUTH_INTERNAL_PER_CONF);
+    /* HotLimitConcurrency: a slot is taken before the quotas count, so a
+     * request refused for it spends no quota. */
+    ap_hook_check_access(hl_conc_check_access, after_remoteip, NULL,
+                         APR_HOOK_MIDDLE - 1, AP_AUTH_INTERNAL_PER_CONF);
+    ap_hook_fixups(hl_conc_fixups, after_dir, NULL, APR_HOOK_LAST);
+    ap_hook_protocol_switch(hl_conc_protocol_switch, NULL, NULL,
+                            APR_HOOK_FIRST);
     /* After mod_dir's DirectoryIndex fast redirect (a LAST fixup), so the
      * index file's quotas are decided too (and by=user quotas, now that
      * authentication has set REMOTE_USER). */

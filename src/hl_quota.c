@@ -780,6 +780,9 @@ char *hl_quota_describe(const hl_quota_t *q, char *buf, size_t buflen)
             len = describe_add(buf, buflen, len, "%s%u", i ? "," : "",
                                (unsigned)q->statuses[i]);
     }
+    if (q->concurrency)
+        len = describe_add(buf, buflen, len, " concurrency=%u",
+                           (unsigned)q->concurrency);
     if (q->dry_run == 1)
         describe_add(buf, buflen, len, " dry-run");
     return buf;

@@ -68,6 +68,9 @@ typedef struct {
     /* cost=usage (issue 19): 1 = the request is charged the tokens its
      * answer reports in its body (hl_usage.h), after the response. */
     uint8_t     cost_usage;
+    uint32_t    concurrency;              /* a table entry's "concurrency"
+                                             (HotLimitConcurrency, by its
+                                             by= and norm=), 0: none */
 } hl_quota_t;
 
 #define HL_COST_MAX 2147483647u   /* a cost header's value is capped here */

@@ -33,6 +33,7 @@
 #include <string.h>
 #include <cJSON.h>
 #include "hl_align.h"
+#include "hl_conc.h"
 #include "hl_hash.h"
 #include "hl_table.h"
 
@@ -585,6 +586,9 @@ static int read_field(entry_t *e, const char *key, const cJSON *v,
     }
     if (strcmp(key, "plan") == 0)
         return read_plan_selector(v, &e->sel, err, errlen);
+    if (strcmp(key, "concurrency") == 0)
+        return json_count(v, "concurrency", HL_CONC_LIMIT_MAX,
+                          &e->q.concurrency, err, errlen);
     if (strcmp(key, "dry_run") == 0) {
         b = json_bool(v, "dry_run", err, errlen);
         if (b < 0)
@@ -593,7 +597,8 @@ static int read_field(entry_t *e, const char *key, const cJSON *v,
         return 0;
     }
     snprintf(err, errlen, "unknown key '%s' ignored (use limits, max, "
-             "window, by, algo, burst, cost, norm, plan or dry_run)", key);
+             "window, by, algo, burst, cost, norm, plan, concurrency or "
+             "dry_run)", key);
     return 1;
 }
 
@@ -602,7 +607,7 @@ static unsigned key_bit(const char *key)
 {
     static const char *const keys[] = {
         "limits", "max", "window", "by", "algo", "burst", "dry_run", "cost",
-        "norm", "plan"
+        "norm", "plan", "concurrency"
     };
     unsigned i;
 
@@ -1069,7 +1074,7 @@ static int read_plan(parse_ctx_t *c, const char *name, const cJSON *v,
             rc = read_window(f, &e.window_ms, err, sizeof(err));
         }
         else if (strcmp(key, "concurrency") == 0)
-            rc = json_count(f, "concurrency", HL_INT_MAX, &p->concurrency,
+            rc = json_count(f, "concurrency", HL_CONC_LIMIT_MAX, &p->concurrency,
                             err, sizeof(err));
         else {
             report(c, HL_PROBLEM_WARNING, where, key, "unknown key '%.100s' "
@@ -1167,6 +1172,8 @@ void hl_table_plan_quota(const hl_quota_t *base, const hl_plan_t *p,
         return;                 /* not from hl_table_parse: the route's */
     q->nwindows = n;
     memcpy(q->windows, p->windows, sizeof(p->windows[0]) * (size_t)n);
+    if (p->concurrency)         /* HotLimitConcurrency: the plan's, if any */
+        q->concurrency = p->concurrency;
 }
 
 /* Reports where cJSON stopped in doc (len bytes) as line and column. */

@@ -19,7 +19,7 @@
 #include "hl_ban.h"
 
 #define HL_TABLE_MAGIC      0x484c5442u   /* "HLTB" */
-#define HL_TABLE_VERSION    3u            /* 2: cost_name, ban; 3: plans */
+#define HL_TABLE_VERSION    4u            /* 2: cost_name, ban; 3: plans; 4: concurrency */
 #define HL_TABLE_MAX_ROUTES 16384         /* rules per table */
 #define HL_TABLE_MAX_EXEMPT 256           /* exempt blocks per table */
 #define HL_TABLE_MAX_DOC    (8u << 20)    /* largest document accepted */
@@ -168,9 +168,10 @@ const hl_rule_t *hl_table_rule(const hl_table_t *t, uint32_t i);
 const hl_plan_t *hl_table_plan(const hl_table_t *t, const char *name,
                                size_t len);
 
-/* Sets *q to rule quota base with the windows of plan p: what a request
- * of base's route counts under when its selector names p (by, algo and
- * the rest stay the route's). Never fails. */
+/* Sets *q to rule quota base with the windows of plan p, and p's
+ * concurrency when it has one: what a request of base's route counts
+ * under when its selector names p (by, algo and the rest stay the
+ * route's). Never fails. */
 void hl_table_plan_quota(const hl_quota_t *base, const hl_plan_t *p,
                          hl_quota_t *q);
 

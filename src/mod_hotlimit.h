@@ -22,7 +22,8 @@
  * HL00500-HL00599 fetch, HL00600-HL00699 request body (param:),
  * HL00700-HL00799 the Redis store, HL01150-HL01179 the refusal log
  * (mod_hotlimit_refusal_log.c), HL01180-HL01199 the status handler's scope,
- * HL01350-HL01399 device cookies.
+ * HL01350-HL01399 device cookies.,
+ * HL01500-HL01549 HotLimitConcurrency.
  */
 #ifndef MOD_HOTLIMIT_H
 #define MOD_HOTLIMIT_H
@@ -124,6 +125,8 @@ typedef struct {
     /* Device cookies (HotLimitDeviceCookie, mod_hotlimit_device.c): */
     const char           *device_name;    /* cookie name; NULL: inherit */
     int                   device_max_age; /* its Max-Age, seconds */
+    /* HotLimitConcurrency (mod_hotlimit_conc.h): NULL unset, inherited */
+    const struct hl_dir_conc *conc;
 } hl_dir_conf_t;
 
 /* HotLimitErrorFormat: the 429 body chosen by Accept (auto), or fixed. */

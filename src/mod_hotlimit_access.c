@@ -1125,3 +1125,55 @@ int hl_access_banned(request_rec *r)
     ban_check(r, sc, ban, cl, &m);
     return decide_one(&m.item) == 0;
 }
+
+/* ---- for HotLimitConcurrency (mod_hotlimit_conc.c) ---------------------- */
+
+const char *hl_access_client_key(request_rec *r, const hl_quota_t *q,
+                                 size_t *len, int *exempt)
+{
+    const hl_server_conf_t *sc = ap_get_module_config(r->server->module_config,
+                                                      &hotlimit_module);
+    const char *ip = r->useragent_ip ? r->useragent_ip : "-";
+    /* Parsed apart from the connection's cache, which tells the decision
+     * whether the client changed since the last request. */
+    hl_client_t *cl = apr_palloc(r->pool, sizeof(*cl));
+
+    cl->key_len = hl_client_parse(cl->key, ip, sc->v6_prefix, &cl->addr);
+    cl->ok = cl->addr.family != 0;
+    *exempt = client_exempt(r, sc, cl->ok ? &cl->addr : NULL);
+    return client_part(r, q, cl, len);
+}
+
+int hl_access_table_concurrency(request_rec *r, hl_quota_t *rule,
+                                const char **route)
+{
+    const hl_dir_conf_t *dc = ap_get_module_config(r->per_dir_config,
+                                                   &hotlimit_module);
+    const hl_server_conf_t *sc = ap_get_module_config(r->server->module_config,
+                                                      &hotlimit_module);
+    const hl_table_hit_t *hit;
+    const hl_quota_t *q, *pq;
+    const char *scope, *pscope = NULL;
+    hl_table_hit_t local;
+
+    if (!hl_table_configured() || !dc || dc->engine == 0)
+        return 0;
+    /* The connection's cached answer: the decision asks for it next. */
+    hit = table_answer(r, dc, client_of(r, sc), &local);
+    if (!hit->enabled || hit->exempt)
+        return -1;
+    if (!hit->has_rule)
+        return 0;
+    q = &hit->rule;
+    scope = hit->route;
+    /* A plan's "concurrency" counts under the plan's own scope. */
+    if (hit->plan.from && (pq = plan_quota(r, hit, &pscope)) != NULL) {
+        q = pq;
+        scope = pscope;
+    }
+    if (!q->concurrency)
+        return 0;
+    *rule = *q;
+    *route = apr_pstrdup(r->pool, scope);
+    return 1;
+}

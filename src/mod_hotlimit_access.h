@@ -24,5 +24,24 @@ int hl_access_wants_usage(request_rec *r);
  * access checker refuses the request after. 0 otherwise: not banned, no
  * ban, exempt, HotLimitEngine Off, dry run, or the store cannot answer. */
 int hl_access_banned(request_rec *r);
+/*
+ * Returns the client part of a key for quota q's by= and norm= (an address,
+ * or "h:"/"c:"/"p:" and a hash, "u:NAME", "e:VALUE", "*"), falling back to
+ * the client address, as the quotas key it (HotLimitConcurrency uses it);
+ * sets *len, and *exempt to 1 when the client is exempt (HotLimitExempt,
+ * env hotlimit-exempt). Allocated from r->pool; never NULL.
+ */
+const char *hl_access_client_key(request_rec *r, const hl_quota_t *q,
+                                 size_t *len, int *exempt);
+
+/*
+ * Looks r's route up in the quota table (the answer the decision uses).
+ * Returns 1 when its rule, or the plan the request names (the rule's
+ * "plan"), has "concurrency" (the quota copied into *rule; *route the
+ * matched route, "ROUTE plan=NAME" for a plan, from r->pool), -1 when the table's kill switch or
+ * exempt list admits r untouched, 0 otherwise (no table, no such rule).
+ */
+int hl_access_table_concurrency(request_rec *r, hl_quota_t *rule,
+                                const char **route);
 
 #endif

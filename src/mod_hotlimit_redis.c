@@ -1096,3 +1096,24 @@ static void redis_figures(void *ctx, hl_store_figures_t *f)
     f->errors = __atomic_load_n(&rshared->errors, __ATOMIC_RELAXED);
     f->leased = __atomic_load_n(&rshared->leased, __ATOMIC_RELAXED);
 }
+
+/* ---- for HotLimitConcurrency (mod_hotlimit_conc_redis.c) ----------------- */
+
+redisReply *hl_redis_call(int argc, const char **argv, const size_t *argl,
+                          const char **why)
+{
+    if (!rconf) {
+        *why = "not configured";
+        return NULL;
+    }
+    if (!may_try(hl_mono_ms())) {
+        *why = "unavailable (breaker open)";
+        return NULL;
+    }
+    return command(argc, argv, argl, why);
+}
+
+size_t hl_redis_name(char *out, const char *tail, size_t n)
+{
+    return rconf ? redis_key(out, tail, n) : 0;
+}

@@ -44,6 +44,7 @@
 #include "mod_hotlimit.h"
 #include "mod_hotlimit_ban.h"
 #include "mod_hotlimit_status.h"
+#include "mod_hotlimit_conc.h"
 #include "mod_hotlimit_store.h"
 #include "mod_hotlimit_stores.h"
 #include "mod_hotlimit_table.h"
@@ -604,6 +605,7 @@ static void write_metrics(request_rec *r, const hl_snapshot_t *snap)
                prom_seconds(r->pool, snap->sum.started_ms));
     write_store_metrics(r);
     hl_ban_write_metrics(r, snap->view);
+    hl_conc_write_metrics(r);
 }
 
 /* Writes one route of the JSON answer: its configured limits ("" when
@@ -705,6 +707,8 @@ static void write_json(request_rec *r, const hl_snapshot_t *snap)
                    hl_json_escape(p, snap->top[i].key), snap->top[i].count,
                    origin_name(snap->top[i].origin), snap->top[i].window + 1);
     ap_rputs("],", r);
+    hl_conc_write_json(r);      /* HotLimitConcurrency */
+    ap_rputs(",", r);
     hl_ban_write_json(r, snap->view);
     ap_rputs("}\n", r);
 }

@@ -13,44 +13,16 @@ use FindBin;
 use lib "$FindBin::Bin/lib";
 use Apache::Test;
 use Apache::TestUtil;
-use JSON::PP ();
-use POSIX ();
 use Time::HiRes qw(sleep);
 use HotLimitTable;
+use HLOpenAI;
 
-my $dir = "$FindBin::Bin/openai";
-my $node = (grep { -x "$_/node" } split /:/, $ENV{PATH} // '')[0];
-my $modules = `apxs -q LIBEXECDIR 2>/dev/null`;
-chomp $modules;
+plan tests => 5, need hl_openai_needs();
 
-plan tests => 5,
-    need { 'node (Node.js) in PATH' => $node,
-           'the openai SDK in t/openai/node_modules (npm ci, run by quickstart.sh test)'
-               => -f "$dir/node_modules/openai/package.json",
-           'mod_proxy_http' => -f "$modules/mod_proxy_http.so" };
+my $stub_log = Apache::Test::vars('t_logs') . '/hl_openai_stub.log';
+my $stub_port = hl_stub_start('hl_openai_stub');
 
-my $logs = Apache::Test::vars('t_logs');
-my $stub_log = "$logs/hl_openai_stub.log";
-unlink $stub_log;
-my $stub_port = HotLimitTable::free_port();
-my $stub_pid = fork // die "fork: $!";
-if (!$stub_pid) {
-    open STDOUT, '>', "$logs/hl_openai_stub.out";
-    exec "$node/node", "$dir/stub.js", $stub_port, $stub_log or POSIX::_exit(127);
-}
-END { kill 'TERM', $stub_pid if $stub_pid; }
-HotLimitTable::wait_until(sub {
-    IO::Socket::INET->new(PeerAddr => '127.0.0.1', PeerPort => $stub_port, Timeout => 1)
-}, 10) or die "the stub upstream did not start";
-
-my $h = start_httpd(name => 'openai', conf => <<"CONF");
-<IfModule !proxy_module>
-    LoadModule proxy_module $modules/mod_proxy.so
-</IfModule>
-<IfModule !proxy_http_module>
-    LoadModule proxy_http_module $modules/mod_proxy_http.so
-</IfModule>
-ProxyPass /v1/ http://127.0.0.1:$stub_port/v1/
+my $h = start_httpd(name => 'openai', conf => hl_proxy_conf($stub_port) . <<"CONF");
 <Location /v1/chat/completions>
     HotLimitQuota 1/2s by=header:Authorization
     HotLimitErrorFormat json
@@ -60,10 +32,7 @@ CONF
 # Runs a client scenario; returns its JSON answer (a hash).
 sub client {
     my ($scenario, @args) = @_;
-    my $out = `cd $dir && timeout 60 $node/node client.js $scenario http://127.0.0.1:${\ $h->port}/v1 @args 2>&1`;
-    t_debug("client $scenario: $out");
-    my ($line) = grep { /^\{/ } split /\n/, $out;
-    return eval { JSON::PP::decode_json($line // '') } // { error => $out };
+    return hl_node_json('client.js', $scenario, "http://127.0.0.1:${\ $h->port}/v1", @args);
 }
 
 sub stub_requests {

@@ -30,7 +30,7 @@ async function stream(res, req, body) {
     res.writeHead(200, { 'Content-Type': 'text/event-stream', 'Cache-Control': 'no-cache' });
     const words = ['Hello', ' from', ' the', ' stub', '.'];
     for (let i = 0; i < words.length; i++) {
-        if (req.destroyed || res.destroyed) return;
+        if (res.destroyed) return;   // the client went away (req is destroyed once read)
         chunk({ id, object: 'chat.completion.chunk', created, model: body.model,
                 choices: [{ index: 0, delta: i ? { content: words[i] } : { role: 'assistant', content: words[i] },
                             finish_reason: null }] });

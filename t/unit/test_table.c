@@ -180,6 +180,17 @@ static void test_cost(void)
     is_int(r ? (int)r->quota.norm : -1, HL_NORM_DIGITS, "norm: digits kept");
     r = rule("/plain");
     is_int(r ? (int)r->quota.norm : -1, HL_NORM_LOWER, "norm: lower by default");
+
+    /* "concurrency" (HotLimitConcurrency from the table). */
+    is_int(parse("{\"routes\": {\"/chat\": {\"limits\": [\"100/1m\"], "
+                 "\"by\": \"header:X-Key\", \"concurrency\": 2}, "
+                 "\"/one\": {\"max\": 5, \"window\": 60}}}"),
+           0, "concurrency: parses");
+    is_int(nerr, 0, "concurrency: no errors");
+    r = rule("/chat");
+    is_int(r ? (int)r->quota.concurrency : -1, 2, "concurrency: kept");
+    r = rule("/one");
+    is_int(r ? (int)r->quota.concurrency : -1, 0, "concurrency: none by default");
 }
 
 /* "plans" and a route's "plan" selector. */
@@ -571,6 +582,8 @@ static const struct {
     { "{\"max\": 1, \"window\": 60, \"norm\": \"digits\"}", "norm", "needs by=" },
     { "{\"max\": 1, \"window\": 60, \"by\": \"json:user..phone\"}", "by", "a JSON path" },
     { "{\"max\": 1, \"window\": 60, \"by\": \"param:phone\", \"norm\": 3}", "norm", "must be a string" },
+    { "{\"max\": 1, \"window\": 60, \"concurrency\": 0}", "concurrency", "from 1 to 100000" },
+    { "{\"max\": 1, \"window\": 60, \"concurrency\": \"2\"}", "concurrency", "not a string" },
     { "{\"max\": 0, \"window\": 60}", "max", NULL },
     { "{\"max\": -1, \"window\": 60}", "max", NULL },
     { "{\"max\": 1.5, \"window\": 60}", "max", "1.5" },

@@ -1,0 +1,39 @@
+/*
+ * mod_hotlimit_conc_redis.h - HotLimitConcurrency slots shared through the
+ * Redis store (HotLimitStore redis://), so several servers hold at most N
+ * requests of one key in flight together.
+ */
+#ifndef MOD_HOTLIMIT_CONC_REDIS_H
+#define MOD_HOTLIMIT_CONC_REDIS_H
+
+#include "mod_hotlimit.h"
+
+#define HL_CONC_REDIS_TTL_MS   30000  /* a slot nobody refreshes expires */
+#define HL_CONC_REDIS_EVERY_MS 5000   /* held slots are refreshed this often */
+
+/* A slot held in Redis: its set and its member there. */
+typedef struct {
+    char   key[160];
+    size_t key_len;
+    char   member[64];
+    size_t member_len;
+} hl_conc_redis_slot_t;
+
+/* Returns 1 if HotLimitStore is redis://. */
+int hl_conc_redis_on(void);
+
+/*
+ * Takes a slot of key (its hash) in Redis, at most limit held on every
+ * server sharing it, in one round trip. Returns 1 taken (*slot filled:
+ * give it back with hl_conc_redis_give; refreshed meanwhile by this
+ * child), 0 refused, -1 when Redis cannot answer (logged by the store;
+ * the caller decides on its own counts).
+ */
+int hl_conc_redis_take(request_rec *r, uint64_t key, uint32_t limit,
+                       hl_conc_redis_slot_t *slot);
+
+/* Gives slot back (ZREM) and stops refreshing it. Never fails: a slot
+ * Redis cannot be told of expires after HL_CONC_REDIS_TTL_MS. */
+void hl_conc_redis_give(hl_conc_redis_slot_t *slot);
+
+#endif
