@@ -1,6 +1,6 @@
 package HLConc;
 # Requests that stay in flight, for the HotLimitConcurrency tests
-# (t/54-concurrency.t, t/54-concurrency-redis.t).
+# (t/54-concurrency.t, t/65-concurrency-redis.t).
 #
 # A request in flight is a POST to a static file whose body is sent only in
 # part: httpd's default handler reads the whole body before answering, so

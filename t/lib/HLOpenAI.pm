@@ -1,6 +1,6 @@
 package HLOpenAI;
 # The OpenAI SDK tests' shared parts (t/56-openai-sdk.t,
-# t/54-concurrency-sdk.t): what they need, the stub upstream
+# t/66-concurrency-sdk.t): what they need, the stub upstream
 # (t/openai/stub.js) started on a free port and stopped at the end, and
 # the mod_proxy_http lines that forward /v1/ to it.
 use strict;

@@ -1,5 +1,5 @@
 // conc.js - HotLimitConcurrency seen by the official OpenAI Node SDK, for
-// t/54-concurrency-sdk.t. Prints one JSON line with what it saw. Usage:
+// t/66-concurrency-sdk.t. Prints one JSON line with what it saw. Usage:
 //   node conc.js BASE_URL
 // With HotLimitConcurrency 2 by=header:Authorization in front of a stub
 // whose streams last a few seconds: two streams of one key run at once; a
