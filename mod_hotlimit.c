@@ -29,7 +29,7 @@
 #include "mod_watchdog.h"
 #include "mod_status.h"
 
-#include "src/mod_hotlimit.h"
+#include "src/mod_hotlimit_conf.h"
 #include "src/mod_hotlimit_access.h"
 #include "src/mod_hotlimit_body.h"
 #include "src/mod_hotlimit_device.h"
@@ -859,6 +859,7 @@ static void register_hooks(apr_pool_t *p)
     ap_hook_fixups(hl_fixups, after_dir, NULL, APR_HOOK_LAST);
     ap_hook_log_transaction(hl_log_transaction, NULL, NULL, APR_HOOK_MIDDLE);
     hl_body_register();
+    hl_body_set_ban_check(hl_access_banned);
     hl_refusal_log_register();
     hl_expr_register();
     hl_usage_register();        /* cost=usage (issue 19) */

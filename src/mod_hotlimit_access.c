@@ -47,7 +47,7 @@
 #include "apr_strings.h"
 #include "apr_lib.h"
 
-#include "mod_hotlimit.h"
+#include "mod_hotlimit_conf.h"
 #include "mod_hotlimit_access.h"
 #include "mod_hotlimit_body.h"
 #include "mod_hotlimit_refusal_log.h"
@@ -664,6 +664,8 @@ static void remember_pending(request_rec *r, hl_pending_t *p,
             copy->quota_copy = *m[i].item.quota;
             copy->item.quota = &copy->quota_copy;
         }
+        if (m[i].item.quota->cost_usage)
+            hl_usage_wanted(r);   /* its answer's body is read */
     }
 }
 
@@ -1008,21 +1010,6 @@ int hl_fixups(request_rec *r)
     if (decided_as_is(r))
         return DECLINED;
     return limit_request(r, HL_STAGE_FIXUPS);
-}
-
-/* cost=usage (issue 19): returns 1 if r's client request was admitted by
- * a quota whose cost is the usage its answer reports, so that
- * mod_hotlimit_usage.c reads the answer; 0 otherwise. Reads only. */
-int hl_access_wants_usage(request_rec *r)
-{
-    const hl_pending_t *p = request_state(r, 0);
-    int i;
-
-    for (i = 0; p && i < p->nmatches; ++i) {
-        if (p->matches[i].item.quota->cost_usage)
-            return 1;
-    }
-    return 0;
 }
 
 /* Returns what the response of last (the final request of the chain)

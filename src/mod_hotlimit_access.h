@@ -5,7 +5,7 @@
 #ifndef MOD_HOTLIMIT_ACCESS_H
 #define MOD_HOTLIMIT_ACCESS_H
 
-#include "mod_hotlimit.h"
+#include "mod_hotlimit_conf.h"
 
 /* The decision: the access checker decides initial requests and internal
  * redirects, fixups what changed since (fast redirects) and by=user
@@ -15,9 +15,6 @@ int hl_access_checker(request_rec *r);
 int hl_fixups(request_rec *r);
 int hl_log_transaction(request_rec *r);
 
-/* cost=usage (issue 19): returns 1 if r's client request was admitted by a
- * cost=usage quota (its answer's body is then read), 0 otherwise. */
-int hl_access_wants_usage(request_rec *r);
 /* Returns 1 if the client of r is banned from r's server now (a look at
  * its ban counter that counts nothing), asked before a request body is
  * read (mod_hotlimit_body.c) so that a banned client's body never is; the

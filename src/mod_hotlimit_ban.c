@@ -15,7 +15,7 @@
 #include "http_protocol.h"
 #include "apr_strings.h"
 
-#include "mod_hotlimit.h"
+#include "mod_hotlimit_conf.h"
 #include "mod_hotlimit_ban.h"
 #include "mod_hotlimit_store.h"
 #include "mod_hotlimit_stores.h"

@@ -5,7 +5,7 @@
 #ifndef MOD_HOTLIMIT_BAN_H
 #define MOD_HOTLIMIT_BAN_H
 
-#include "mod_hotlimit.h"
+#include "mod_hotlimit_conf.h"
 
 /* One ban in force. */
 typedef struct {

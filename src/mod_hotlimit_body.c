@@ -49,13 +49,15 @@
 #include "apr_portable.h"
 #include "apr_strings.h"
 
-#include "mod_hotlimit.h"
-#include "mod_hotlimit_access.h"
+#include "mod_hotlimit_conf.h"
 #include "mod_hotlimit_body.h"
 #include "hl_php.h"
 #include "hl_json_path.h"
 
 APLOG_USE_MODULE(hotlimit);
+
+/* The ban look asked before a body is read (hl_body_set_ban_check). */
+static hl_body_banned_fn *banned_check;
 
 #define BODY_KEY    "hotlimit-body"
 #define READ_CHUNK  65536      /* the most asked of the filters at once */
@@ -295,7 +297,7 @@ static int wants_body(request_rec *r, hl_body_t *b, apr_off_t limit,
         && (apr_strtoff(clen, cl, &end, 10) != APR_SUCCESS || *end))
         return 0;                /* HTTP_IN refuses it anyway */
     /* A banned client's body is not read: the access checker refuses it. */
-    if (hl_access_banned(r)) {
+    if (banned_check && banned_check(r)) {
         ap_log_rerror(APLOG_MARK, APLOG_DEBUG, 0, r,
                       "HL01100: client banned: its body is not read");
         return 0;
@@ -710,6 +712,11 @@ static void hl_body_insert_filter(request_rec *r)
 /* Registers the HOTLIMIT_BODY filter (above every resource filter: what
  * it hands on went through them already) and its hooks; called from
  * register_hooks. */
+void hl_body_set_ban_check(hl_body_banned_fn *fn)
+{
+    banned_check = fn;
+}
+
 void hl_body_register(void)
 {
     body_filter_handle = ap_register_input_filter("HOTLIMIT_BODY", body_filter,

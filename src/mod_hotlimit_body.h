@@ -6,7 +6,7 @@
 #ifndef MOD_HOTLIMIT_BODY_H
 #define MOD_HOTLIMIT_BODY_H
 
-#include "mod_hotlimit.h"
+#include "mod_hotlimit_conf.h"
 
 #define HL_DEFAULT_BODY_LIMIT  8388608  /* HotLimitBodyLimit: 8M */
 #define HL_DEFAULT_BODY_MEMORY 65536    /* HotLimitBodyMemory: 64K */
@@ -50,5 +50,14 @@ int hl_body_refusal(request_rec *r);
 
 /* Registers the body filter and its insert_filter hook (register_hooks). */
 void hl_body_register(void);
+
+/* The look at a client's ban that a body read asks first (the access
+ * checker's hl_access_banned): returns 1 if the client of r is banned now,
+ * so its body is never read. */
+typedef int hl_body_banned_fn(request_rec *r);
+
+/* Hands the body reader the ban look (register_hooks, before any request;
+ * NULL, the default: no look). */
+void hl_body_set_ban_check(hl_body_banned_fn *fn);
 
 #endif

@@ -43,7 +43,7 @@
 #include "apr_shm.h"
 #include "apr_strings.h"
 
-#include "mod_hotlimit.h"
+#include "mod_hotlimit_conf.h"
 #include "mod_hotlimit_access.h"
 #include "mod_hotlimit_conc.h"
 #include "mod_hotlimit_conc_redis.h"

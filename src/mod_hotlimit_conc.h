@@ -6,7 +6,7 @@
 #ifndef MOD_HOTLIMIT_CONC_H
 #define MOD_HOTLIMIT_CONC_H
 
-#include "mod_hotlimit.h"
+#include "mod_hotlimit_conf.h"
 #include "hl_conc.h"
 
 /* One scope's HotLimitConcurrency, fixed once configured. */

@@ -30,7 +30,7 @@
 #include "apr_strings.h"
 #include "apr_general.h"
 
-#include "mod_hotlimit.h"
+#include "mod_hotlimit_conf.h"
 #include "mod_hotlimit_conc_redis.h"
 #include "mod_hotlimit_redis.h"
 

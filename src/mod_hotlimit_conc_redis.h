@@ -6,7 +6,7 @@
 #ifndef MOD_HOTLIMIT_CONC_REDIS_H
 #define MOD_HOTLIMIT_CONC_REDIS_H
 
-#include "mod_hotlimit.h"
+#include "mod_hotlimit_conf.h"
 
 #define HL_CONC_REDIS_TTL_MS   30000  /* a slot nobody refreshes expires */
 #define HL_CONC_REDIS_EVERY_MS 5000   /* held slots are refreshed this often */

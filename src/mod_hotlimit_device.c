@@ -36,7 +36,7 @@
 #include "apr_general.h"
 #include "apr_strings.h"
 
-#include "mod_hotlimit.h"
+#include "mod_hotlimit_conf.h"
 #include "mod_hotlimit_device.h"
 #include "hl_device.h"
 #include "hl_hash.h"

@@ -12,7 +12,7 @@
 #include "httpd.h"
 #include "http_config.h"
 
-#include "mod_hotlimit.h"
+#include "mod_hotlimit_conf.h"
 
 /* HotLimitDeviceCookie NAME DURATION (server, directory, .htaccess). */
 const char *hl_device_set_cookie(cmd_parms *cmd, void *dconf,

@@ -21,7 +21,7 @@
 #include "apr_strings.h"
 #include "apr_lib.h"
 
-#include "mod_hotlimit.h"
+#include "mod_hotlimit_conf.h"
 #include "mod_hotlimit_fetch.h"
 #include "hl_buf.h"
 #include "hl_validator.h"
@@ -219,7 +219,7 @@ static const char *refuse_redirect(apr_pool_t *p, const char *url,
  * Fetches url with a whole-transfer timeout of timeout_s seconds (for all
  * hops together) and at most max_size bytes, conditionally on *v, following
  * up to HL_FETCH_MAX_REDIRECTS same-origin redirects (HL00501 for one
- * refused). See mod_hotlimit.h for the results; everything is from p.
+ * refused). See mod_hotlimit_fetch.h for the results; everything is from p.
  */
 apr_status_t hl_fetch_url(apr_pool_t *p, const char *url, int timeout_s,
                           apr_size_t max_size, hl_fetch_validators_t *v,

@@ -5,7 +5,7 @@
 #ifndef MOD_HOTLIMIT_FETCH_H
 #define MOD_HOTLIMIT_FETCH_H
 
-#include "mod_hotlimit.h"
+#include "mod_hotlimit_conf.h"
 
 /* Validators of the last good response, sent back as conditional GET;
  * a weak one (from the same second as the response) is left empty. */

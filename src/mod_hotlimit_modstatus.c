@@ -14,7 +14,7 @@
 #include "apr_strings.h"
 #include "mod_status.h"
 
-#include "mod_hotlimit.h"
+#include "mod_hotlimit_conf.h"
 #include "mod_hotlimit_modstatus.h"
 #include "mod_hotlimit_status.h"
 #include "hl_render.h"

@@ -5,7 +5,7 @@
 #ifndef MOD_HOTLIMIT_MODSTATUS_H
 #define MOD_HOTLIMIT_MODSTATUS_H
 
-#include "mod_hotlimit.h"
+#include "mod_hotlimit_conf.h"
 
 /*
  * Adds the hotlimit section to server-status: HTML, or "HotLimit...: value"

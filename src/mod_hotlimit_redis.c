@@ -46,7 +46,7 @@
 #include "apr_shm.h"
 #include "apr_lib.h"
 
-#include "mod_hotlimit.h"
+#include "mod_hotlimit_conf.h"
 #include "mod_hotlimit_redis.h"
 #include "mod_hotlimit_store.h"
 #include "hl_redis_script.h"

@@ -5,7 +5,7 @@
 #ifndef MOD_HOTLIMIT_REDIS_H
 #define MOD_HOTLIMIT_REDIS_H
 
-#include "mod_hotlimit.h"
+#include "mod_hotlimit_conf.h"
 #include "hl_store.h"
 
 /* Parses a HotLimitStore value other than shm into *out (from p). Returns

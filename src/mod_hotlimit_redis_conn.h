@@ -8,7 +8,7 @@
 
 #include <hiredis/hiredis.h>
 
-#include "mod_hotlimit.h"
+#include "mod_hotlimit_conf.h"
 
 /* Sets where connections go and how long a wait may last (post_config,
  * every generation). conf must outlive the generation. */

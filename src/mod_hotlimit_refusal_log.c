@@ -36,7 +36,7 @@
 #include "apr_shm.h"
 #include "apr_strings.h"
 
-#include "mod_hotlimit.h"
+#include "mod_hotlimit_conf.h"
 #include "mod_hotlimit_refusal_log.h"
 #include "hl_logthin.h"
 

@@ -6,7 +6,7 @@
 #ifndef MOD_HOTLIMIT_REFUSAL_LOG_H
 #define MOD_HOTLIMIT_REFUSAL_LOG_H
 
-#include "mod_hotlimit.h"
+#include "mod_hotlimit_conf.h"
 #include "mod_hotlimit_respond.h"
 
 /* HotLimitLogRefusals (hl_dir_conf_t.log_refusals; HL_UNSET is first). */

@@ -15,7 +15,7 @@
 #include "mod_core.h"
 #include "apr_strings.h"
 
-#include "mod_hotlimit.h"
+#include "mod_hotlimit_conf.h"
 #include "mod_hotlimit_respond.h"
 #include "hl_negotiate.h"
 #include "hl_render.h"

@@ -5,7 +5,7 @@
 #ifndef MOD_HOTLIMIT_RESPOND_H
 #define MOD_HOTLIMIT_RESPOND_H
 
-#include "mod_hotlimit.h"
+#include "mod_hotlimit_conf.h"
 #include "hl_decide.h"
 #include "hl_quota.h"
 

@@ -41,7 +41,7 @@
 #include "util_script.h"
 #include "apr_strings.h"
 
-#include "mod_hotlimit.h"
+#include "mod_hotlimit_conf.h"
 #include "mod_hotlimit_ban.h"
 #include "mod_hotlimit_status.h"
 #include "mod_hotlimit_conc.h"

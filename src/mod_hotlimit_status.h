@@ -5,7 +5,7 @@
 #ifndef MOD_HOTLIMIT_STATUS_H
 #define MOD_HOTLIMIT_STATUS_H
 
-#include "mod_hotlimit.h"
+#include "mod_hotlimit_conf.h"
 
 int hl_status_handler(request_rec *r);
 

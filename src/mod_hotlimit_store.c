@@ -50,7 +50,7 @@
 #include "apr_file_io.h"
 #include "apr_thread_proc.h"
 
-#include "mod_hotlimit.h"
+#include "mod_hotlimit_conf.h"
 #include "mod_hotlimit_store.h"
 #include "hl_align.h"
 

@@ -5,7 +5,7 @@
 #ifndef MOD_HOTLIMIT_STORE_H
 #define MOD_HOTLIMIT_STORE_H
 
-#include "mod_hotlimit.h"
+#include "mod_hotlimit_conf.h"
 #include "hl_slots.h"
 #include "hl_stats.h"
 #include "hl_store.h"

@@ -47,7 +47,7 @@
 #include "apr_strings.h"
 #include "apr_file_io.h"
 
-#include "mod_hotlimit.h"
+#include "mod_hotlimit_conf.h"
 #include "mod_hotlimit_fetch.h"
 #include "mod_hotlimit_table.h"
 #include "hl_table.h"

@@ -5,7 +5,7 @@
 #ifndef MOD_HOTLIMIT_TABLE_H
 #define MOD_HOTLIMIT_TABLE_H
 
-#include "mod_hotlimit.h"
+#include "mod_hotlimit_conf.h"
 #include "hl_quota.h"
 #include "hl_cidr.h"
 #include "hl_table.h"

@@ -25,8 +25,7 @@
 #include "util_filter.h"
 #include "apr_strings.h"
 
-#include "mod_hotlimit.h"
-#include "mod_hotlimit_access.h"
+#include "mod_hotlimit_conf.h"
 #include "mod_hotlimit_usage.h"
 #include "hl_quota.h"
 #include "hl_usage.h"
@@ -118,13 +117,20 @@ static apr_status_t usage_filter(ap_filter_t *f, apr_bucket_brigade *bb)
     return ap_pass_brigade(f->next, bb);
 }
 
+#define USAGE_WANTED "hotlimit-usage-wanted"
+
+void hl_usage_wanted(request_rec *r)
+{
+    apr_table_setn(hl_client_request(r)->notes, USAGE_WANTED, "1");
+}
+
 /* insert_filter: gives r the filter when its client request was admitted
- * by a cost=usage quota. Returns nothing; never fails. */
+ * by a cost=usage quota (hl_usage_wanted). Returns nothing; never fails. */
 static void usage_insert_filter(request_rec *r)
 {
     usage_ctx_t *ctx;
 
-    if (r->main || !hl_access_wants_usage(r))
+    if (r->main || !apr_table_get(hl_client_request(r)->notes, USAGE_WANTED))
         return;
     ctx = apr_pcalloc(r->pool, sizeof(*ctx));
     apr_pool_userdata_setn(ctx, USAGE_KEY, NULL, hl_client_request(r)->pool);

@@ -5,7 +5,7 @@
 #ifndef MOD_HOTLIMIT_USAGE_H
 #define MOD_HOTLIMIT_USAGE_H
 
-#include "mod_hotlimit.h"
+#include "mod_hotlimit_conf.h"
 
 /*
  * Returns what the answer of r (the last request of its chain) costs under
@@ -15,6 +15,11 @@
  * what it read at debug level (HL01400). Reads only.
  */
 uint32_t hl_usage_response_cost(request_rec *r);
+
+/* Notes that r's client request was admitted by a cost=usage quota, so
+ * that its answer's body is read (the access checker calls it). Never
+ * fails. */
+void hl_usage_wanted(request_rec *r);
 
 /* Registers the HOTLIMIT_USAGE output filter and its insert_filter hook
  * (register_hooks). */

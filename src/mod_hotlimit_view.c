@@ -8,7 +8,7 @@
 #include "http_config.h"
 #include "http_main.h"
 
-#include "mod_hotlimit.h"
+#include "mod_hotlimit_conf.h"
 #include "mod_hotlimit_view.h"
 
 /* Returns 1 if key (len bytes) starts with the tag of sc (not empty). */

@@ -6,7 +6,7 @@
 #ifndef MOD_HOTLIMIT_VIEW_H
 #define MOD_HOTLIMIT_VIEW_H
 
-#include "mod_hotlimit.h"
+#include "mod_hotlimit_conf.h"
 
 /*
  * Returns 1 if the status page of server s may show and reset the counter

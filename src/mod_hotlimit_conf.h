@@ -1,32 +1,39 @@
 /*
- * mod_hotlimit.h - the configuration records every httpd glue file shares,
- * the module record and the clocks. What each glue file offers is in its
- * own header (mod_hotlimit_store.h, mod_hotlimit_table.h, ...).
+ * mod_hotlimit_conf.h - what every httpd glue file shares: the module
+ * record, the per-server and per-directory configuration records, and the
+ * client request of a request (hl_client_request). What each glue file
+ * offers the others is in its own header; the pure core is src/hl_*.c
+ * (no httpd headers), and its clocks are hl_clock.h.
  *
- * Glue files (httpd headers allowed): mod_hotlimit.c (module, directives,
- * config merge, hook registration), mod_hotlimit_store.c (counters segment + mutex),
- * mod_hotlimit_access.c (the access-checker decision), mod_hotlimit_respond.c
- * (429 responses and headers), mod_hotlimit_status.c (status handler),
- * mod_hotlimit_modstatus.c (a section in mod_status's server-status),
- * mod_hotlimit_table.c (quota table reload and publication),
- * mod_hotlimit_body.c ($_REQUEST[NAME] and the request body it needs),
- * mod_hotlimit_refusal_log.c (refusal lines, HotLimitLogRefusals),
- * mod_hotlimit_view.c (which counters a virtual host's status page sees).
- * The pure core lives in src/hl_*.c.
+ * Files, from the entry down: mod_hotlimit.c (the module: directives,
+ * configuration merge, hook registration); the decision: mod_hotlimit_access.c
+ * (the access checker), mod_hotlimit_respond.c (429s, headers, variables),
+ * mod_hotlimit_ban.c (bans), mod_hotlimit_upgrade.c (h2c upgrades),
+ * mod_hotlimit_conc.c and mod_hotlimit_conc_redis.c (HotLimitConcurrency),
+ * mod_hotlimit_device.c (device cookies), mod_hotlimit_usage.c (cost=usage's
+ * output filter); what a request says: mod_hotlimit_body.c (form and JSON
+ * bodies, read with bounded memory), mod_hotlimit_expr.c (hotlimit_param());
+ * the counters: mod_hotlimit_stores.c (which store decides),
+ * mod_hotlimit_store.c (shared memory), mod_hotlimit_redis.c and
+ * mod_hotlimit_redis_conn.c (Redis); the quota table: mod_hotlimit_table.c
+ * and mod_hotlimit_fetch.c; what operators see: mod_hotlimit_status.c,
+ * mod_hotlimit_view.c, mod_hotlimit_modstatus.c, mod_hotlimit_refusal_log.c.
  *
  * Log tags: HL00001-HL00099 mod_hotlimit.c, HL00100-HL00199 access
  * (HL00100 rejected, HL00101 dry run, HL00102 ban started, HL00103 refused
- * while banned),
- * HL00200-HL00299 store, HL00300-HL00399 status and mod_status section,
- * HL00400-HL00499 table,
- * HL00500-HL00599 fetch, HL00600-HL00699 request body (param:),
- * HL00700-HL00799 the Redis store, HL01150-HL01179 the refusal log
- * (mod_hotlimit_refusal_log.c), HL01180-HL01199 the status handler's scope,
- * HL01350-HL01399 device cookies.,
- * HL01500-HL01549 HotLimitConcurrency.
+ * while banned), HL00200-HL00299 store, HL00300-HL00399 status page and
+ * mod_status section, HL00400-HL00499 table, HL00500-HL00599 fetch,
+ * HL00600-HL00699 request body (param:), HL00700-HL00799 Redis store,
+ * HL00800-HL00899 expressions, HL01100-HL01149 bounded bodies,
+ * HL01150-HL01179 refusal log, HL01180-HL01199 status handler scope,
+ * HL01200-HL01249 eviction and the Redis mirror, HL01250-HL01299 table
+ * validators, HL01300-HL01349 count=failures refunds, HL01350-HL01399
+ * device cookies, HL01400-HL01449 cost=usage, HL01500-HL01549
+ * concurrency, HL01550-HL01599 JSON bodies, HL01600-HL01649 status page,
+ * HL01650-HL01699 reserve=, HL01700-HL01749 algo=log.
  */
-#ifndef MOD_HOTLIMIT_H
-#define MOD_HOTLIMIT_H
+#ifndef MOD_HOTLIMIT_CONF_H
+#define MOD_HOTLIMIT_CONF_H
 
 #include "hl_clock.h"
 #include "httpd.h"
