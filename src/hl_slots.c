@@ -1034,30 +1034,42 @@ uint32_t hl_slots_scan(hl_slots_t *t, uint32_t from, uint32_t max,
     return end < cap ? end : 0;
 }
 
-/* Frees the slot of one log record to make room: the first from the
- * hand whose slot expired by now_ms, else the first whose slot is not a
- * recent one (see hl_slots.h). Returns 0 if nothing could be freed. */
+/* Frees the slot of one log record to make room, looking at no more
+ * than HL_LOG_SCAN records from the hand on (bounded work per new key in
+ * a flood): the first whose slot expired by now_ms (a reclaim), else the
+ * least filled, first found, of those whose slot is not a recent one (an
+ * eviction); the hand moves past them. Returns 0 if nothing could be
+ * freed (every record looked at is free or recent: only when nlogs is
+ * small, then all of them are looked at). */
+#define HL_LOG_SCAN 16
 static int log_reclaim(hl_slots_t *t, int64_t now_ms)
 {
     hl_slots_header_t *h = t->hdr;
-    uint32_t k, r, victim = 0;
+    uint32_t k, r, victim = 0, seen = 0;
+    int level = HL_SLOT_LEVELS;
 
-    for (k = 0; k < h->nlogs; k++) {
+    for (k = 0; k < h->nlogs && (seen < HL_LOG_SCAN || victim == 0); k++) {
+        hl_slot_t *owner;
+
         r = (h->log_hand + k) % h->nlogs;
         if (t->logs[r].owner == 0 || is_recent(t, t->logs[r].owner))
             continue;
-        if (slot_at(t, t->logs[r].owner)->expires_ms <= now_ms) {
+        seen++;
+        owner = slot_at(t, t->logs[r].owner);
+        if (owner->expires_ms <= now_ms) {
             h->log_hand = (r + 1) % h->nlogs;
             free_slot(t, t->logs[r].owner);
             h->reclaims++;
             return 1;
         }
-        if (victim == 0)
+        if (owner->level < level) {
+            level = owner->level;
             victim = r + 1;
+        }
     }
     if (victim == 0)
         return 0;
-    h->log_hand = victim % h->nlogs;
+    h->log_hand = (h->log_hand + k) % h->nlogs;
     free_slot(t, t->logs[victim - 1].owner);
     h->evictions++;
     return 1;

@@ -123,10 +123,12 @@ typedef struct {
  * owner. Freeing, evicting or re-tagging the slot frees its record. There
  * are hl_slots_nlogs(capacity) records: an eighth of the slots, plus
  * HL_SLOTS_RECENT + 1 so that one decision's windows always get theirs.
- * When none is free, hl_slots_log frees the slot of the first record (from
- * a rotating hand) whose slot has expired (counted in reclaims), else the
- * first one whose slot is not among the recent ones (counted in
- * evictions): so a log is lost only as any counter is, to a full pool.
+ * When none is free, hl_slots_log looks at 16 records from a rotating
+ * hand (bounded work per new key) and frees the slot of the first whose
+ * slot has expired (counted in reclaims), else of the least filled one
+ * whose slot is not among the recent ones (counted in evictions): so a log
+ * is lost only as any counter is, to a full pool (but the pool is shared
+ * by every algo=log quota, without the classes' fairness).
  */
 #define HL_SLOT_TAG_LOG 4   /* the limiter's tag of algo=log (algo + 1) */
 

@@ -265,6 +265,31 @@ static void test_pool(void)
     free(mem);
 }
 
+/* A flood of one-request keys takes log records back from each other,
+ * never from a key at its limit. */
+static void test_flood(void)
+{
+    void *mem;
+    size_t size;
+    hl_slots_t t = table(64, &mem, &size);
+    hl_quota_t q = quota("3/60s", "algo=log", NULL);
+    hl_decision_t d;
+    char key[32];
+    int k, held = 1;
+
+    for (k = 0; k < 3; k++)
+        hit(&t, &q, "s|hot", 1000 + k, &d);
+    for (k = 0; k < 500; k++) {
+        snprintf(key, sizeof(key), "s|new%d", k);
+        hit(&t, &q, key, 2000 + k, &d);
+        if (k % 25 == 0 && hit(&t, &q, "s|hot", 2000 + k, &d))
+            held = 0;
+    }
+    ok(held, "500 new keys past a pool of 17: the full key stays refused");
+    ok(t.hdr->evictions > 400, "the new keys were evicted to make room for each other");
+    free(mem);
+}
+
 /* A persisted table (the bytes saved, attached again) keeps every log:
  * the decisions go on exactly as before. */
 static void test_persist(void)
@@ -339,6 +364,7 @@ int main(void)
     test_retry();
     test_refund();
     test_pool();
+    test_flood();
     test_persist();
     test_follow();
     test_config();
