@@ -18,8 +18,9 @@ use Apache::Test;
 use Apache::TestUtil;
 use HotLimitTable;
 use HLRedis;
+use HLTest ();
 
-plan tests => 2 * 9 + 2 + 2 + 4;
+plan tests => 2 * 10 + 2 + 2 + 4;
 
 my $mpm = HotLimitTable::hl_mpm();
 my $TOL = 0.06;
@@ -37,8 +38,11 @@ my $quotas = <<'CONF';
 <Location /after/>
     HotLimitQuota 3/30s algo=log
 </Location>
+<Location /burst/>
+    HotLimitQuota 5/30s algo=log
+</Location>
 CONF
-my %files = map { ("$_/index.html" => "a page\n") } qw(one two big after);
+my %files = map { ("$_/index.html" => "a page\n") } qw(one two big after burst);
 
 # Requests $path every $gap s for $secs s. Returns a list of
 # [ time, code, Retry-After ] (time: the middle of the round trip).
@@ -115,7 +119,7 @@ sub retry_after_ok {
     return join ', ', @bad;
 }
 
-# The steady-rate checks on server $h ($what: the store); 9 tests.
+# The steady-rate checks on server $h ($what: the store); 10 tests.
 sub scenario {
     my ($h, $what) = @_;
     my @one = steady($h, '/one/', 0.15, 6);
@@ -147,6 +151,11 @@ sub scenario {
     my $ra = $after[3][1]->header('Retry-After') // 0;
     ok t_cmp($ra >= 29 && $ra <= 30 ? 1 : 0, 1,
              "[$mpm] $what: Retry-After $ra: the first leaves 30 s after it came");
+
+    # Concurrent children and threads: 60 requests from 20 clients at once.
+    my $c = HLTest::hl_hammer(port => $h->port, path => '/burst/', total => 60, conc => 20);
+    ok t_cmp(($c->{200} // 0) . ' ' . ($c->{429} // 0), '5 55',
+             "[$mpm] $what: 60 requests from 20 clients at once: exactly 5 admitted");
 }
 
 {
@@ -178,7 +187,7 @@ sub scenario {
 }
 
 if (!HLRedis::available()) {
-    skip('redis-server is not installed', 0) for 1 .. 9 + 4;
+    skip('redis-server is not installed', 0) for 1 .. 10 + 4;
 }
 else {
     my $redis = HLRedis->new('algolog-redis')->start;
