@@ -18,6 +18,9 @@
 #include "hl_hash.h"
 #include "hl_limiter.h"
 
+/* The slot table knows which tag keeps a log (hl_slots.h). */
+typedef char hl_log_tag_matches[HL_SLOT_TAG_LOG == HL_ALGO_LOG + 1 ? 1 : -1];
+
 /* Returns the slot tag of an algorithm, offset so that 0 stays "free". */
 static uint8_t slot_tag_of(hl_algo_t algo)
 {
@@ -124,6 +127,47 @@ static uint8_t window_level(const hl_policy_t *p, const hl_verdict_t *v,
     return hl_slots_fill_level(cap - left + counted, cap);
 }
 
+/* ---- one window's counter: the slot's bucket, or for algo=log the log
+ * record the slot names (hl_slots_log). Other algorithms pay one compare. */
+
+/* Checks one more request in the counter of slot s (hl_bucket_check). */
+static void counter_check(hl_slots_t *t, hl_slot_t *s, const hl_policy_t *p,
+                          int64_t now_ms, hl_verdict_t *v)
+{
+    if (p->algo == HL_ALGO_LOG)
+        hl_log_check(hl_slots_log(t, s, now_ms), p, now_ms, v);
+    else
+        hl_bucket_check(&s->bucket, p, now_ms, v);
+}
+
+/* Counts n in the counter of slot s; returns its mark (hl_bucket_mark). */
+static int64_t counter_commit(hl_slots_t *t, hl_slot_t *s,
+                              const hl_policy_t *p, int64_t now_ms, uint32_t n)
+{
+    if (p->algo == HL_ALGO_LOG) {
+        hl_log_commit_n(hl_slots_log(t, s, now_ms), p, now_ms, n);
+        return hl_log_mark(now_ms);
+    }
+    hl_bucket_commit_n(&s->bucket, p, now_ms, n);
+    return hl_bucket_mark(&s->bucket);
+}
+
+/* Sets the expiry of slot s from its counter; a log slot also shows its
+ * length in bucket.count (for displays). */
+static void counter_expiry(hl_slots_t *t, hl_slot_t *s, const hl_policy_t *p,
+                           int64_t now_ms)
+{
+    hl_log_t *l;
+
+    if (p->algo != HL_ALGO_LOG) {
+        s->expires_ms = hl_bucket_expires_ms(&s->bucket, p);
+        return;
+    }
+    l = hl_slots_log(t, s, now_ms);
+    s->expires_ms = hl_log_expires_ms(l, p);
+    s->bucket.count = hl_log_length(l);
+}
+
 /* Returns the slot of prepared window ref in class cls, created if needed,
  * looked for first where *hint says (hint NULL: no hint; else updated).
  * Never NULL. */
@@ -167,8 +211,8 @@ void hl_limiter_decide_refs(hl_slots_t *t, const hl_quota_t *q,
     for (i = 0; i < q->nwindows; ++i) {
         hl_policy_from_quota(q, i, &pol[i]);
         slots[i] = ref_slot(t, q, &refs[i], &refs[i].hint, cls, now_ms);
-        hl_bucket_check(&slots[i]->bucket, &pol[i], now_ms, &d->windows[i]);
-        slots[i]->expires_ms = hl_bucket_expires_ms(&slots[i]->bucket, &pol[i]);
+        counter_check(t, slots[i], &pol[i], now_ms, &d->windows[i]);
+        counter_expiry(t, slots[i], &pol[i], now_ms);
         if (!d->windows[i].admit) {
             d->admit = 0;
             if (d->windows[i].retry_ms > retry_ms)
@@ -180,9 +224,8 @@ void hl_limiter_decide_refs(hl_slots_t *t, const hl_quota_t *q,
         int counted = d->admit && commit;
 
         if (counted) {
-            hl_bucket_commit(&slots[i]->bucket, &pol[i], now_ms);
-            d->marks[i] = hl_bucket_mark(&slots[i]->bucket);
-            slots[i]->expires_ms = hl_bucket_expires_ms(&slots[i]->bucket, &pol[i]);
+            d->marks[i] = counter_commit(t, slots[i], &pol[i], now_ms, 1);
+            counter_expiry(t, slots[i], &pol[i], now_ms);
         }
         hl_slots_set_level(t, slots[i],
                            window_level(&pol[i], &d->windows[i], (uint32_t)counted));
@@ -280,12 +323,16 @@ int hl_limiter_refund_refs(hl_slots_t *t, const hl_quota_t *q,
         if (s == NULL || s->tag != slot_tag(q))
             continue;
         hl_policy_from_quota(q, i, &pol);
-        if (!hl_bucket_refund(&s->bucket, &pol, now_ms, marks[i]))
+        if (pol.algo == HL_ALGO_LOG
+            ? s->bucket.prev_count == 0   /* no log: nothing to give back */
+              || !hl_log_refund(hl_slots_log(t, s, now_ms), &pol, now_ms,
+                                marks[i])
+            : !hl_bucket_refund(&s->bucket, &pol, now_ms, marks[i]))
             continue;
         ++refunded;
-        s->expires_ms = hl_bucket_expires_ms(&s->bucket, &pol);
+        counter_expiry(t, s, &pol, now_ms);
         /* Its fill level as a check finds it now (nothing counted). */
-        hl_bucket_check(&s->bucket, &pol, now_ms, &v);
+        counter_check(t, s, &pol, now_ms, &v);
         hl_slots_set_level(t, s, window_level(&pol, &v, 0));
     }
     return refunded;
@@ -302,17 +349,18 @@ static void count_windows(hl_slots_t *t, const hl_quota_t *q,
         hl_verdict_t v;
         hl_slot_t *s;
         uint32_t k;
+        int64_t mark;
 
         hl_policy_from_quota(q, i, &pol);
         k = n < pol.limit || pol.limit == 0 ? n : pol.limit;
         s = ref_slot(t, q, &refs[i], NULL, cls, now_ms);
         /* The check only rolls the counter forward; it tells whether these
          * requests take the last room the window has. */
-        hl_bucket_check(&s->bucket, &pol, now_ms, &v);
-        hl_bucket_commit_n(&s->bucket, &pol, now_ms, k);
+        counter_check(t, s, &pol, now_ms, &v);
+        mark = counter_commit(t, s, &pol, now_ms, k);
         if (marks != NULL)
-            marks[i] = hl_bucket_mark(&s->bucket);
-        s->expires_ms = hl_bucket_expires_ms(&s->bucket, &pol);
+            marks[i] = mark;
+        counter_expiry(t, s, &pol, now_ms);
         hl_slots_set_level(t, s, window_level(&pol, &v, k));
     }
 }
@@ -334,8 +382,11 @@ void hl_limiter_follow_refs(hl_slots_t *t, const hl_quota_t *q,
             && hl_slots_find_hashed(t, refs[i].key, refs[i].len, refs[i].hash) == NULL)
             continue;
         s = ref_slot(t, q, &refs[i], &refs[i].hint, cls, now_ms);
-        hl_bucket_follow(&s->bucket, &pol, now_ms, &v[i], k);
-        s->expires_ms = hl_bucket_expires_ms(&s->bucket, &pol);
+        if (pol.algo == HL_ALGO_LOG)
+            hl_log_follow(hl_slots_log(t, s, now_ms), &pol, now_ms, &v[i], k);
+        else
+            hl_bucket_follow(&s->bucket, &pol, now_ms, &v[i], k);
+        counter_expiry(t, s, &pol, now_ms);
         hl_slots_set_level(t, s, window_level(&pol, &v[i], k));
     }
 }
@@ -375,7 +426,10 @@ void hl_limiter_rebase(hl_slots_t *t, int64_t delta_ms, int64_t now_ms)
             continue;
         /* A GCRA bucket keeps its time in microseconds and may be ahead of
          * now by up to one window; the bucket caps it at its next check. */
-        if (s->tag == slot_tag_of(HL_ALGO_GCRA))
+        if (s->tag == HL_SLOT_TAG_LOG && s->bucket.prev_count != 0
+            && s->bucket.prev_count <= t->hdr->nlogs)
+            hl_log_rebase(&t->logs[s->bucket.prev_count - 1], delta_ms, now_ms);
+        else if (s->tag == slot_tag_of(HL_ALGO_GCRA))
             s->bucket.t = shifted(s->bucket.t, delta_ms * 1000,
                                   (now_ms + (int64_t)HL_MAX_WINDOW_MS) * 1000);
         else

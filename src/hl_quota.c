@@ -339,9 +339,11 @@ int hl_quota_set_algo(hl_quota_t *q, const char *value, char *err, size_t errlen
         q->algo = HL_ALGO_SLIDING;
     else if (strcmp(value, "gcra") == 0)
         q->algo = HL_ALGO_GCRA;
+    else if (strcmp(value, "log") == 0)
+        q->algo = HL_ALGO_LOG;
     else
-        return set_err(err, errlen, "unknown algo '%s' (use fixed, sliding "
-                       "or gcra)", value);
+        return set_err(err, errlen, "unknown algo '%s' (use fixed, sliding, "
+                       "gcra or log)", value);
     return 0;
 }
 
@@ -619,8 +621,16 @@ int hl_quota_validate(const hl_quota_t *q, char *err, size_t errlen)
 
     if (validate_windows(q, err, errlen) != 0)
         return -1;
-    if ((int)q->algo < HL_ALGO_FIXED || (int)q->algo > HL_ALGO_GCRA)
+    if ((int)q->algo < HL_ALGO_FIXED || (int)q->algo > HL_ALGO_LOG)
         return set_err(err, errlen, "bad algo %d", (int)q->algo);
+    for (i = 0; q->algo == HL_ALGO_LOG && i < q->nwindows; i++) {
+        char a[32];
+        if (q->windows[i].count > HL_LOG_COUNT_MAX)
+            return set_err(err, errlen, "'%s' with algo=log: COUNT must "
+                           "be at most %d (the log keeps that many times)",
+                           hl_window_name(&q->windows[i], a, sizeof(a)),
+                           HL_LOG_COUNT_MAX);
+    }
     if (q->norm != HL_NORM_LOWER && (q->by == HL_BY_IP || q->by == HL_BY_GLOBAL))
         return set_err(err, errlen, "'norm=%s' folds a key value: it needs "
                        "by=user, header:, cookie:, env:, param: or json:",
@@ -810,6 +820,7 @@ const char *hl_algo_name(hl_algo_t algo)
     case HL_ALGO_FIXED:   return "fixed";
     case HL_ALGO_SLIDING: return "sliding";
     case HL_ALGO_GCRA:    return "gcra";
+    case HL_ALGO_LOG:     return "log";
     }
     return "?";
 }

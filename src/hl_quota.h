@@ -33,7 +33,9 @@ typedef enum {
 typedef enum {
     HL_ALGO_FIXED = 0,  /* window starts at a key's first hit */
     HL_ALGO_SLIDING,    /* sliding-window counter */
-    HL_ALGO_GCRA        /* generic cell rate (token bucket) */
+    HL_ALGO_GCRA,       /* generic cell rate (token bucket) */
+    HL_ALGO_LOG         /* exact sliding log, COUNT <= HL_LOG_COUNT_MAX
+                           (issue 20) */
 } hl_algo_t;
 
 typedef enum {
@@ -139,7 +141,9 @@ int hl_quota_refunds(const hl_quota_t *q);
  * JSON table's "norm" too. Returns 0, or -1 with a message naming value. */
 int hl_quota_set_norm(hl_quota_t *q, const char *value, char *err, size_t errlen);
 
-/* Parses an algo name ("fixed", "sliding", "gcra"). Returns 0, or -1 + err. */
+#define HL_LOG_COUNT_MAX 64   /* algo=log: entries one log keeps */
+
+/* Parses an algo name ("fixed", "sliding", "gcra", "log"). Returns 0, or -1 + err. */
 int hl_quota_set_algo(hl_quota_t *q, const char *value, char *err, size_t errlen);
 
 /*

@@ -11,7 +11,7 @@
 --       the number of quotas, the cost counted (1 when deciding; a cost=
 --       charge when counting), the lease wanted (0: none; see below),
 --       then per quota: algo (0 fixed, 1 sliding,
---       2 gcra), windows, commit (1: counts an admitted request now,
+--       2 gcra, 3 log), windows, commit (1: counts an admitted request now,
 --       count=failures|status too; 0 for cost= and ban checks), dry run
 --       (1/0), then per window: limit, window ms, burst.
 -- Returns: admitted (1/0), the lease granted and for how long (ms), then
@@ -23,21 +23,25 @@
 -- the asking httpd child admits without asking again. At most an eighth
 -- of what is left in each window is granted, and the lease lasts until the
 -- end of the window the units were counted in. Never for gcra: units
--- charged ahead and spent later would stack on a refilled bucket.
+-- charged ahead and spent later would stack on a refilled bucket; never
+-- for log: it is exact, and a unit spent later than counted is not.
 -- A window at its limit after the decision (refused, or counted up to its
 -- limit) is also put in the sorted set PREFIX{hl}:limited (see list_add).
 -- Mode "l" lists that set for the status page instead (see list).
 -- Each key holds "t c p": t the window start in ms (gcra: the TAT in
 -- microseconds), c the count, p the previous window's count (sliding),
--- set with its expiry in one command.
+-- set with its expiry in one command. A log key (algo=log, issue 20) is a
+-- sorted set instead: one member "MS:SEQ" per admitted request, scored
+-- with its time (ms), expiring a window after the newest. A key whose
+-- quota changed algorithm reads as empty and is overwritten.
 local tm = redis.call('TIME')
 local now = tonumber(tm[1]) * 1000 + math.floor(tonumber(tm[2]) / 1000)
 
 local function ceil_div(a, b) return math.floor((a + b - 1) / b) end
 
 local function load(key)
-  local v = redis.call('GET', key)
-  if not v then return 0, 0, 0 end
+  local v = redis.pcall('GET', key)
+  if type(v) ~= 'string' then return 0, 0, 0 end
   local t, c, p = string.match(v, '^(%-?%d+) (%d+) (%d+)$')
   return tonumber(t) or 0, tonumber(c) or 0, tonumber(p) or 0
 end
@@ -106,11 +110,55 @@ local function gcra(key, limit, w, burst)
   return 0, 0, ceil_div(eff - now_us, 1000), ceil_div(eff - tau - now_us, 1000), tat, 0, 0
 end
 
+-- algo=log: the sliding log of src/hl_log.c. Drops the entries that left
+-- the window (t <= now - w), then admits while fewer than limit remain;
+-- a refusal retries when the (n - limit)th oldest leaves, resets when the
+-- newest does. Returns as the others, t being the newest entry's time.
+local function log_check(key, limit, w)
+  local ty = redis.call('TYPE', key)
+  if ty.ok ~= 'zset' then
+    if ty.ok ~= 'none' then redis.call('DEL', key) end
+    return 1, limit - 1, w, 0, now, 0, 0
+  end
+  redis.call('ZREMRANGEBYSCORE', key, '-inf', now - w)
+  local n = redis.call('ZCARD', key)
+  if n < limit then return 1, limit - n - 1, w, 0, now, n, 0 end
+  local old = redis.call('ZRANGE', key, n - limit, n - limit, 'WITHSCORES')
+  local new = redis.call('ZRANGE', key, -1, -1, 'WITHSCORES')
+  local retry = math.max(tonumber(old[2]) + w - now, 1)
+  local last = tonumber(new[2])
+  return 0, 0, math.max(last + w - now, retry), retry, last, n, 0
+end
+
+-- Returns the members of log key at time at, and the largest SEQ among
+-- them (-1 when none) with its member.
+local function log_at(key, at)
+  local m = redis.call('ZRANGEBYSCORE', key, at, at)
+  local top, name = -1, nil
+  for i = 1, #m do
+    local seq = tonumber(string.match(m[i], ':(%d+)$')) or 0
+    if seq > top then top = seq; name = m[i] end
+  end
+  return top, name
+end
+
+-- Adds n entries at now to log key (members unique: after the largest
+-- SEQ already at now) and keeps it a window. Returns now, the mark.
+local function log_commit(key, w, n)
+  local top = log_at(key, now)
+  for i = 1, n do
+    redis.call('ZADD', key, now, string.format('%d:%d', now, top + i))
+  end
+  redis.call('PEXPIRE', key, w)
+  return now
+end
+
 -- Counts n requests (at most the window's limit: a cost charge never
 -- outlasts its window) in a window whose state was rolled to now. Returns
 -- the state's new t.
 local function commit(algo, key, limit, w, burst, t, c, p, n)
   if n > limit then n = limit end
+  if algo == 3 then return log_commit(key, w, n) end
   if algo == 2 then
     local now_us = now * 1000
     local tat = math.max(t, now_us) + n * ceil_div(w * 1000, limit)
@@ -168,6 +216,7 @@ end
 
 -- Returns when a counter whose state has t clears: hl_bucket_expires_ms.
 local function expires(algo, t, w)
+  if algo == 3 then return t + w end      -- log: t is the newest entry
   if algo == 2 then return ceil_div(t, 1000) end
   if algo == 1 then return t + 2 * w end
   return t + w
@@ -191,10 +240,15 @@ local function list(z, max)
   local got = redis.call('ZREVRANGEBYSCORE', z, '+inf', '(' .. now, 'WITHSCORES', 'LIMIT', 0, max)
   local out = { now, 0 }
   for i = 1, #got, 2 do
-    local v = redis.call('GET', got[i])
-    if v then
-      local c = string.match(v, '^%-?%d+ (%d+)')
-      out[#out + 1] = got[i]; out[#out + 1] = tonumber(got[i + 1]); out[#out + 1] = tonumber(c) or 0
+    local v = redis.pcall('GET', got[i])
+    local c
+    if type(v) == 'string' then
+      c = tonumber(string.match(v, '^%-?%d+ (%d+)')) or 0
+    elseif redis.call('TYPE', got[i]).ok == 'zset' then
+      c = redis.call('ZCARD', got[i])      -- a log (algo=log)
+    end
+    if c then
+      out[#out + 1] = got[i]; out[#out + 1] = tonumber(got[i + 1]); out[#out + 1] = c
     else
       redis.call('ZREM', z, got[i])
       total = total - 1
@@ -216,6 +270,14 @@ if ARGV[1] == 'l' then return list(KEYS[1], tonumber(ARGV[2])) end
 -- since, and never a second decision. ARGV as for "d" with one quota,
 -- then one mark per window. Returns { windows given back }.
 local function refund_one(algo, key, limit, w, mark)
+  if algo == 3 then
+    -- log: the newest entry at its time, while it is in the window.
+    if redis.call('TYPE', key).ok ~= 'zset' or mark <= now - w then return 0 end
+    local top, name = log_at(key, mark)
+    if top < 0 then return 0 end
+    redis.call('ZREM', key, name)
+    return 1
+  end
   if algo == 2 then
     local tat = load(key)
     if tat ~= mark then return 0 end
@@ -264,7 +326,8 @@ for i = 1, nitems do
     local key = KEYS[k]
     local r
     a = a + 3; k = k + 1
-    if it.algo == 1 then r = { sliding(key, limit, w) }
+    if it.algo == 3 then r = { log_check(key, limit, w) }
+    elseif it.algo == 1 then r = { sliding(key, limit, w) }
     elseif it.algo == 2 then r = { gcra(key, limit, w, burst) }
     else r = { fixed(key, limit, w) } end
     it.w[j] = { key = key, limit = limit, win = w, burst = burst, r = r }
@@ -276,7 +339,8 @@ end
 -- The lease: an eighth of the least left over the windows, at most want.
 local grant = 0
 if mode == 'd' and want > 0 and all == 1 and nitems == 1 and items[1].commit == 1
-   and items[1].dry == 0 and items[1].admit == 1 and items[1].algo ~= 2 then
+   and items[1].dry == 0 and items[1].admit == 1 and items[1].algo ~= 2
+   and items[1].algo ~= 3 then
   grant = want
   for j = 1, items[1].nw do
     local share = math.floor(items[1].w[j].r[2] / 8)

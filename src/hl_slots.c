@@ -96,13 +96,30 @@ static size_t slots_offset(uint32_t capacity)
  * Returns the bytes a table of `capacity` slots needs, or 0 when that does
  * not fit in a size_t (only possible where size_t is 32 bits).
  */
-size_t hl_slots_size(uint32_t capacity)
+uint32_t hl_slots_nlogs(uint32_t capacity)
+{
+    return capacity / 8 + HL_SLOTS_RECENT + 1;
+}
+
+/* Returns the offset of the log records in the block, or 0 when that
+ * does not fit in a size_t. */
+static size_t logs_offset(uint32_t capacity)
 {
     size_t head = slots_offset(capacity);
 
     if (capacity > ((size_t)-1 - head) / sizeof(hl_slot_t))
         return 0;
     return head + (size_t)capacity * sizeof(hl_slot_t);
+}
+
+size_t hl_slots_size(uint32_t capacity)
+{
+    size_t head = logs_offset(capacity);
+    uint32_t nlogs = hl_slots_nlogs(capacity);
+
+    if (head == 0 || nlogs > ((size_t)-1 - head) / sizeof(hl_log_t))
+        return 0;
+    return head + (size_t)nlogs * sizeof(hl_log_t);
 }
 
 /*
@@ -345,6 +362,32 @@ static int is_recent(const hl_slots_t *t, uint32_t idx)
     return 0;
 }
 
+/* Puts back the log record of slot s, if it has one (its bucket is
+ * about to be zeroed). */
+static void log_release(hl_slots_t *t, hl_slot_t *s)
+{
+    uint32_t r = s->bucket.prev_count;
+
+    if (s->tag != HL_SLOT_TAG_LOG || r == 0 || r > t->hdr->nlogs)
+        return;
+    memset(&t->logs[r - 1], 0, sizeof(hl_log_t));
+    t->logs[r - 1].next = t->hdr->log_free;
+    t->hdr->log_free = r;
+    s->bucket.prev_count = 0;
+}
+
+/* Puts every log record on the free list, in order, all empty. */
+static void logs_clear(hl_slots_t *t)
+{
+    uint32_t r, n = t->hdr->nlogs;
+
+    memset(t->logs, 0, (size_t)n * sizeof(hl_log_t));
+    for (r = 0; r + 1 < n; r++)
+        t->logs[r].next = r + 2;
+    t->hdr->log_free = n > 0 ? 1 : 0;
+    t->hdr->log_hand = 0;
+}
+
 /* Frees the used slot idx: out of its chain, list and the recent slots,
  * zeroed, on the free list. */
 static void free_slot(hl_slots_t *t, uint32_t idx)
@@ -352,6 +395,7 @@ static void free_slot(hl_slots_t *t, uint32_t idx)
     hl_slot_t *s = slot_at(t, idx);
     int i;
 
+    log_release(t, s);
     for (i = 0; i < HL_SLOTS_RECENT; i++) {
         if (t->hdr->recent[i] == idx)
             t->hdr->recent[i] = 0;
@@ -380,6 +424,7 @@ void hl_slots_clear(hl_slots_t *t)
     memset(t->class_index, 0, HL_CLASS_INDEX * sizeof(uint16_t));
     memset(t->buckets, 0, (size_t)h->nbuckets * sizeof(uint32_t));
     memset(t->slots, 0, (size_t)h->capacity * sizeof(hl_slot_t));
+    logs_clear(t);
     for (i = 0; i + 1 < h->capacity; i++)
         t->slots[i].chain = i + 2;
     h->free_head = 1;
@@ -524,6 +569,48 @@ static int chains_are_valid(const hl_slots_t *t)
  * header, classes and lists are consistent
  * (O(capacity + nbuckets + HL_CLASSES + HL_CLASS_INDEX)), 0 otherwise.
  */
+/*
+ * Returns 1 if the log pool is sound: nlogs as the capacity gives it,
+ * every record either free (owner 0, on the free list exactly once, which
+ * holds nothing else) or owned by a log slot that names it back, every
+ * log slot naming a record it owns, and no log longer than HL_LOG_MAX.
+ */
+static int logs_are_valid(const hl_slots_t *t)
+{
+    const hl_slots_header_t *h = t->hdr;
+    uint32_t r, i, nfree = 0, owned = 0;
+
+    if (h->nlogs != hl_slots_nlogs(h->capacity) || h->log_free > h->nlogs
+        || h->log_hand >= h->nlogs)
+        return 0;
+    for (r = 0; r < h->nlogs; r++) {
+        const hl_log_t *l = &t->logs[r];
+
+        if (l->n > HL_LOG_MAX || l->next > h->nlogs)
+            return 0;
+        if (l->owner == 0)
+            continue;
+        if (l->owner > h->capacity
+            || slot_at(t, l->owner)->tag != HL_SLOT_TAG_LOG
+            || slot_at(t, l->owner)->bucket.prev_count != r + 1)
+            return 0;
+        owned++;
+    }
+    for (r = h->log_free; r != 0; r = t->logs[r - 1].next) {
+        if (t->logs[r - 1].owner != 0 || ++nfree > h->nlogs)
+            return 0;
+    }
+    for (i = 0; i < h->capacity; i++) {
+        const hl_slot_t *s = &t->slots[i];
+
+        if (s->tag == HL_SLOT_TAG_LOG && s->bucket.prev_count != 0
+            && (s->bucket.prev_count > h->nlogs
+                || t->logs[s->bucket.prev_count - 1].owner != i + 1))
+            return 0;
+    }
+    return nfree + owned == h->nlogs;
+}
+
 static int table_is_valid(const hl_slots_t *t, uint32_t capacity)
 {
     const hl_slots_header_t *h = t->hdr;
@@ -542,7 +629,8 @@ static int table_is_valid(const hl_slots_t *t, uint32_t capacity)
     }
     if (!classes_are_valid(t) || h->sweep >= h->nclasses)
         return 0;
-    return lists_are_valid(t) && free_list_is_valid(t) && chains_are_valid(t);
+    return lists_are_valid(t) && free_list_is_valid(t) && chains_are_valid(t)
+           && logs_are_valid(t);
 }
 
 /*
@@ -578,6 +666,7 @@ int hl_slots_attach(hl_slots_t *t, void *mem, size_t size, uint32_t capacity,
     t->hdr->capacity = capacity;
     t->hdr->nbuckets = nbuckets_for(capacity);
     t->hdr->seed = seed;
+    t->hdr->nlogs = hl_slots_nlogs(capacity);
     hl_slots_clear(t);
     return 1;
 }
@@ -592,6 +681,7 @@ void hl_slots_map(hl_slots_t *t, void *mem, uint32_t capacity)
     t->class_tree = (uint16_t *)(base + class_tree_offset());
     t->buckets = (uint32_t *)(base + buckets_offset());
     t->slots = (hl_slot_t *)(base + slots_offset(capacity));
+    t->logs = (hl_log_t *)(base + logs_offset(capacity));
 }
 
 /*
@@ -788,6 +878,7 @@ hl_slot_t *hl_slots_get_hashed(hl_slots_t *t, const char *key, size_t len,
         s = slot_at(t, idx);
         list_unlink(t, idx);
         if (s->tag != tag) {
+            log_release(t, s);
             memset(&s->bucket, 0, sizeof(s->bucket));
             s->tag = tag;
             s->expires_ms = 0;
@@ -941,4 +1032,63 @@ uint32_t hl_slots_scan(hl_slots_t *t, uint32_t from, uint32_t max,
             return 0;
     }
     return end < cap ? end : 0;
+}
+
+/* Frees the slot of one log record to make room, looking at no more
+ * than HL_LOG_SCAN records from the hand on (bounded work per new key in
+ * a flood): the first whose slot expired by now_ms (a reclaim), else the
+ * least filled, first found, of those whose slot is not a recent one (an
+ * eviction); the hand moves past them. Returns 0 if nothing could be
+ * freed (every record looked at is free or recent: only when nlogs is
+ * small, then all of them are looked at). */
+#define HL_LOG_SCAN 16
+static int log_reclaim(hl_slots_t *t, int64_t now_ms)
+{
+    hl_slots_header_t *h = t->hdr;
+    uint32_t k, r, victim = 0, seen = 0;
+    int level = HL_SLOT_LEVELS;
+
+    for (k = 0; k < h->nlogs && (seen < HL_LOG_SCAN || victim == 0); k++) {
+        hl_slot_t *owner;
+
+        r = (h->log_hand + k) % h->nlogs;
+        if (t->logs[r].owner == 0 || is_recent(t, t->logs[r].owner))
+            continue;
+        seen++;
+        owner = slot_at(t, t->logs[r].owner);
+        if (owner->expires_ms <= now_ms) {
+            h->log_hand = (r + 1) % h->nlogs;
+            free_slot(t, t->logs[r].owner);
+            h->reclaims++;
+            return 1;
+        }
+        if (owner->level < level) {
+            level = owner->level;
+            victim = r + 1;
+        }
+    }
+    if (victim == 0)
+        return 0;
+    h->log_hand = (h->log_hand + k) % h->nlogs;
+    free_slot(t, t->logs[victim - 1].owner);
+    h->evictions++;
+    return 1;
+}
+
+hl_log_t *hl_slots_log(hl_slots_t *t, hl_slot_t *s, int64_t now_ms)
+{
+    hl_slots_header_t *h = t->hdr;
+    uint32_t r = s->bucket.prev_count, idx = (uint32_t)(s - t->slots) + 1;
+
+    if (r != 0 && r <= h->nlogs && t->logs[r - 1].owner == idx)
+        return &t->logs[r - 1];
+    /* Always frees one: nlogs > HL_SLOTS_RECENT and s owns none. */
+    if (h->log_free == 0 && !log_reclaim(t, now_ms))
+        return &t->logs[0];   /* corrupt table only: share a record */
+    r = h->log_free;
+    h->log_free = t->logs[r - 1].next;
+    memset(&t->logs[r - 1], 0, sizeof(hl_log_t));
+    t->logs[r - 1].owner = idx;
+    s->bucket.prev_count = r;
+    return &t->logs[r - 1];
 }

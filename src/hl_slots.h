@@ -7,6 +7,7 @@
  * Layout: header | hl_slot_class_t classes[HL_CLASSES]
  *         | uint16_t class index[HL_CLASS_INDEX] | uint16_t class tree[HL_CLASSES]
  *         | uint32_t bucket heads[nbuckets] | hl_slot_t slots[capacity]
+ *         | hl_log_t logs[nlogs]
  * A hash index (separate chaining through slot indexes) finds a key in O(1).
  *
  * Eviction classes. Every slot belongs to a class: in the limiter, one per
@@ -45,10 +46,12 @@
 #include <stdint.h>
 #include "hl_bucket.h"
 #include "hl_hash.h"    /* hl_slot_t.hash is hl_hash64 of the key */
+#include "hl_log.h"     /* the log pool of algo=log */
 
 #define HL_KEY_MAX       70          /* bytes of key stored inline */
 #define HL_SLOTS_MAGIC   0x484c5354u /* "HLST" */
-#define HL_SLOTS_VERSION 3u          /* 2: eviction classes; 3: fill levels */
+#define HL_SLOTS_VERSION 4u          /* 2: eviction classes; 3: fill levels;
+                                        4: log pool */
 #define HL_EVICT_SCAN    8           /* list tail entries checked for expiry */
 #define HL_CLASSES       1024        /* class records, class 0 shared;
                                         a power of two */
@@ -95,7 +98,9 @@ typedef struct {
     uint32_t sweep;       /* next class the sweep looks at, < nclasses */
     uint32_t recent[HL_SLOTS_RECENT];  /* index + 1 of slots just returned */
     uint32_t recent_pos;  /* next entry of recent to overwrite */
-    uint32_t reserved;
+    uint32_t nlogs;       /* log records (hl_slots_nlogs(capacity)) */
+    uint32_t log_free;    /* index + 1 of the first free log record */
+    uint32_t log_hand;    /* next log record looked at when none is free */
     uint64_t evictions;   /* live slots reused */
     uint64_t reclaims;    /* expired slots freed for a new key */
     uint64_t inserts;
@@ -108,7 +113,34 @@ typedef struct {
     uint16_t          *class_tree;
     uint32_t          *buckets;
     hl_slot_t         *slots;
+    hl_log_t          *logs;
 } hl_slots_t;
+
+/*
+ * The log pool (algo=log, issue 20). A slot tagged HL_SLOT_TAG_LOG keeps
+ * its sliding log in a record of the pool, named by bucket.prev_count
+ * (record index + 1; 0: none yet), the record naming its slot back in
+ * owner. Freeing, evicting or re-tagging the slot frees its record. There
+ * are hl_slots_nlogs(capacity) records: an eighth of the slots, plus
+ * HL_SLOTS_RECENT + 1 so that one decision's windows always get theirs.
+ * When none is free, hl_slots_log looks at 16 records from a rotating
+ * hand (bounded work per new key) and frees the slot of the first whose
+ * slot has expired (counted in reclaims), else of the least filled one
+ * whose slot is not among the recent ones (counted in evictions): so a log
+ * is lost only as any counter is, to a full pool (but the pool is shared
+ * by every algo=log quota, without the classes' fairness).
+ */
+#define HL_SLOT_TAG_LOG 4   /* the limiter's tag of algo=log (algo + 1) */
+
+/* Returns the log records of a table of capacity slots. */
+uint32_t hl_slots_nlogs(uint32_t capacity);
+
+/*
+ * Returns the log record of slot s (from hl_slots_get on t, tagged
+ * HL_SLOT_TAG_LOG), taking one when it has none (an empty log; may free
+ * or evict another slot, never s nor a recent one). Never NULL.
+ */
+hl_log_t *hl_slots_log(hl_slots_t *t, hl_slot_t *s, int64_t now_ms);
 
 /* Returns the bytes a table of `capacity` slots needs (capacity >= 1). */
 size_t hl_slots_size(uint32_t capacity);

@@ -650,13 +650,15 @@ static void redis_prepare(void *ctx, hl_decide_item_t *it)
  * a leased unit has no mark to give back, and a refunded unit must never
  * be spendable twice; not cost= or a ban check), not a ban
  * counter, not in dry run, not gcra (units counted ahead and spent later
- * would stack on a bucket that refilled meanwhile, past its burst), with
- * HotLimitStoreLease set. */
+ * would stack on a bucket that refilled meanwhile, past its burst), not
+ * log (exact: a unit spent later than it was counted would let more than
+ * COUNT into some WINDOW span), with HotLimitStoreLease set. */
 static int leasable(hl_decide_item_t *const *items, int n)
 {
     return rconf->lease_max > 0 && n == 1 && !items[0]->peek
            && !items[0]->exact && !items[0]->dry_run
            && items[0]->quota->algo != HL_ALGO_GCRA
+           && items[0]->quota->algo != HL_ALGO_LOG
            && !hl_quota_after_response(items[0]->quota)
            && !hl_quota_refunds(items[0]->quota);
 }

@@ -411,7 +411,7 @@ static void test_args_rejected(void)
     tok_bad("5", "5", "unknown token", NULL);
     tok_bad("", "", "empty token", NULL);
     tok_bad("algo=leaky", "leaky", "unknown algo",
-            "unknown algo 'leaky' (use fixed, sliding or gcra)");
+            "unknown algo 'leaky' (use fixed, sliding, gcra or log)");
     tok_bad("algo=FIXED", "FIXED", "unknown algo", NULL);
     tok_bad("algo=", "algo=", "missing value", NULL);
     tok_bad("by=", "by=", "missing value", NULL);
@@ -540,7 +540,7 @@ static void test_apply_and_setters(void)
     is_int(q.algo, HL_ALGO_GCRA, "set_algo: gcra");
     is_int(hl_quota_set_algo(&q, "leaky", err, sizeof(err)), -1,
            "set_algo leaky");
-    is_str(err, "unknown algo 'leaky' (use fixed, sliding or gcra)",
+    is_str(err, "unknown algo 'leaky' (use fixed, sliding, gcra or log)",
            "set_algo: exact message");
     is_int(q.algo, HL_ALGO_GCRA, "set_algo: failed call leaves algo");
     is_int(hl_quota_set_algo(&q, NULL, err, sizeof(err)), -1, "set_algo NULL");

@@ -255,12 +255,16 @@ static void test_size(void)
 
         while ((uint64_t)nb * 2 <= c)
             nb *= 2;
-        want = fixed + ((size_t)nb * 4 + 7) / 8 * 8 + (size_t)c * sizeof(hl_slot_t);
+        want = fixed + ((size_t)nb * 4 + 7) / 8 * 8 + (size_t)c * sizeof(hl_slot_t)
+               + (size_t)(c / 8 + HL_SLOTS_RECENT + 1) * sizeof(hl_log_t);
         snprintf(name, sizeof(name),
-                 "hl_slots_size(%u) = header + classes + index + tree + buckets + slots", c);
+                 "hl_slots_size(%u) = header + classes + index + tree + buckets"
+                 " + slots + logs", c);
         is_int(hl_slots_size(c), want, name);
-        okf(hl_slots_size(c) <= fixed + 8 + (size_t)c * 124,
-            "capacity %u: <= 124 bytes per slot + fixed part", c);
+        /* The log pool (algo=log): a 280-byte record per 8 slots. */
+        okf(hl_slots_size(c) <= fixed + 8 + (size_t)c * (124 + sizeof(hl_log_t) / 8)
+                                + (HL_SLOTS_RECENT + 1) * sizeof(hl_log_t),
+            "capacity %u: <= 159 bytes per slot + fixed part", c);
     }
     printf("# capacity 65536: %zu bytes, %zu per slot + %zu fixed\n",
            hl_slots_size(65536), (hl_slots_size(65536) - fixed) / 65536, fixed);
@@ -278,7 +282,9 @@ static void test_size(void)
         is_int((char *)t.buckets - (char *)mem, fixed, "buckets after the class tree");
         is_int((char *)t.slots - (char *)mem, fixed + 8, "slots after the buckets, 8-aligned");
         is_int((uintptr_t)t.slots % 8, 0, "slots 8-aligned");
-        ok((char *)(t.slots + 3) == (char *)mem + size, "slots end at the end of the block");
+        ok((char *)t.logs == (char *)(t.slots + 3), "log records right after the slots");
+        ok((char *)(t.logs + hl_slots_nlogs(3)) == (char *)mem + size,
+           "log records end at the end of the block");
         is_int(t.hdr->nclasses, 1, "a fresh table has the shared class only");
         free(mem);
     }
