@@ -1046,27 +1046,58 @@ const char *hl_status_duration(apr_pool_t *p, int64_t secs)
     return apr_psprintf(p, "%" APR_INT64_T_FMT " s", (apr_int64_t)secs);
 }
 
+/* Returns 16 * log2(1 + n), its fraction by linear interpolation between
+ * powers of two (integers only: no libm in the module). */
+static uint64_t log2_16(uint64_t n)
+{
+    uint64_t x = n + 1;
+    int b;
+
+    if (n == UINT64_MAX)
+        return 64 * 16;
+    b = 63 - __builtin_clzll(x);
+    return (uint64_t)b * 16 + (b >= 4 ? (x >> (b - 4)) - 16
+                                      : (x << (4 - b)) - 16);
+}
+
+/* Returns the height in pixels of a bar of n on a log scale where max
+ * (>= n) fills full: log(1 + n) / log(1 + max) of it, at least 1 for n > 0
+ * (one admitted request stays visible next to a flood). */
+static int log_height(uint64_t n, uint64_t max, int full)
+{
+    uint64_t ln = log2_16(n), lmax = log2_16(max);
+    int h;
+
+    if (!n || !lmax)
+        return 0;
+    h = (int)((ln * (uint64_t)full + lmax / 2) / lmax);
+    return h < 1 ? 1 : h > full ? full : h;
+}
+
 /* Writes the chart of the last HL_STATS_HISTORY ticks of e (NULL: no
- * traffic yet) as inline SVG: one stacked bar per tick, admitted at the
- * bottom, dry run, then rejected; the tallest bar fills the height. */
+ * traffic yet) as inline SVG, readable when refusals dwarf admissions:
+ * admitted requests rise above the axis, refused ones (dry run stacked on
+ * them) hang below it, both on one log scale whose top is labelled; then
+ * the totals of the period in words. */
 static void html_chart(request_rec *r, const hl_snapshot_t *snap,
                        const hl_route_stat_t *e)
 {
     uint32_t h[HL_STATS_HISTORY][3];
     uint64_t max = 0, sum[3] = { 0, 0, 0 };
-    static const char *const fill[3] = { "#3a3", "#d22", "#e90" };
-    static const int order[3] = { HL_DECISION_ADMITTED, HL_DECISION_DRY_RUN,
-                                  HL_DECISION_REJECTED };
-    const int bar = 5, height = 30;
+    const int bar = 5, half = 28, axis = half + 2, width = bar * HL_STATS_HISTORY;
+    const int minutes = HL_STATS_HISTORY * HL_STATS_TICK_MS / 60000;
     int i, k;
 
     memset(h, 0, sizeof(h));
     if (e)
         hl_stats_history(e, snap->mono_ms, h);
     for (i = 0; i < HL_STATS_HISTORY; ++i) {
-        uint64_t t = (uint64_t)h[i][0] + h[i][1] + h[i][2];
-        if (t > max)
-            max = t;
+        uint64_t down = (uint64_t)h[i][HL_DECISION_REJECTED]
+                        + h[i][HL_DECISION_DRY_RUN];
+        if (h[i][HL_DECISION_ADMITTED] > max)
+            max = h[i][HL_DECISION_ADMITTED];
+        if (down > max)
+            max = down;
         for (k = 0; k < 3; ++k)
             sum[k] += h[i][k];
     }
@@ -1074,31 +1105,43 @@ static void html_chart(request_rec *r, const hl_snapshot_t *snap,
                "width=\"%d\" height=\"%d\" viewBox=\"0 0 %d %d\" role=\"img\" "
                "aria-label=\"last %d min: %" APR_UINT64_T_FMT " admitted, %"
                APR_UINT64_T_FMT " rejected, %" APR_UINT64_T_FMT " dry run\">"
-               "<title>last %d min (bars of %d s): %" APR_UINT64_T_FMT
-               " admitted, %" APR_UINT64_T_FMT " rejected, %" APR_UINT64_T_FMT
-               " dry run</title><line x1=\"0\" y1=\"%d\" x2=\"%d\" y2=\"%d\" "
-               "stroke=\"#bbb\"/>", bar * HL_STATS_HISTORY, height,
-               bar * HL_STATS_HISTORY, height,
-               HL_STATS_HISTORY * HL_STATS_TICK_MS / 60000,
+               "<title>last %d min (bars of %d s, log scale; admitted above "
+               "the line, refused below): %" APR_UINT64_T_FMT " admitted, %"
+               APR_UINT64_T_FMT " rejected, %" APR_UINT64_T_FMT " dry run"
+               "</title><line x1=\"0\" y1=\"%d\" x2=\"%d\" y2=\"%d\" "
+               "stroke=\"#888\"/><text x=\"%d\" y=\"9\" font-size=\"9\">%"
+               APR_UINT64_T_FMT "</text><text x=\"%d\" y=\"%d\" "
+               "font-size=\"9\">0</text><text x=\"%d\" y=\"%d\" "
+               "font-size=\"9\">%" APR_UINT64_T_FMT "</text>",
+               width + 40, 2 * axis, width + 40, 2 * axis, minutes,
                (apr_uint64_t)sum[0], (apr_uint64_t)sum[1], (apr_uint64_t)sum[2],
-               HL_STATS_HISTORY * HL_STATS_TICK_MS / 60000,
-               HL_STATS_TICK_MS / 1000,
+               minutes, HL_STATS_TICK_MS / 1000,
                (apr_uint64_t)sum[0], (apr_uint64_t)sum[1], (apr_uint64_t)sum[2],
-               height - 1, bar * HL_STATS_HISTORY, height - 1);
+               axis, width, axis, width + 3, (apr_uint64_t)max, width + 3,
+               axis + 3, width + 3, 2 * axis - 1, (apr_uint64_t)max);
     for (i = 0; max && i < HL_STATS_HISTORY; ++i) {
-        int y = height;
-        for (k = 0; k < 3; ++k) {
-            uint32_t n = h[i][order[k]];
-            int bh = (int)(((uint64_t)n * (uint64_t)height + max - 1) / max);
-            if (!n)
-                continue;
-            y -= bh;
+        uint32_t ok = h[i][HL_DECISION_ADMITTED];
+        uint64_t down = (uint64_t)h[i][HL_DECISION_REJECTED]
+                        + h[i][HL_DECISION_DRY_RUN];
+        int up_h = log_height(ok, max, half), down_h = log_height(down, max, half);
+        int dry_h = down ? (int)((uint64_t)down_h * h[i][HL_DECISION_DRY_RUN]
+                                 / down) : 0;
+        if (up_h)
             ap_rprintf(r, "<rect x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" "
-                       "fill=\"%s\"/>", i * bar, y, bar - 1, bh,
-                       fill[order[k]]);
-        }
+                       "fill=\"#3a3\"/>", i * bar, axis - up_h, bar - 1, up_h);
+        if (down_h - dry_h > 0)
+            ap_rprintf(r, "<rect x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" "
+                       "fill=\"#d22\"/>", i * bar, axis + 1, bar - 1,
+                       down_h - dry_h);
+        if (dry_h > 0)
+            ap_rprintf(r, "<rect x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" "
+                       "fill=\"#e90\"/>", i * bar, axis + 1 + down_h - dry_h,
+                       bar - 1, dry_h);
     }
-    ap_rputs("</svg>", r);
+    ap_rprintf(r, "</svg><span class=\"totals\">%" APR_UINT64_T_FMT
+               " admitted, %" APR_UINT64_T_FMT " refused, %" APR_UINT64_T_FMT
+               " dry run in %d min</span>", (apr_uint64_t)sum[0],
+               (apr_uint64_t)sum[1], (apr_uint64_t)sum[2], minutes);
 }
 
 /* Writes one row of the routes table (e may be NULL: no traffic yet):
@@ -1334,6 +1377,7 @@ static void write_html(request_rec *r, const hl_snapshot_t *snap, int refresh)
              "padding:.2em .6em;text-align:left;vertical-align:middle}"
              "td.num{text-align:right}form{margin:0}svg.chart{display:block}"
              ".key{font-family:monospace}.legend span{padding:0 .5em}.warn{color:#b00}"
+             ".totals{font-size:.8em;color:#555}"
              "#summary{font-size:1.2em;padding:.4em;background:#f4f4f4}"
              "td.refused{font-weight:bold}tr.first td{background:#fdd}"
              "</style>", r);
@@ -1344,7 +1388,9 @@ static void write_html(request_rec *r, const hl_snapshot_t *snap, int refresh)
     html_refused(r, snap, self);
 
     ap_rprintf(r, "<h2>Routes</h2><p class=\"legend\">Counts since the start; "
-               "the chart shows the last %d minutes in bars of %d s: "
+               "the chart shows the last %d minutes in bars of %d s, on a log "
+               "scale (its top labelled), admitted above the line, refused "
+               "below: "
                "<span style=\"color:#3a3\">&#9632; admitted</span>"
                "<span style=\"color:#e90\">&#9632; dry run (would have been "
                "rejected)</span><span style=\"color:#d22\">&#9632; "

@@ -29,16 +29,8 @@ def main():
     chromium, url, name, profile, png = sys.argv[1:]
     b = Browser(chromium, profile)
     try:
-        target = b.call("Target.createTarget", {"url": "about:blank"})["targetId"]
-        s = b.call("Target.attachToTarget",
-                   {"targetId": target, "flatten": True})["sessionId"]
-        b.call("Page.enable", session=s)
-        b.call("Emulation.setDeviceMetricsOverride",
-               {"width": 1400, "height": 1000, "deviceScaleFactor": 1,
-                "mobile": False}, s)
-        b.call("Page.navigate", {"url": url}, s)
-        b.wait_for(s, "document.readyState === 'complete' && "
-                      "location.href === %s" % json.dumps(url))
+        s = b.open(url, {"width": 1400, "height": 1000,
+                         "deviceScaleFactor": 1, "mobile": False})
         # Typed into the box, the form submitted with its button.
         typed = b.evaluate(s, """(function (name) {
             var f = document.getElementById('lookup-form');
@@ -50,10 +42,7 @@ def main():
         })(%s)""" % json.dumps(name)) is True
         if not typed:
             raise RuntimeError("no lookup form on the page")
-        b.wait_for(s, "window.hlTyped === undefined && "
-                      "document.readyState === 'complete'")
-        found = b.evaluate(s, "document.documentElement.outerHTML")
-        url_found = b.evaluate(s, "location.href")
+        found, url_found = b.next_page(s, "hlTyped")
         shot = b.call("Page.captureScreenshot",
                       {"format": "png", "captureBeyondViewport": True}, s)
         with open(png, "wb") as f:
@@ -68,10 +57,7 @@ def main():
         })()""") is True
         after, url_after = found, url_found
         if clicked:
-            b.wait_for(s, "window.hlClicked === undefined && "
-                          "document.readyState === 'complete'")
-            after = b.evaluate(s, "document.documentElement.outerHTML")
-            url_after = b.evaluate(s, "location.href")
+            after, url_after = b.next_page(s, "hlClicked")
         print(json.dumps({"found": found, "url_found": url_found,
                           "clicked": clicked, "after": after,
                           "url_after": url_after}))
