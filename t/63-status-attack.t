@@ -16,7 +16,7 @@ use Apache::TestUtil;
 use Apache::TestRequest qw(GET POST);
 use HLTest;
 
-plan tests => 24;
+plan tests => 24 + 2;
 
 Apache::TestRequest::module('hl_attack');
 
@@ -35,6 +35,16 @@ my ($ip_line, $acct_line);
     }
 }
 my ($ip_rule, $acct_rule) = ("$conf:$ip_line", "$conf:$acct_line");
+my $if_line;
+{
+    open my $fh, '<', $conf or die "$conf: $!";
+    my $in = 0;
+    while (<$fh>) {
+        $in = 1 if m{<Location /atk/if>};
+        if ($in && /HotLimitQuota 1\/1m$/) { $if_line = $.; last }
+    }
+}
+my $if_rule = "$conf:" . ($if_line // 0);
 
 # A few refusals from a bystander, then the flood from 203.0.113.5 (the
 # account "Victim" in its form field).
@@ -44,6 +54,10 @@ my %codes;
 $codes{ GET('/atk/login?log=Victim', 'X-Forwarded-For' => '203.0.113.5')->code }++ for 1 .. 150;
 ok t_cmp("200:" . ($codes{200} // 0) . " 429:" . ($codes{429} // 0), '200:3 429:147',
          'the flood: 3 admitted, 147 refused');
+
+# An <If> quota: its route is named "*If#HASH", its rule by FILE:LINE.
+my @if = map { GET('/atk/if?probe', 'X-Forwarded-For' => '192.0.2.44')->code } 1 .. 2;
+ok t_cmp("@if", '200 429', 'an <If> quota: 1 admitted, 1 refused');
 
 # --- ?json --------------------------------------------------------------------
 my $j = hl_json(GET '/hotlimit-status?json') || {};
@@ -55,6 +69,9 @@ ok t_cmp($top[1] ? "$top[1]{client} $top[1]{refusals}" : '', '198.51.100.7 2',
          '... the bystander second, with its 2');
 my %route = map { ($_->{rule} // '') => $_ } @{ $j->{routes} || [] };
 my ($ipr, $acr) = ($route{$ip_rule}, $route{$acct_rule});
+my $ifr = $route{$if_rule};
+ok t_cmp($ifr ? "$ifr->{route} $ifr->{refused_by_rule}" : "no route with rule $if_rule", qr{If#[0-9a-f]+ 1$},
+         '?json: the <If> quota labelled by its FILE:LINE, with its 1 refusal');
 ok t_cmp($ipr ? $ipr->{refused_by_rule} : -1, 149, '?json: the per-address line refused 149 itself');
 ok t_cmp($acr ? $acr->{refused_by_rule} : -1, 0, '?json: the account line refused none');
 ok t_cmp($acr ? "$acr->{admitted}/$acr->{rejected}" : '', '6/149',
