@@ -281,6 +281,9 @@ static const char *set_quota(cmd_parms *cmd, void *dconf, int argc,
     dq->policy_header = hl_render_policy_header(cmd->pool, views,
                                                 dq->quota.nwindows);
     d->quotas[d->nquotas++] = dq;
+    dq->where = cmd->directive
+                ? apr_psprintf(cmd->pool, "%s:%d", cmd->directive->filename,
+                               cmd->directive->line_num) : "";
     /* Listed on the status page from the start; a .htaccess line is read
      * per request, from the request's pool, and is not. */
     dq->lasting = cmd->pool == cmd->server->process->pconf;

@@ -80,14 +80,24 @@ int hl_decide_locked(hl_slots_t *const *tables,
 void hl_decide_stats(hl_stats_t *st, hl_decide_item_t *const *items, int n,
                      int64_t now_ms)
 {
-    int i, refused = 0;
+    const hl_decide_item_t *by = NULL;   /* the item that refused */
+    int i;
 
-    for (i = 0; i < n; ++i)
+    for (i = 0; i < n && !by; ++i)
         if (!items[i]->decision.admit && !items[i]->dry_run)
-            refused = 1;
+            by = items[i];
     for (i = 0; i < n; ++i)
         if (items[i]->stats_name != NULL)
-            count_decision(st, items[i], refused, now_ms);
+            count_decision(st, items[i], by != NULL, now_ms);
+    if (!by)
+        return;
+    /* Who was refused, and by which rule (issue 21). */
+    if (by->stats_name != NULL)
+        hl_stats_refused_by(st, by->stats_hash, by->stats_name,
+                            by->stats_name_len);
+    if (by->key)
+        hl_refusals_add(&st->refusals, by->key, by->key_len, by->stats_name,
+                        by->stats_name_len, now_ms);
 }
 
 void hl_decide_count_locked(hl_slots_t *t, const hl_decide_item_t *it,

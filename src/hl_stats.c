@@ -86,23 +86,6 @@ static uint32_t tick_of(int64_t now_ms)
     return now_ms > 0 ? (uint32_t)(now_ms / HL_STATS_TICK_MS) : 0;
 }
 
-/* Adds one to the history cell *cell for tick: restarts it at 1 when it
- * holds another tick; a full count stays full. Lock-free. */
-static void history_add(uint64_t *cell, uint32_t tick)
-{
-    uint64_t seen = __atomic_load_n(cell, __ATOMIC_RELAXED), next;
-
-    do {
-        if ((uint32_t)(seen >> 32) != tick)
-            next = (uint64_t)tick << 32 | 1;
-        else if ((uint32_t)seen == UINT32_MAX)
-            return;
-        else
-            next = seen + 1;
-    } while (!__atomic_compare_exchange_n(cell, &seen, next, 1,
-                                          __ATOMIC_RELAXED, __ATOMIC_RELAXED));
-}
-
 void hl_stats_add_hashed(hl_stats_t *st, uint64_t hash, const char *route,
                          hl_decision_kind_t kind, int64_t now_ms)
 {
@@ -125,7 +108,22 @@ void hl_stats_add_named(hl_stats_t *st, uint64_t hash, const char *route,
         len = HL_STATS_ROUTE_MAX - 1;
     e = stats_entry(st, route, len, h);
     __atomic_fetch_add(&e->count[kind], 1, __ATOMIC_RELAXED);
-    history_add(&e->history[tick % HL_STATS_HISTORY][kind], tick);
+    hl_cell_add(&e->history[tick % HL_STATS_HISTORY][kind], tick);
+}
+
+void hl_stats_refused_by(hl_stats_t *st, uint64_t hash, const char *route,
+                         size_t len)
+{
+    uint64_t h = hash | 1;
+
+    if (h == HL_STATS_CLAIMING)
+        h = 3;
+    if (len == 0)
+        len = strnlen(route, HL_STATS_ROUTE_MAX - 1);
+    if (len > HL_STATS_ROUTE_MAX - 1)
+        len = HL_STATS_ROUTE_MAX - 1;
+    __atomic_fetch_add(&stats_entry(st, route, len, h)->refused_by, 1,
+                       __ATOMIC_RELAXED);
 }
 
 void hl_stats_history(const hl_route_stat_t *e, int64_t now_ms,

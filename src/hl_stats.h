@@ -16,6 +16,7 @@
 #define HL_STATS_H
 
 #include <stdint.h>
+#include "hl_refusals.h"
 
 #define HL_STATS_ROUTES    1024   /* distinct routes counted (entry 0 is "(other)") */
 #define HL_STATS_ROUTE_MAX 88     /* bytes of route name kept, NUL included */
@@ -35,10 +36,15 @@ typedef struct {
     char     route[HL_STATS_ROUTE_MAX];
     /* [tick % HL_STATS_HISTORY][kind]: tick << 32 | count; see above */
     uint64_t history[HL_STATS_HISTORY][3];
+    /* Refusals per rule (issue 21): */
+    uint64_t refused_by;               /* requests this route's quota refused
+                                          itself (count[REJECTED] also counts
+                                          those another quota refused) */
 } hl_route_stat_t;
 
 typedef struct {
     hl_route_stat_t routes[HL_STATS_ROUTES];
+    hl_refusals_t   refusals;   /* refusals per key (issue 21) */
 } hl_stats_t;
 
 /* Empties *st. */
@@ -64,6 +70,12 @@ void hl_stats_add_hashed(hl_stats_t *st, uint64_t hash, const char *route,
  * fails. */
 void hl_stats_add_named(hl_stats_t *st, uint64_t hash, const char *route,
                         size_t len, hl_decision_kind_t kind, int64_t now_ms);
+
+/* Counts one request that route's own quota refused (hl_route_stat_t
+ * refused_by); route, hash and len as in hl_stats_add_named. Never
+ * fails. */
+void hl_stats_refused_by(hl_stats_t *st, uint64_t hash, const char *route,
+                         size_t len);
 
 /*
  * Fills out[0 .. HL_STATS_HISTORY) with e's decisions per tick, oldest

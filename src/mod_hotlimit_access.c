@@ -259,13 +259,13 @@ static int client_exempt(request_rec *r, const hl_server_conf_t *sc,
 
 /* Returns "<prefix>:" and 16 hex digits of a hash of value: secrets such
  * as Authorization headers or session cookies never reach shared memory,
- * logs or the status page in clear. Allocated from r->pool. */
-static const char *hashed_value(request_rec *r, char prefix, const char *value,
+ * logs or the status page in clear. Allocated from p. */
+static const char *hashed_value(apr_pool_t *p, char prefix, const char *value,
                                 size_t len)
 {
     static const char hex[] = "0123456789abcdef";
     uint64_t h = hl_hash64(value, len, HL_SEED_KEYS);
-    char *out = apr_palloc(r->pool, 19);
+    char *out = apr_palloc(p, 19);
     int i;
 
     out[0] = prefix;
@@ -276,71 +276,75 @@ static const char *hashed_value(request_rec *r, char prefix, const char *value,
     return out;
 }
 
-/* Returns the n bytes of v in the form quota q's norm= gives them
- * (hl_keyform_fold), NUL-terminated, and sets *len (0: nothing is left, the
- * key is absent). Allocated from r->pool. */
-static char *folded(request_rec *r, const hl_quota_t *q, const char *v,
-                    size_t n, size_t *len)
+const char *hl_account_client_part(apr_pool_t *p, const hl_quota_t *q,
+                                   const char *v, size_t n)
 {
-    char *out = apr_palloc(r->pool, n + 2);
+    char *form;
+    size_t flen;
 
-    *len = hl_keyform_fold(q->norm, q->by == HL_BY_HEADER, out, v, n);
-    return out;
+    if (!v || q->by == HL_BY_IP || q->by == HL_BY_GLOBAL)
+        return NULL;
+    /* Each value is folded by norm= (default lower: "Admin", " admin " and
+     * "ADMIN" are one account; a stricter limit when the application tells
+     * them apart, never a way around it when it does not). */
+    form = apr_palloc(p, n + 2);
+    flen = hl_keyform_fold(q->norm, q->by == HL_BY_HEADER, form, v, n);
+    if (flen == 0)
+        return NULL;
+    switch (q->by) {
+    case HL_BY_USER:
+        return apr_pstrcat(p, "u:", apr_pstrmemdup(p, form, flen), NULL);
+    case HL_BY_ENV:
+        return apr_pstrcat(p, "e:", apr_pstrmemdup(p, form, flen), NULL);
+    case HL_BY_HEADER:
+        return hashed_value(p, 'h', form, flen);
+    case HL_BY_COOKIE:
+        return hashed_value(p, 'c', form, flen);
+    case HL_BY_PARAM:
+        return hashed_value(p, 'p', form, flen);
+    default:
+        return NULL;
+    }
 }
 
 /* Returns the client part of the key for quota q and sets *len, falling
  * back to the client address when the named header, cookie, user or
- * variable is absent. Allocated from r->pool or the connection's cache;
- * never NULL. */
+ * variable is absent (hl_account_client_part). Allocated from r->pool or
+ * the connection's cache; never NULL. */
 static const char *client_part(request_rec *r, const hl_quota_t *q,
                                const hl_client_t *cl, size_t *len)
 {
     const char *v = NULL;
-    char *form;
-    size_t flen = 0;
-    long n;
+    size_t n = 0;
 
-    /* Each value is folded by norm= (default lower: "Admin", " admin " and
-     * "ADMIN" are one account; a stricter limit when the application tells
-     * them apart, never a way around it when it does not). */
     switch (q->by) {
     case HL_BY_GLOBAL:
-        v = "*";
-        break;
+        *len = 1;
+        return "*";
     case HL_BY_USER:
-        if (r->user && *r->user) {
-            form = folded(r, q, r->user, strlen(r->user), &flen);
-            v = flen ? apr_pstrcat(r->pool, "u:", form, NULL) : NULL;
-        }
+        v = r->user && *r->user ? r->user : NULL;
         break;
     case HL_BY_HEADER:
         v = apr_table_get(r->headers_in, q->by_name);
-        if (v) {
-            form = folded(r, q, v, strlen(v), &flen);
-            v = flen > 0 ? hashed_value(r, 'h', form, flen) : NULL;
-        }
         break;
     case HL_BY_COOKIE:
         v = apr_table_get(r->headers_in, "Cookie");
         if (v) {
             size_t size = strlen(v) + 1;
             char *val = apr_palloc(r->pool, size);
-            n = hl_cookie_value(val, size, v, q->by_name);
-            form = n > 0 ? folded(r, q, val, (size_t)n, &flen) : NULL;
-            v = form && flen ? hashed_value(r, 'c', form, flen) : NULL;
+            long got = hl_cookie_value(val, size, v, q->by_name);
+            v = got > 0 ? val : NULL;
+            n = got > 0 ? (size_t)got : 0;
         }
         break;
     case HL_BY_ENV:
         v = apr_table_get(r->subprocess_env, q->by_name);
-        form = v && *v ? folded(r, q, v, strlen(v), &flen) : NULL;
-        v = form && flen ? apr_pstrcat(r->pool, "e:", form, NULL) : NULL;
         break;
     case HL_BY_PARAM: {
         apr_size_t plen = 0;
-        char *pv = hl_request_param(r, q->by_name, 0, &plen);
 
-        form = pv ? folded(r, q, pv, plen, &flen) : NULL;
-        v = form && flen ? hashed_value(r, 'p', form, flen) : NULL;
+        v = hl_request_param(r, q->by_name, 0, &plen);
+        n = plen;
         break;
     }
     case HL_BY_JSON: {
@@ -355,6 +359,9 @@ static const char *client_part(request_rec *r, const hl_quota_t *q,
     default:
         break;
     }
+    if (v && q->by != HL_BY_COOKIE && q->by != HL_BY_PARAM)
+        n = strlen(v);
+    v = hl_account_client_part(r->pool, q, v, n);
     if (v) {
         *len = strlen(v);
         return v;

@@ -41,4 +41,13 @@ const char *hl_access_client_key(request_rec *r, const hl_quota_t *q,
 int hl_access_table_concurrency(request_rec *r, hl_quota_t *rule,
                                 const char **route);
 
+/* Account lookup (issue 21, the status page): returns the client part of
+ * the key quota q gives a request whose header, cookie, parameter, user or
+ * variable (q's by=) carries the n bytes of v: folded by q's norm=, and
+ * hashed ("h:", "c:", "p:" and 16 hex digits) or prefixed ("u:", "e:") as
+ * the decision does. Allocated from p. NULL when v is NULL, nothing is
+ * left after folding, or q counts by=ip or globally. */
+const char *hl_account_client_part(apr_pool_t *p, const hl_quota_t *q,
+                                   const char *v, size_t n);
+
 #endif

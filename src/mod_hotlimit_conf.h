@@ -96,6 +96,8 @@ typedef struct {
     const char *rl_prefix[HL_MAX_WINDOWS];  /* RateLimit start, "\"5/1m\";r=" */
     size_t      rl_prefix_len[HL_MAX_WINDOWS];
     const char *policy_header;          /* RateLimit-Policy */
+    /* Status page (issue 21): */
+    const char *where;      /* "FILE:LINE" of the HotLimitQuota line */
 } hl_dir_quota_t;
 
 /* HotLimitStatus On, set in the main server's configuration (its page

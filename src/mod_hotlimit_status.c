@@ -42,6 +42,7 @@
 #include "apr_strings.h"
 
 #include "mod_hotlimit_conf.h"
+#include "mod_hotlimit_access.h"
 #include "mod_hotlimit_ban.h"
 #include "mod_hotlimit_status.h"
 #include "mod_hotlimit_conc.h"
@@ -57,6 +58,9 @@ APLOG_USE_MODULE(hotlimit);
 #define HL_LIMITED_KEYS 50        /* keys at their limit listed */
 #define HL_TABLE_ROUTES_LISTED 1000  /* table rules listed with limits */
 #define HL_STARTED_KEY "hotlimit-started"
+#define HL_TOP_REFUSED 20         /* keys listed as refused most now */
+#define HL_METRIC_REFUSED 10      /* ... and in ?metrics */
+#define HL_REFRESH_MAX 3600       /* ?refresh=N seconds, at most */
 
 /* When the counters started: once per httpd parent, in its process pool. */
 typedef struct {
@@ -98,7 +102,25 @@ typedef struct {
     const char *limits;  /* hl_quota_describe */
     const char *origin;  /* "directive" or "table" */
     const hl_route_stat_t *stat;   /* its counts in the snapshot, or NULL */
+    const char *where;   /* the rule: "FILE:LINE" of its HotLimitQuota,
+                            "table ROUTE" for a table rule */
+    const hl_quota_t *quota;       /* its quota (the account lookup) */
+    apr_array_header_t *parts;     /* of const hl_route_stat_t *: the
+                                      entries summed into stat (a table
+                                      rule counted in each virtual host),
+                                      or NULL */
 } hl_conf_route_t;
+
+/* One counter the account lookup found (?lookup=NAME). */
+typedef struct {
+    const char *route;    /* the configured route it counts under */
+    const char *rule;     /* its rule, as hl_conf_route_t.where */
+    const char *key;      /* the counted key, "ROUTE|CLIENT" */
+    int         nwindows; /* its quota's windows */
+    uint32_t    count[HL_MAX_WINDOWS];     /* requests counted per window */
+    int64_t     left_ms[HL_MAX_WINDOWS];   /* until it clears; 0: none */
+    uint32_t    refusals; /* refusals now (hl_refusals_of) */
+} hl_lookup_row_t;
 
 /* A copy of everything the page shows. */
 typedef struct {
@@ -118,6 +140,13 @@ typedef struct {
     int          routes_cut;      /* table rules not listed */
     const server_rec *view;       /* whose page: only its counters are
                                      shown (hl_view_owns) */
+    /* Who is hurting me (issue 21): */
+    int          nrefused;        /* keys refused most now */
+    hl_refusal_rank_t refused[HL_TOP_REFUSED];
+    uint64_t     refused_recent;  /* every key's, hl_refusals_recent */
+    const char  *lookup;          /* ?lookup=NAME, or NULL */
+    const char  *lookup_route;    /* ?route=ROUTE, or NULL: every route */
+    apr_array_header_t *lookups;  /* of hl_lookup_row_t */
 } hl_snapshot_t;
 
 int hl_status_post_config(apr_pool_t *pconf, apr_pool_t *plog,
@@ -160,7 +189,8 @@ static int collect_top(const hl_slot_t *s, void *baton)
     int i, at;
 
     if (s->bucket.count == 0 || s->key_len <= HL_SLOT_KEY_PREFIX
-        || !hl_view_owns(snap->view, s->key + HL_SLOT_KEY_PREFIX, klen))
+        || !hl_view_owns(snap->view, s->key + HL_SLOT_KEY_PREFIX, klen)
+        || hl_ban_key_is_counter(s->key + HL_SLOT_KEY_PREFIX, klen))
         return 0;
     for (i = 0; i < snap->ntop; ++i) {
         if (strlen(snap->top[i].key) == klen
@@ -226,8 +256,10 @@ static int collect_limited(const hl_slot_t *s, void *baton)
     if (s->level != HL_SLOT_FULL || s->key_len <= HL_SLOT_KEY_PREFIX
         || s->key_len > HL_KEY_MAX || s->expires_ms <= snap->mono_ms
         || !hl_view_owns(snap->view, s->key + HL_SLOT_KEY_PREFIX,
-                         s->key_len - HL_SLOT_KEY_PREFIX))
-        return 0;
+                         s->key_len - HL_SLOT_KEY_PREFIX)
+        || hl_ban_key_is_counter(s->key + HL_SLOT_KEY_PREFIX,
+                                 s->key_len - HL_SLOT_KEY_PREFIX))
+        return 0;   /* ban counters are listed as bans, not as keys */
     snap->limited_total++;
     if (snap->nlimited == HL_LIMITED_KEYS)
         return 0;
@@ -261,7 +293,9 @@ static void limited_from_redis(hl_snapshot_t *snap)
         if (got[i].len <= HL_SLOT_KEY_PREFIX)
             continue;
         if (!hl_view_owns(snap->view, got[i].key + HL_SLOT_KEY_PREFIX,
-                          got[i].len - HL_SLOT_KEY_PREFIX)) {
+                          got[i].len - HL_SLOT_KEY_PREFIX)
+            || hl_ban_key_is_counter(got[i].key + HL_SLOT_KEY_PREFIX,
+                                     got[i].len - HL_SLOT_KEY_PREFIX)) {
             snap->limited_total--;   /* another host's: not ours to count */
             continue;
         }
@@ -290,10 +324,11 @@ static const hl_route_stat_t *stat_named(const hl_snapshot_t *snap,
     return NULL;
 }
 
-/* Adds a configured route to snap->routes unless already listed. */
-static void add_conf_route(apr_pool_t *p, hl_snapshot_t *snap,
-                           const char *name, const hl_quota_t *q,
-                           const char *origin)
+/* Adds a configured route to snap->routes unless already listed, the
+ * rule labelled where. Returns its entry, or NULL when it was listed. */
+static hl_conf_route_t *add_conf_route(apr_pool_t *p, hl_snapshot_t *snap,
+                                       const char *name, const hl_quota_t *q,
+                                       const char *origin, const char *where)
 {
     hl_conf_route_t *c;
     char buf[256];
@@ -301,12 +336,73 @@ static void add_conf_route(apr_pool_t *p, hl_snapshot_t *snap,
 
     for (i = 0; i < snap->routes->nelts; ++i)
         if (!strcmp(APR_ARRAY_IDX(snap->routes, i, hl_conf_route_t).name, name))
-            return;
+            return NULL;
     c = apr_array_push(snap->routes);
     c->name = name;
     c->limits = apr_pstrdup(p, hl_quota_describe(q, buf, sizeof(buf)));
     c->origin = origin;
     c->stat = stat_named(snap, name);
+    c->where = where;
+    c->quota = q;
+    c->parts = NULL;
+    return c;
+}
+
+/* Returns history cell a and b (tick << 32 | count) merged: summed when of
+ * one tick, else the newer. */
+static uint64_t merge_cell(uint64_t a, uint64_t b)
+{
+    uint64_t n;
+
+    if ((a >> 32) != (b >> 32))
+        return (b >> 32) > (a >> 32) ? b : a;
+    n = (a & 0xffffffffu) + (b & 0xffffffffu);
+    return (a & ~(uint64_t)0xffffffffu) | (n > 0xffffffffu ? 0xffffffffu : n);
+}
+
+/* Sums the statistics entry e into c's counts (a copy allocated from p
+ * the first time), and remembers it among c's parts. */
+static void add_part(apr_pool_t *p, hl_conf_route_t *c,
+                     const hl_route_stat_t *e)
+{
+    hl_route_stat_t *sum;
+    int i, k;
+
+    if (!c->parts)
+        c->parts = apr_array_make(p, 4, sizeof(const hl_route_stat_t *));
+    APR_ARRAY_PUSH(c->parts, const hl_route_stat_t *) = e;
+    if (!c->stat) {
+        c->stat = e;
+        return;
+    }
+    sum = apr_pmemdup(p, c->stat, sizeof(*sum));
+    for (k = 0; k < 3; ++k)
+        sum->count[k] += e->count[k];
+    sum->refused_by += e->refused_by;
+    for (i = 0; i < HL_STATS_HISTORY; ++i)
+        for (k = 0; k < 3; ++k)
+            sum->history[i][k] = merge_cell(sum->history[i][k],
+                                            e->history[i][k]);
+    c->stat = sum;
+}
+
+/* On the main server's page, sums into c (the table rule route) what
+ * every virtual host counted for it (under its tag): one row per rule. */
+static void add_vhost_parts(apr_pool_t *p, hl_snapshot_t *snap,
+                            hl_conf_route_t *c, const char *route)
+{
+    server_rec *s;
+
+    for (s = ap_server_conf; s; s = s->next) {
+        const hl_server_conf_t *sc = ap_get_module_config(s->module_config,
+                                                          &hotlimit_module);
+        const hl_route_stat_t *e;
+        if (!sc || !sc->tag || !*sc->tag)
+            continue;
+        e = stat_named(snap, apr_pstrcat(p, sc->tag, route, NULL));
+        if (e && e != c->stat)
+            add_part(p, c, e);
+    }
 }
 
 /* Fills snap->routes: each server's HotLimitQuota lines (named as the
@@ -336,27 +432,97 @@ static void collect_routes(request_rec *r, hl_snapshot_t *snap)
             add_conf_route(r->pool, snap,
                            apr_pstrcat(r->pool, sc->tag ? sc->tag : "",
                                        dq->count_scope, NULL),
-                           &dq->quota, "directive");
+                           &dq->quota, "directive",
+                           dq->where && *dq->where ? dq->where : dq->scope);
         }
     }
     n = hl_table_routes(r, HL_TABLE_ROUTES_LISTED, &rules);
-    for (i = 0; i < n; ++i)   /* a virtual host counts them after its tag */
-        add_conf_route(r->pool, snap,
+    for (i = 0; i < n; ++i) {  /* a virtual host counts them after its tag */
+        hl_conf_route_t *c = add_conf_route(r->pool, snap,
                        *tag ? apr_pstrcat(r->pool, tag, rules[i].route, NULL)
-                            : rules[i].route, &rules[i].quota, "table");
+                            : rules[i].route, &rules[i].quota, "table",
+                       apr_pstrcat(r->pool, "table ", rules[i].route, NULL));
+        if (c && !view->is_virtual)
+            add_vhost_parts(r->pool, snap, c, rules[i].route);
+    }
     snap->routes_cut = snap->table.table_routes > (uint32_t)n
                        ? (int)(snap->table.table_routes - (uint32_t)n) : 0;
 }
 
-/* Returns 1 if stats entry e is one of snap->routes. */
+/* Returns the configured route whose counts include stats entry e (its
+ * own, or summed into it), or NULL. */
+static const hl_conf_route_t *configured_as(const hl_snapshot_t *snap,
+                                            const hl_route_stat_t *e)
+{
+    int i, j;
+
+    for (i = 0; i < snap->routes->nelts; ++i) {
+        const hl_conf_route_t *c = &APR_ARRAY_IDX(snap->routes, i,
+                                                  hl_conf_route_t);
+        if (c->stat == e)
+            return c;
+        for (j = 0; c->parts && j < c->parts->nelts; ++j)
+            if (APR_ARRAY_IDX(c->parts, j, const hl_route_stat_t *) == e)
+                return c;
+    }
+    return NULL;
+}
+
+/* Returns 1 if stats entry e is counted in one of snap->routes. */
 static int is_configured(const hl_snapshot_t *snap, const hl_route_stat_t *e)
 {
+    return configured_as(snap, e) != NULL;
+}
+
+/* Returns the rule that counts under route (a statistics name): "FILE:LINE"
+ * or "table ROUTE", or "" when none is configured (or no routes were
+ * collected: ?metrics). */
+static const char *rule_of(const hl_snapshot_t *snap, const char *route)
+{
+    const hl_route_stat_t *e = stat_named(snap, route);
+    const hl_conf_route_t *c;
     int i;
 
+    if (!snap->routes)
+        return "";
+    c = e ? configured_as(snap, e) : NULL;
+    if (c)
+        return c->where;
     for (i = 0; i < snap->routes->nelts; ++i)
-        if (APR_ARRAY_IDX(snap->routes, i, hl_conf_route_t).stat == e)
-            return 1;
-    return 0;
+        if (!strcmp(APR_ARRAY_IDX(snap->routes, i, hl_conf_route_t).name, route))
+            return APR_ARRAY_IDX(snap->routes, i, hl_conf_route_t).where;
+    return "";
+}
+
+/* hl_refusals_rank keep callback: the keys the page of server baton
+ * shows. */
+static int view_keeps(const char *key, size_t len, void *baton)
+{
+    return hl_view_owns(baton, key, len);
+}
+
+/* Returns the client of a key "[HOST:PORT]SCOPE|CLIENT": after its first
+ * '|' (the whole key without one). Points into key. */
+static const char *key_client(const char *key)
+{
+    const char *bar = strchr(key, '|');
+
+    return bar ? bar + 1 : key;
+}
+
+/* Returns key as the page shows a ban counter's: "CLIENT (HOST:PORT)" for
+ * "HOST:PORTban|CLIENT" (the tag glued to the scope), "CLIENT" for the
+ * main server's; other keys as they are. Allocated from p or key. */
+static const char *key_shown(apr_pool_t *p, const char *key)
+{
+    const char *client;
+    size_t clen, len = strlen(key), host;
+
+    if (!hl_ban_key_client(key, len, &client, &clen))
+        return key;
+    host = (size_t)(client - key) - (sizeof(HL_BAN_SCOPE "|") - 1);
+    return host ? apr_psprintf(p, "%s (%.*s)", client, (int)host, key)
+                : client;
 }
 
 static const char *const result_names[HL_RELOAD_RESULTS] = {
@@ -426,6 +592,11 @@ static hl_snapshot_t *copy_header(request_rec *r, const server_rec *view)
     hl_store_unlock(r->server);
     snap->view = view;
     hide_foreign_routes(snap);
+    snap->nrefused = hl_refusals_rank(&snap->shared.stats.refusals,
+                                      hl_mono_ms(), view_keeps, (void *)view,
+                                      snap->refused, HL_TOP_REFUSED);
+    snap->refused_recent = hl_refusals_recent(&snap->shared.stats.refusals,
+                                              hl_mono_ms());
     hl_table_status(r->server, &snap->table);
     hl_store_totals(&totals);
     snap->used = totals.used;
@@ -445,6 +616,103 @@ hl_status_summary_t *hl_status_summary(request_rec *r)
      * server's workers. */
     hl_snapshot_t *snap = copy_header(r, ap_server_conf);
     return snap ? &snap->sum : NULL;
+}
+
+/* Adds to snap->lookups the key of account snap->lookup under route
+ * (a statistics name) of configured route c. */
+static void lookup_add(apr_pool_t *p, hl_snapshot_t *snap,
+                       const hl_conf_route_t *c, const char *route,
+                       const char *client)
+{
+    hl_lookup_row_t *row = apr_array_push(snap->lookups);
+
+    memset(row, 0, sizeof(*row));
+    row->route = route;
+    row->rule = c->where;
+    row->key = apr_pstrcat(p, route, "|", client, NULL);
+    row->nwindows = c->quota->nwindows;
+    row->refusals = hl_refusals_of(&snap->shared.stats.refusals, row->key,
+                                   strlen(row->key), hl_mono_ms());
+}
+
+/* hl_store_scan callback: the windows of the looked-up keys. */
+static int collect_lookup(const hl_slot_t *s, void *baton)
+{
+    hl_snapshot_t *snap = baton;
+    size_t klen = s->key_len - HL_SLOT_KEY_PREFIX;
+    int i, w;
+
+    if (s->key_len <= HL_SLOT_KEY_PREFIX || s->expires_ms <= snap->mono_ms)
+        return 0;
+    w = s->key[1] - '0';
+    for (i = 0; i < snap->lookups->nelts; ++i) {
+        hl_lookup_row_t *row = &APR_ARRAY_IDX(snap->lookups, i, hl_lookup_row_t);
+        if (strlen(row->key) == klen && w >= 0 && w < HL_MAX_WINDOWS
+            && !memcmp(row->key, s->key + HL_SLOT_KEY_PREFIX, klen)) {
+            row->count[w] = s->bucket.count;
+            row->left_ms[w] = s->expires_ms - snap->mono_ms;
+        }
+    }
+    return 0;
+}
+
+/* Fills snap->lookups for ?lookup=NAME (&route=ROUTE): the key NAME gets
+ * under each configured route counting by an account (by=header, cookie,
+ * param, user or env: hashed and folded as a request's,
+ * hl_account_client_part), with its counters and refusals. Never fails. */
+static void lookup_account(request_rec *r, hl_snapshot_t *snap)
+{
+    int i, j;
+
+    snap->lookups = apr_array_make(r->pool, 4, sizeof(hl_lookup_row_t));
+    if (!snap->lookup || !*snap->lookup)
+        return;
+    for (i = 0; i < snap->routes->nelts; ++i) {
+        const hl_conf_route_t *c = &APR_ARRAY_IDX(snap->routes, i,
+                                                  hl_conf_route_t);
+        const char *client = hl_account_client_part(r->pool, c->quota,
+                                                     snap->lookup,
+                                                     strlen(snap->lookup));
+        if (!client || (snap->lookup_route && *snap->lookup_route
+                        && strcmp(snap->lookup_route, c->name)))
+            continue;
+        lookup_add(r->pool, snap, c, c->name, client);
+        for (j = 0; c->parts && j < c->parts->nelts; ++j) {
+            const hl_route_stat_t *e = APR_ARRAY_IDX(c->parts, j,
+                                                     const hl_route_stat_t *);
+            if (strcmp(e->route, c->name))
+                lookup_add(r->pool, snap, c,
+                           apr_pstrdup(r->pool, e->route), client);
+        }
+    }
+    if (snap->lookups->nelts)
+        hl_store_scan(collect_lookup, snap);
+}
+
+/* Writes the ?json field "lookup":{"name":...,"keys":[...]} (nothing
+ * without ?lookup=). */
+static void write_lookup_json(request_rec *r, const hl_snapshot_t *snap)
+{
+    apr_pool_t *p = r->pool;
+    int i, w;
+
+    if (!snap->lookup || !snap->lookups)
+        return;
+    ap_rprintf(r, "\"lookup\":{\"name\":\"%s\",\"keys\":[",
+               hl_json_escape(p, snap->lookup));
+    for (i = 0; i < snap->lookups->nelts; ++i) {
+        const hl_lookup_row_t *row = &APR_ARRAY_IDX(snap->lookups, i,
+                                                    hl_lookup_row_t);
+        ap_rprintf(r, "%s{\"route\":\"%s\",\"rule\":\"%s\",\"key\":\"%s\","
+                   "\"refusals\":%u,\"windows\":[", i ? "," : "",
+                   hl_json_escape(p, row->route), hl_json_escape(p, row->rule),
+                   hl_json_escape(p, row->key), row->refusals);
+        for (w = 0; w < row->nwindows; ++w)
+            ap_rprintf(r, "%s{\"count\":%u,\"left_ms\":%" APR_INT64_T_FMT "}",
+                       w ? "," : "", row->count[w], (apr_int64_t)row->left_ms[w]);
+        ap_rputs("]}", r);
+    }
+    ap_rputs("]},", r);
 }
 
 /* Returns a snapshot allocated from r->pool, with the busiest keys, the
@@ -534,6 +802,16 @@ static void write_store_metrics(request_rec *r)
                (apr_uint64_t)f.errors, (apr_uint64_t)f.leased);
 }
 
+/* Returns the refusals per second now (hl_refusals_recent) as a decimal
+ * with one digit after the point, allocated from p. */
+static const char *refusal_rate(apr_pool_t *p, const hl_snapshot_t *snap)
+{
+    uint64_t tenths = snap->refused_recent * 10 / HL_REFUSALS_RATE_S;
+
+    return apr_psprintf(p, "%" APR_UINT64_T_FMT ".%d",
+                        (apr_uint64_t)(tenths / 10), (int)(tenths % 10));
+}
+
 /* Returns ms (wall clock) as Prometheus seconds, "0" for 0 (never);
  * allocated from p. */
 static const char *prom_seconds(apr_pool_t *p, int64_t ms)
@@ -560,6 +838,30 @@ static void write_metrics(request_rec *r, const hl_snapshot_t *snap)
                        APR_UINT64_T_FMT "\n", prom_escape(r->pool, e->route),
                        decision_names[k], (apr_uint64_t)e->count[k]);
     }
+    ap_rputs("# HELP hotlimit_route_refusals_total Requests refused by the route's own quota (a quota line or table rule); hotlimit_requests_total{decision=\"rejected\"} also counts those another quota of the request refused.\n"
+             "# TYPE hotlimit_route_refusals_total counter\n", r);
+    for (i = 0; i < HL_STATS_ROUTES; ++i) {
+        const hl_route_stat_t *e = &snap->shared.stats.routes[i];
+        if (e->hash)
+            ap_rprintf(r, "hotlimit_route_refusals_total{route=\"%s\"} %"
+                       APR_UINT64_T_FMT "\n", prom_escape(r->pool, e->route),
+                       (apr_uint64_t)e->refused_by);
+    }
+    ap_rprintf(r, "# HELP hotlimit_key_refusals Refusals in this minute and the one before of the %d keys refused most now, with the route that refused them.\n"
+               "# TYPE hotlimit_key_refusals gauge\n", HL_METRIC_REFUSED);
+    for (i = 0; i < snap->nrefused && i < HL_METRIC_REFUSED; ++i)
+        ap_rprintf(r, "hotlimit_key_refusals{key=\"%s\",route=\"%s\"} %u\n",
+                   prom_escape(r->pool, snap->refused[i].key),
+                   prom_escape(r->pool, snap->refused[i].route),
+                   snap->refused[i].now);
+    ap_rprintf(r, "# HELP hotlimit_refusals_per_second Refusals per second over the last %d whole seconds.\n"
+               "# TYPE hotlimit_refusals_per_second gauge\n"
+               "hotlimit_refusals_per_second %s\n"
+               "# HELP hotlimit_counters_start_time_seconds When the counters started (Unix time): kept across full restarts when HotLimitPersist keeps them.\n"
+               "# TYPE hotlimit_counters_start_time_seconds gauge\n"
+               "hotlimit_counters_start_time_seconds %s\n",
+               HL_REFUSALS_RATE_S, refusal_rate(r->pool, snap),
+               prom_seconds(r->pool, snap->shared.counters_started_ms));
     ap_rputs("# HELP hotlimit_table_reloads_total Quota table reloads by result.\n"
              "# TYPE hotlimit_table_reloads_total counter\n", r);
     for (k = 0; k < HL_RELOAD_RESULTS; ++k)
@@ -613,7 +915,8 @@ static void write_metrics(request_rec *r, const hl_snapshot_t *snap)
  * tick first, each [admitted, rejected, dry_run]. */
 static void json_route(request_rec *r, const hl_snapshot_t *snap,
                        const char *name, const char *limits,
-                       const char *origin, const hl_route_stat_t *e, int first)
+                       const char *origin, const char *rule,
+                       const hl_route_stat_t *e, int first)
 {
     uint32_t h[HL_STATS_HISTORY][3];
     int i;
@@ -622,11 +925,14 @@ static void json_route(request_rec *r, const hl_snapshot_t *snap,
     if (e)
         hl_stats_history(e, snap->mono_ms, h);
     ap_rprintf(r, "%s{\"route\":\"%s\",\"limits\":\"%s\",\"origin\":\"%s\","
+               "\"rule\":\"%s\",\"refused_by_rule\":%" APR_UINT64_T_FMT ","
                "\"admitted\":%" APR_UINT64_T_FMT ",\"rejected\":%"
                APR_UINT64_T_FMT ",\"dry_run\":%" APR_UINT64_T_FMT
                ",\"history_tick_s\":%d,\"history\":[", first ? "" : ",",
                hl_json_escape(r->pool, name), hl_json_escape(r->pool, limits),
-               origin, (apr_uint64_t)(e ? e->count[0] : 0),
+               origin, hl_json_escape(r->pool, rule),
+               (apr_uint64_t)(e ? e->refused_by : 0),
+               (apr_uint64_t)(e ? e->count[0] : 0),
                (apr_uint64_t)(e ? e->count[1] : 0),
                (apr_uint64_t)(e ? e->count[2] : 0), HL_STATS_TICK_MS / 1000);
     for (i = 0; i < HL_STATS_HISTORY; ++i)
@@ -670,14 +976,15 @@ static void write_json(request_rec *r, const hl_snapshot_t *snap)
                (apr_uint64_t)snap->sum.decisions[HL_DECISION_DRY_RUN]);
     for (i = 0; i < snap->routes->nelts; ++i) {
         const hl_conf_route_t *c = &APR_ARRAY_IDX(snap->routes, i, hl_conf_route_t);
-        json_route(r, snap, c->name, c->limits, c->origin, c->stat, first);
+        json_route(r, snap, c->name, c->limits, c->origin, c->where, c->stat,
+                   first);
         first = 0;
     }
     for (i = 0; i < HL_STATS_ROUTES; ++i) {
         const hl_route_stat_t *e = &snap->shared.stats.routes[i];
         if (!e->hash || is_configured(snap, e))
             continue;
-        json_route(r, snap, e->route, "", "", e, first);
+        json_route(r, snap, e->route, "", "", "", e, first);
         first = 0;
     }
     {
@@ -706,7 +1013,24 @@ static void write_json(request_rec *r, const hl_snapshot_t *snap)
                    "\"window\":%d}", i ? "," : "",
                    hl_json_escape(p, snap->top[i].key), snap->top[i].count,
                    origin_name(snap->top[i].origin), snap->top[i].window + 1);
-    ap_rputs("],", r);
+    ap_rputs("],\"top_refused\":[", r);
+    for (i = 0; i < snap->nrefused; ++i) {
+        const hl_refusal_rank_t *k = &snap->refused[i];
+        ap_rprintf(r, "%s{\"key\":\"%s\",\"client\":\"%s\",\"route\":\"%s\","
+                   "\"rule\":\"%s\",\"refusals\":%u,\"total\":%"
+                   APR_UINT64_T_FMT "}", i ? "," : "",
+                   hl_json_escape(p, k->key), hl_json_escape(p, key_client(k->key)),
+                   hl_json_escape(p, k->route),
+                   hl_json_escape(p, rule_of(snap, k->route)), k->now,
+                   (apr_uint64_t)k->total);
+    }
+    ap_rprintf(r, "],\"summary\":{\"refusals_per_s\":%s,\"bans_active\":%d,"
+               "\"table_state\":\"%s\"},\"counters_started_ms\":%"
+               APR_INT64_T_FMT ",", refusal_rate(p, snap),
+               hl_ban_list(snap->view, p, hl_mono_ms())->nelts,
+               snap->sum.table_result,
+               (apr_int64_t)snap->shared.counters_started_ms);
+    write_lookup_json(r, snap);
     hl_conc_write_json(r);      /* HotLimitConcurrency */
     ap_rputs(",", r);
     hl_ban_write_json(r, snap->view);
@@ -736,27 +1060,58 @@ const char *hl_status_duration(apr_pool_t *p, int64_t secs)
     return apr_psprintf(p, "%" APR_INT64_T_FMT " s", (apr_int64_t)secs);
 }
 
+/* Returns 16 * log2(1 + n), its fraction by linear interpolation between
+ * powers of two (integers only: no libm in the module). */
+static uint64_t log2_16(uint64_t n)
+{
+    uint64_t x = n + 1;
+    int b;
+
+    if (n == UINT64_MAX)
+        return 64 * 16;
+    b = 63 - __builtin_clzll(x);
+    return (uint64_t)b * 16 + (b >= 4 ? (x >> (b - 4)) - 16
+                                      : (x << (4 - b)) - 16);
+}
+
+/* Returns the height in pixels of a bar of n on a log scale where max
+ * (>= n) fills full: log(1 + n) / log(1 + max) of it, at least 1 for n > 0
+ * (one admitted request stays visible next to a flood). */
+static int log_height(uint64_t n, uint64_t max, int full)
+{
+    uint64_t ln = log2_16(n), lmax = log2_16(max);
+    int h;
+
+    if (!n || !lmax)
+        return 0;
+    h = (int)((ln * (uint64_t)full + lmax / 2) / lmax);
+    return h < 1 ? 1 : h > full ? full : h;
+}
+
 /* Writes the chart of the last HL_STATS_HISTORY ticks of e (NULL: no
- * traffic yet) as inline SVG: one stacked bar per tick, admitted at the
- * bottom, dry run, then rejected; the tallest bar fills the height. */
+ * traffic yet) as inline SVG, readable when refusals dwarf admissions:
+ * admitted requests rise above the axis, refused ones (dry run stacked on
+ * them) hang below it, both on one log scale whose top is labelled; then
+ * the totals of the period in words. */
 static void html_chart(request_rec *r, const hl_snapshot_t *snap,
                        const hl_route_stat_t *e)
 {
     uint32_t h[HL_STATS_HISTORY][3];
     uint64_t max = 0, sum[3] = { 0, 0, 0 };
-    static const char *const fill[3] = { "#3a3", "#d22", "#e90" };
-    static const int order[3] = { HL_DECISION_ADMITTED, HL_DECISION_DRY_RUN,
-                                  HL_DECISION_REJECTED };
-    const int bar = 5, height = 30;
+    const int bar = 5, half = 28, axis = half + 2, width = bar * HL_STATS_HISTORY;
+    const int minutes = HL_STATS_HISTORY * HL_STATS_TICK_MS / 60000;
     int i, k;
 
     memset(h, 0, sizeof(h));
     if (e)
         hl_stats_history(e, snap->mono_ms, h);
     for (i = 0; i < HL_STATS_HISTORY; ++i) {
-        uint64_t t = (uint64_t)h[i][0] + h[i][1] + h[i][2];
-        if (t > max)
-            max = t;
+        uint64_t down = (uint64_t)h[i][HL_DECISION_REJECTED]
+                        + h[i][HL_DECISION_DRY_RUN];
+        if (h[i][HL_DECISION_ADMITTED] > max)
+            max = h[i][HL_DECISION_ADMITTED];
+        if (down > max)
+            max = down;
         for (k = 0; k < 3; ++k)
             sum[k] += h[i][k];
     }
@@ -764,49 +1119,68 @@ static void html_chart(request_rec *r, const hl_snapshot_t *snap,
                "width=\"%d\" height=\"%d\" viewBox=\"0 0 %d %d\" role=\"img\" "
                "aria-label=\"last %d min: %" APR_UINT64_T_FMT " admitted, %"
                APR_UINT64_T_FMT " rejected, %" APR_UINT64_T_FMT " dry run\">"
-               "<title>last %d min (bars of %d s): %" APR_UINT64_T_FMT
-               " admitted, %" APR_UINT64_T_FMT " rejected, %" APR_UINT64_T_FMT
-               " dry run</title><line x1=\"0\" y1=\"%d\" x2=\"%d\" y2=\"%d\" "
-               "stroke=\"#bbb\"/>", bar * HL_STATS_HISTORY, height,
-               bar * HL_STATS_HISTORY, height,
-               HL_STATS_HISTORY * HL_STATS_TICK_MS / 60000,
+               "<title>last %d min (bars of %d s, log scale; admitted above "
+               "the line, refused below): %" APR_UINT64_T_FMT " admitted, %"
+               APR_UINT64_T_FMT " rejected, %" APR_UINT64_T_FMT " dry run"
+               "</title><line x1=\"0\" y1=\"%d\" x2=\"%d\" y2=\"%d\" "
+               "stroke=\"#888\"/><text x=\"%d\" y=\"9\" font-size=\"9\">%"
+               APR_UINT64_T_FMT "</text><text x=\"%d\" y=\"%d\" "
+               "font-size=\"9\">0</text><text x=\"%d\" y=\"%d\" "
+               "font-size=\"9\">%" APR_UINT64_T_FMT "</text>",
+               width + 40, 2 * axis, width + 40, 2 * axis, minutes,
                (apr_uint64_t)sum[0], (apr_uint64_t)sum[1], (apr_uint64_t)sum[2],
-               HL_STATS_HISTORY * HL_STATS_TICK_MS / 60000,
-               HL_STATS_TICK_MS / 1000,
+               minutes, HL_STATS_TICK_MS / 1000,
                (apr_uint64_t)sum[0], (apr_uint64_t)sum[1], (apr_uint64_t)sum[2],
-               height - 1, bar * HL_STATS_HISTORY, height - 1);
+               axis, width, axis, width + 3, (apr_uint64_t)max, width + 3,
+               axis + 3, width + 3, 2 * axis - 1, (apr_uint64_t)max);
     for (i = 0; max && i < HL_STATS_HISTORY; ++i) {
-        int y = height;
-        for (k = 0; k < 3; ++k) {
-            uint32_t n = h[i][order[k]];
-            int bh = (int)(((uint64_t)n * (uint64_t)height + max - 1) / max);
-            if (!n)
-                continue;
-            y -= bh;
+        uint32_t ok = h[i][HL_DECISION_ADMITTED];
+        uint64_t down = (uint64_t)h[i][HL_DECISION_REJECTED]
+                        + h[i][HL_DECISION_DRY_RUN];
+        int up_h = log_height(ok, max, half), down_h = log_height(down, max, half);
+        int dry_h = down ? (int)((uint64_t)down_h * h[i][HL_DECISION_DRY_RUN]
+                                 / down) : 0;
+        if (up_h)
             ap_rprintf(r, "<rect x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" "
-                       "fill=\"%s\"/>", i * bar, y, bar - 1, bh,
-                       fill[order[k]]);
-        }
+                       "fill=\"#3a3\"/>", i * bar, axis - up_h, bar - 1, up_h);
+        if (down_h - dry_h > 0)
+            ap_rprintf(r, "<rect x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" "
+                       "fill=\"#d22\"/>", i * bar, axis + 1, bar - 1,
+                       down_h - dry_h);
+        if (dry_h > 0)
+            ap_rprintf(r, "<rect x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" "
+                       "fill=\"#e90\"/>", i * bar, axis + 1 + down_h - dry_h,
+                       bar - 1, dry_h);
     }
-    ap_rputs("</svg>", r);
+    ap_rprintf(r, "</svg><span class=\"totals\">%" APR_UINT64_T_FMT
+               " admitted, %" APR_UINT64_T_FMT " refused, %" APR_UINT64_T_FMT
+               " dry run in %d min</span>", (apr_uint64_t)sum[0],
+               (apr_uint64_t)sum[1], (apr_uint64_t)sum[2], minutes);
 }
 
-/* Writes one row of the routes table (e may be NULL: no traffic yet). */
+/* Writes one row of the routes table (e may be NULL: no traffic yet):
+ * the rule (FILE:LINE or table route), the requests it admitted, those it
+ * refused itself, those another quota of the request refused. */
 static void html_route(request_rec *r, const hl_snapshot_t *snap,
                        const char *name, const char *limits,
-                       const char *origin, const hl_route_stat_t *e)
+                       const char *origin, const char *rule,
+                       const hl_route_stat_t *e)
 {
     apr_pool_t *p = r->pool;
+    uint64_t by = e ? e->refused_by : 0, rejected = e ? e->count[1] : 0;
 
     ap_rprintf(r, "<tr class=\"route\"><td class=\"name\">%s</td>"
+               "<td class=\"rule\">%s</td>"
                "<td class=\"limits\">%s</td><td>%s</td><td class=\"num\">%"
+               APR_UINT64_T_FMT "</td><td class=\"num refused\">%"
                APR_UINT64_T_FMT "</td><td class=\"num\">%" APR_UINT64_T_FMT
                "</td><td class=\"num\">%" APR_UINT64_T_FMT "</td><td>",
                hl_html_escape(p, name),
+               *rule ? hl_html_escape(p, rule) : "&mdash;",
                *limits ? hl_html_escape(p, limits) : "&mdash;",
                *origin ? origin : "not configured here",
-               (apr_uint64_t)(e ? e->count[0] : 0),
-               (apr_uint64_t)(e ? e->count[1] : 0),
+               (apr_uint64_t)(e ? e->count[0] : 0), (apr_uint64_t)by,
+               (apr_uint64_t)(rejected > by ? rejected - by : 0),
                (apr_uint64_t)(e ? e->count[2] : 0));
     html_chart(r, snap, e);
     ap_rputs("</td></tr>", r);
@@ -825,18 +1199,190 @@ static void html_limited_from(request_rec *r, int from)
                  "fallback while Redis is down).</p>", r);
 }
 
-static void write_html(request_rec *r, const hl_snapshot_t *snap)
+/* Returns the cells of a ban key "HOST:PORTban|CLIENT": the client
+ * address, then the virtual host ("all hosts" for the main server's),
+ * escaped, allocated from p. */
+static const char *html_ban_cells(apr_pool_t *p, const char *key)
+{
+    const char *client = key;
+    size_t clen = strlen(key), host = 0;
+
+    if (hl_ban_key_client(key, strlen(key), &client, &clen))
+        host = (size_t)(client - key) - (sizeof(HL_BAN_SCOPE "|") - 1);
+    return apr_psprintf(p, "<td class=\"client key\">%s</td><td class=\"host\">"
+                        "%s</td>", hl_html_escape(p, client),
+                        host ? hl_html_escape(p, apr_pstrmemdup(p, key, host))
+                             : "all hosts");
+}
+
+/* Writes the line at the top: refusals per second now, active bans, the
+ * table's state (red, with its message, when its last reload failed). */
+static void html_summary(request_rec *r, const hl_snapshot_t *snap)
+{
+    apr_pool_t *p = r->pool;
+    int bans = hl_ban_list(snap->view, p, hl_mono_ms())->nelts;
+    int failed = snap->table.table_last_result == HL_RELOAD_FAILED;
+
+    ap_rprintf(r, "<p id=\"summary\"><span id=\"rate\"%s>%s refusals/s "
+               "now</span> &middot; <span id=\"bans-active\">%d active "
+               "ban%s</span> &middot; ",
+               snap->refused_recent ? " class=\"warn\"" : "",
+               refusal_rate(p, snap), bans, bans == 1 ? "" : "s");
+    if (!snap->table.table_source[0])
+        ap_rputs("<span id=\"table-state\">no quota table</span>", r);
+    else if (failed)
+        ap_rprintf(r, "<span id=\"table-state\" class=\"warn\"><b>quota "
+                   "table: last reload FAILED</b>: %s (generation %"
+                   APR_UINT64_T_FMT " stays in force)</span>",
+                   hl_html_escape(p, snap->table.table_message),
+                   (apr_uint64_t)snap->table.table_generation);
+    else
+        ap_rprintf(r, "<span id=\"table-state\">quota table %s, generation %"
+                   APR_UINT64_T_FMT "</span>", snap->sum.table_result,
+                   (apr_uint64_t)snap->table.table_generation);
+    ap_rputs("</p>", r);
+}
+
+/* Writes "Refused most (now)": the keys with the most refusals in this
+ * minute and the one before, the route and rule that refused them, each
+ * with a reset button (form posting to self). */
+static void html_refused(request_rec *r, const hl_snapshot_t *snap,
+                         const char *self)
+{
+    apr_pool_t *p = r->pool;
+    int i;
+
+    ap_rputs("<h2>Refused most (now)</h2>", r);
+    if (!snap->nrefused) {
+        ap_rputs("<p id=\"refused-none\">No refusals in the last minutes.</p>",
+                 r);
+        return;
+    }
+    ap_rputs("<table id=\"refused\"><tr><th>client</th><th>key</th>"
+             "<th>refused by route</th><th>rule</th><th>refusals now (this "
+             "minute and the last)</th><th>refusals in all</th><th></th></tr>",
+             r);
+    for (i = 0; i < snap->nrefused; ++i) {
+        const hl_refusal_rank_t *k = &snap->refused[i];
+        const char *key = hl_html_escape(p, k->key);
+        const char *client = key_shown(p, k->key);
+
+        if (client == k->key)           /* not a ban counter */
+            client = key_client(k->key);
+        ap_rprintf(r, "<tr class=\"refused%s\"><td class=\"client key\">%s</td>"
+                   "<td class=\"key\">%s</td><td>%s</td><td class=\"rule\">%s"
+                   "</td><td class=\"num\">%u</td><td class=\"num\">%"
+                   APR_UINT64_T_FMT "</td><td><form class=\"reset\" "
+                   "method=\"post\" action=\"%s\"><input type=\"hidden\" "
+                   "name=\"reset\" value=\"%s\"><input type=\"hidden\" "
+                   "name=\"back\" value=\"1\"><button type=\"submit\">"
+                   "reset</button></form></td></tr>", i ? "" : " first",
+                   hl_html_escape(p, client), key, hl_html_escape(p, k->route),
+                   hl_html_escape(p, rule_of(snap, k->route)), k->now,
+                   (apr_uint64_t)k->total, self, key);
+    }
+    ap_rputs("</table>", r);
+}
+
+/* Writes the account lookup: a GET form (works without script) and, for
+ * ?lookup=NAME, the counters of that account's keys with reset buttons. */
+static void html_lookup(request_rec *r, const hl_snapshot_t *snap,
+                        const char *self)
+{
+    apr_pool_t *p = r->pool;
+    int i, w, any = 0;
+
+    for (i = 0; i < snap->routes->nelts; ++i) {
+        const hl_quota_t *q = APR_ARRAY_IDX(snap->routes, i,
+                                            hl_conf_route_t).quota;
+        if (q->by != HL_BY_IP && q->by != HL_BY_GLOBAL)
+            any = 1;
+    }
+    ap_rprintf(r, "<h2>Account lookup</h2><form id=\"lookup-form\" "
+               "method=\"get\" action=\"%s\"><label>account (user name, "
+               "e-mail, header or cookie value) <input name=\"lookup\" "
+               "value=\"%s\"></label> <label>route <select name=\"route\">"
+               "<option value=\"\">every route</option>", self,
+               snap->lookup ? hl_html_escape(p, snap->lookup) : "");
+    for (i = 0; i < snap->routes->nelts; ++i) {
+        const hl_conf_route_t *c = &APR_ARRAY_IDX(snap->routes, i,
+                                                  hl_conf_route_t);
+        if (c->quota->by == HL_BY_IP || c->quota->by == HL_BY_GLOBAL)
+            continue;
+        ap_rprintf(r, "<option value=\"%s\"%s>%s (%s)</option>",
+                   hl_html_escape(p, c->name),
+                   snap->lookup_route && !strcmp(snap->lookup_route, c->name)
+                   ? " selected" : "", hl_html_escape(p, c->name),
+                   hl_html_escape(p, c->where));
+    }
+    ap_rputs("</select></label> <button type=\"submit\">look up</button>"
+             "</form>", r);
+    if (!any)
+        ap_rputs("<p>No route counts by account (by=header, cookie, param, "
+                 "user or env).</p>", r);
+    if (!snap->lookup || !*snap->lookup)
+        return;
+    if (!snap->lookups->nelts) {
+        ap_rprintf(r, "<p id=\"lookup-none\">No route counts <b>%s</b> as an "
+                   "account.</p>", hl_html_escape(p, snap->lookup));
+        return;
+    }
+    ap_rputs("<table id=\"lookup\"><tr><th>route</th><th>rule</th><th>key</th>"
+             "<th>requests per window</th><th>refusals now</th><th></th></tr>",
+             r);
+    for (i = 0; i < snap->lookups->nelts; ++i) {
+        const hl_lookup_row_t *row = &APR_ARRAY_IDX(snap->lookups, i,
+                                                    hl_lookup_row_t);
+        const char *key = hl_html_escape(p, row->key);
+        ap_rprintf(r, "<tr class=\"lookup\"><td>%s</td><td class=\"rule\">%s"
+                   "</td><td class=\"key\">%s</td><td class=\"windows\">",
+                   hl_html_escape(p, row->route), hl_html_escape(p, row->rule),
+                   key);
+        for (w = 0; w < row->nwindows; ++w)
+            ap_rprintf(r, "%s<span class=\"count\">%u</span>%s", w ? " / " : "",
+                       row->count[w], row->left_ms[w] > 0
+                       ? apr_psprintf(p, " (clears in %s)", hl_status_duration(
+                                      p, (row->left_ms[w] + 999) / 1000)) : "");
+        ap_rprintf(r, "</td><td class=\"num\">%u</td><td><form class=\"reset\" "
+                   "method=\"post\" action=\"%s\"><input type=\"hidden\" "
+                   "name=\"reset\" value=\"%s\"><input type=\"hidden\" "
+                   "name=\"back\" value=\"1\"><button type=\"submit\">"
+                   "reset</button></form></td></tr>", row->refusals, self, key);
+    }
+    ap_rputs("</table>", r);
+}
+
+/* Writes how long the counters have been counting (they outlive full
+ * restarts when persisted) and how long this httpd has been up. */
+static void html_uptime(request_rec *r, const hl_snapshot_t *snap)
+{
+    apr_pool_t *p = r->pool;
+    char since[APR_RFC822_DATE_LEN] = "?", counting[APR_RFC822_DATE_LEN] = "?";
+    int64_t counted_s = snap->shared.counters_started_ms > 0
+                        ? (hl_now_ms() - snap->shared.counters_started_ms) / 1000
+                        : 0;
+
+    if (snap->sum.started_ms)
+        apr_rfc822_date(since, (apr_time_t)snap->sum.started_ms * 1000);
+    if (snap->shared.counters_started_ms)
+        apr_rfc822_date(counting,
+                        (apr_time_t)snap->shared.counters_started_ms * 1000);
+    ap_rprintf(r, "<p id=\"uptime\">Counters counting for %s (since %s); "
+               "this httpd up for %s (since %s; a graceful restart keeps "
+               "both, a full restart keeps only persisted counters).</p>",
+               hl_status_duration(p, counted_s), counting,
+               hl_status_duration(p, snap->sum.uptime_s), since);
+}
+
+static void write_html(request_rec *r, const hl_snapshot_t *snap, int refresh)
 {
     apr_pool_t *p = r->pool;
     char when[APR_RFC822_DATE_LEN] = "never";
-    char since[APR_RFC822_DATE_LEN] = "?";
     const char *self = hl_html_escape(p, r->uri);
     int i;
 
     if (snap->table.table_loaded_ms)
         apr_rfc822_date(when, (apr_time_t)snap->table.table_loaded_ms * 1000);
-    if (snap->sum.started_ms)
-        apr_rfc822_date(since, (apr_time_t)snap->sum.started_ms * 1000);
     ap_set_content_type(r, "text/html; charset=utf-8");
     ap_rputs("<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\">"
              "<meta name=\"robots\" content=\"noindex, nofollow\">"
@@ -845,20 +1391,28 @@ static void write_html(request_rec *r, const hl_snapshot_t *snap)
              "padding:.2em .6em;text-align:left;vertical-align:middle}"
              "td.num{text-align:right}form{margin:0}svg.chart{display:block}"
              ".key{font-family:monospace}.legend span{padding:0 .5em}.warn{color:#b00}"
-             "</style></head><body>"
-             "<h1>mod_hotlimit status</h1>", r);
-    ap_rprintf(r, "<p id=\"uptime\">Up for %s, counting since %s (the start "
-               "of this httpd; restarts keep the counters).</p>",
-               hl_status_duration(p, snap->sum.uptime_s), since);
+             ".totals{font-size:.8em;color:#555}"
+             "#summary{font-size:1.2em;padding:.4em;background:#f4f4f4}"
+             "td.refused{font-weight:bold}tr.first td{background:#fdd}"
+             "</style>", r);
+    if (refresh > 0)
+        ap_rprintf(r, "<meta http-equiv=\"refresh\" content=\"%d\">", refresh);
+    ap_rputs("</head><body><h1>mod_hotlimit status</h1>", r);
+    html_summary(r, snap);
+    html_refused(r, snap, self);
 
     ap_rprintf(r, "<h2>Routes</h2><p class=\"legend\">Counts since the start; "
-               "the chart shows the last %d minutes in bars of %d s: "
+               "the chart shows the last %d minutes in bars of %d s, on a log "
+               "scale (its top labelled), admitted above the line, refused "
+               "below: "
                "<span style=\"color:#3a3\">&#9632; admitted</span>"
                "<span style=\"color:#e90\">&#9632; dry run (would have been "
                "rejected)</span><span style=\"color:#d22\">&#9632; "
                "rejected</span></p>"
-               "<table id=\"routes\"><tr><th>route</th><th>limits</th>"
-               "<th>from</th><th>admitted</th><th>rejected</th><th>dry run</th>"
+               "<table id=\"routes\"><tr><th>route</th><th>rule</th>"
+               "<th>limits</th><th>from</th><th>admitted</th>"
+               "<th>refused by this rule</th><th>refused by another rule "
+               "of the request</th><th>dry run</th>"
                "<th>last %d min</th></tr>",
                HL_STATS_HISTORY * HL_STATS_TICK_MS / 60000,
                HL_STATS_TICK_MS / 1000,
@@ -867,12 +1421,12 @@ static void write_html(request_rec *r, const hl_snapshot_t *snap)
         const hl_conf_route_t *c = &APR_ARRAY_IDX(snap->routes, i, hl_conf_route_t);
         html_route(r, snap, c->name, c->limits,
                    !strcmp(c->origin, "table") ? "quota table" : "HotLimitQuota",
-                   c->stat);
+                   c->where, c->stat);
     }
     for (i = 0; i < HL_STATS_ROUTES; ++i) {
         const hl_route_stat_t *e = &snap->shared.stats.routes[i];
         if (e->hash && !is_configured(snap, e))
-            html_route(r, snap, e->route, "", "", e);
+            html_route(r, snap, e->route, "", "", "", e);
     }
     ap_rputs("</table>", r);
     if (snap->routes_cut)
@@ -918,17 +1472,18 @@ static void write_html(request_rec *r, const hl_snapshot_t *snap)
         if (!bans->nelts)
             ap_rputs("<p id=\"bans\">No client is banned now.</p>", r);
         else {
-            ap_rputs("<table id=\"bans\"><tr><th>ban</th><th>lifted in</th>"
-                     "<th></th></tr>", r);
+            ap_rputs("<table id=\"bans\"><tr><th>client</th><th>host</th>"
+                     "<th>lifted in</th><th></th></tr>", r);
             for (i = 0; i < bans->nelts; ++i) {
                 const hl_ban_entry_t *b = &APR_ARRAY_IDX(bans, i, hl_ban_entry_t);
                 const char *key = hl_html_escape(p, b->key);
-                ap_rprintf(r, "<tr class=\"ban\"><td class=\"key\">%s</td>"
+                ap_rprintf(r, "<tr class=\"ban\">%s"
                            "<td class=\"left\">%s</td><td><form class=\"reset\" "
                            "method=\"post\" action=\"%s\"><input type=\"hidden\" "
                            "name=\"reset\" value=\"%s\"><input type=\"hidden\" "
                            "name=\"back\" value=\"1\"><button type=\"submit\">"
-                           "lift</button></form></td></tr>", key,
+                           "lift</button></form></td></tr>",
+                           html_ban_cells(p, b->key),
                            hl_status_duration(p, (b->left_ms + 999) / 1000),
                            self, key);
             }
@@ -936,6 +1491,7 @@ static void write_html(request_rec *r, const hl_snapshot_t *snap)
         }
     }
 
+    html_lookup(r, snap, self);
     ap_rprintf(r, "<h2>Quota table</h2><table id=\"table\">"
                "<tr><th>source</th><td>%s</td></tr>"
                "<tr><th>enabled</th><td>%s</td></tr>"
@@ -987,8 +1543,11 @@ static void write_html(request_rec *r, const hl_snapshot_t *snap)
                    hl_html_escape(p, snap->top[i].key),
                    origin_name(snap->top[i].origin), snap->top[i].window + 1,
                    snap->top[i].count);
-    ap_rputs("</table><p><a href=\"?json\">JSON</a> &middot; "
-             "<a href=\"?metrics\">metrics</a></p></body></html>\n", r);
+    ap_rputs("</table>", r);
+    html_uptime(r, snap);
+    ap_rputs("<p><a href=\"?json\">JSON</a> &middot; "
+             "<a href=\"?metrics\">metrics</a> &middot; "
+             "<a href=\"?refresh=5\">refresh every 5 s</a></p></body></html>\n", r);
 }
 
 /*
@@ -1134,6 +1693,8 @@ static int handle_reset(request_rec *r)
     }
     store = hl_store_get();
     removed = store->ops->reset(store->ctx, key, strlen(key));
+    if (removed >= 0 && hl_store_stats())   /* its place in the ranking */
+        hl_refusals_forget(&hl_store_stats()->refusals, key, strlen(key));
     if (removed >= 0 && !strchr(key, '|')) {   /* a client address: its bans */
         int lifted = hl_ban_reset_client(view, r->pool, key);
         removed = lifted < 0 ? -1 : removed + lifted;
@@ -1164,6 +1725,29 @@ static int query_is(const char *args, const char *name)
 
     return args && !strncmp(args, name, n)
            && (args[n] == '\0' || (args[n] == '=' && args[n + 1] == '\0'));
+}
+
+/* Returns the value of query parameter name in r's query string, decoded
+ * ("" for a bare "name"), allocated from r->pool; NULL when absent or
+ * undecodable. */
+static const char *query_param(request_rec *r, const char *name)
+{
+    size_t n = strlen(name);
+    char *args, *pair, *last;
+
+    if (!r->args)
+        return NULL;
+    args = apr_pstrdup(r->pool, r->args);
+    for (pair = apr_strtok(args, "&", &last); pair;
+         pair = apr_strtok(NULL, "&", &last)) {
+        if (strncmp(pair, name, n) || (pair[n] != '=' && pair[n] != '\0'))
+            continue;
+        if (pair[n] == '\0')
+            return "";
+        pair += n + 1;
+        return ap_unescape_urlencoded(pair) == OK ? pair : NULL;
+    }
+    return NULL;
 }
 
 const char *hl_status_set(cmd_parms *cmd, void *dconf, int on)
@@ -1252,11 +1836,20 @@ int hl_status_handler(request_rec *r)
     apr_table_setn(r->headers_out, "Cache-Control", "no-store");
     if (r->header_only)
         return OK;
-    if (metrics)
+    if (metrics) {
         write_metrics(r, snap);
-    else if (query_is(r->args, "json"))
+        return OK;
+    }
+    snap->lookup = query_param(r, "lookup");
+    snap->lookup_route = query_param(r, "route");
+    lookup_account(r, snap);
+    if (query_is(r->args, "json") || query_param(r, "json"))
         write_json(r, snap);
-    else
-        write_html(r, snap);
+    else {
+        const char *refresh = query_param(r, "refresh");
+        int every = refresh ? atoi(refresh) : 0;
+        write_html(r, snap, every < 0 ? 0 : every > HL_REFRESH_MAX
+                                      ? HL_REFRESH_MAX : every);
+    }
     return OK;
 }

@@ -201,6 +201,7 @@ static int attach_shared(void *base, uint32_t capacity)
         sh->magic = HL_SHARED_MAGIC;
         sh->version = HL_SHARED_VERSION;
         sh->capacity = capacity;
+        sh->counters_started_ms = hl_now_ms();
         fresh = 1;
     }
     if (map_stripes(base, nstripes, capacity / nstripes, 1, random_seed()))

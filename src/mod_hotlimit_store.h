@@ -11,7 +11,8 @@
 #include "hl_store.h"
 
 #define HL_SHARED_MAGIC   0x484c5348u  /* "HLSH" */
-#define HL_SHARED_VERSION 4u   /* 3: per-route history, 4: table status moved out */
+#define HL_SHARED_VERSION 5u   /* 3: per-route history, 4: table status moved
+                                  out, 5: refusals per key and rule, start */
 
 /* The shared segment's header; the slot tables follow it. The quota
  * table's status is the table's own (mod_hotlimit_table.h), so that it
@@ -22,6 +23,9 @@ typedef struct {
     uint32_t   capacity;
     uint32_t   pad;
     hl_stats_t stats;
+    int64_t    counters_started_ms;   /* wall clock when these counters
+                                         started (kept with them across
+                                         restarts and persistence) */
 } hl_shared_t;
 
 /* Returns OK, or HTTP_INTERNAL_SERVER_ERROR after logging (post_config). */

@@ -98,6 +98,8 @@ typedef struct {
                                          one second older (hl_validator.h) */
     int                   seen_once;
     int                   problems;   /* logged in the current parse */
+    char                  first_error[160];  /* its first error, for the
+                                                status page (issue 21) */
     apr_pool_t           *parse_pool; /* the current parse's pool, for
                                          log_problem */
     hl_fetch_validators_t validators; /* URL: last good response */
@@ -351,6 +353,8 @@ static void log_problem(void *baton, hl_problem_t severity, const char *route,
         route = ap_escape_logitem(p, apr_pstrndup(p, route, HL_TABLE_ROUTE_MAX));
     if (field)
         field = ap_escape_logitem(p, apr_pstrndup(p, field, HL_TABLE_ROUTE_MAX));
+    if (severity == HL_PROBLEM_ERROR && !rl->first_error[0])
+        apr_cpystrn(rl->first_error, msg, sizeof(rl->first_error));
     msg = ap_escape_logitem(p, msg);
     if (route && field)
         where = apr_psprintf(p, "route '%s': field '%s': ", route, field);
@@ -434,7 +438,14 @@ static void fail(hl_reloader_t *rl, const char *why)
     /* Whatever comes next is parsed and published, so that the status
      * shows the table in force again rather than this failure. */
     rl->published = 0;
-    record(rl, HL_RELOAD_FAILED, why, drop, 0);
+    {
+        /* The status says where the parse failed (its first error). */
+        char said[HL_TEXT_MAX];
+        apr_snprintf(said, sizeof(said), "%s%s%s", why,
+                     rl->first_error[0] ? ": " : "", rl->first_error);
+        rl->first_error[0] = '\0';
+        record(rl, HL_RELOAD_FAILED, said, drop, 0);
+    }
 }
 
 /* Parses body into the inactive bank and publishes it, or fails. Under
@@ -463,6 +474,7 @@ static void parse_and_publish(hl_reloader_t *rl, apr_pool_t *p,
     if (rl->sc->table_failure == HL_FAIL_LAST_GOOD)
         prev = bank(region->active);
     rl->problems = 0;
+    rl->first_error[0] = '\0';
     seq_bump();   /* a reader still on this bank from before the last flip
                      must not trust what it reads now */
     rl->parse_pool = p;

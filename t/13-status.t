@@ -75,9 +75,9 @@ ok t_cmp("@codes", '200 200 429 429', '/stat: 2 admitted, 2 rejected');
 # --- HTML ------------------------------------------------------------------------------
 {
     my $res = GET '/hotlimit-status';
-    ok t_cmp($res->content, qr{<h1>mod_hotlimit status</h1>.*<td class="name">/stat</td><td class="limits">2/1m by=ip</td><td>HotLimitQuota</td><td class="num">2</td><td class="num">2</td>}s,
-             'HTML page: /stat with its limits, 2 admitted and 2 rejected');
-    ok t_cmp($res->content, qr{<p id="uptime">Up for \d+ (?:s|min|h|d)\b.*<th>window</th><th>requests in that window</th>}s,
+    ok t_cmp($res->content, qr{<h1>mod_hotlimit status</h1>.*<td class="name">/stat</td><td class="rule">[^<]*/extra\.conf:\d+</td><td class="limits">2/1m by=ip</td><td>HotLimitQuota</td><td class="num">2</td><td class="num refused">2</td><td class="num">0</td>}s,
+             'HTML page: /stat with its rule (FILE:LINE), its limits, 2 admitted and 2 refused by it');
+    ok t_cmp($res->content, qr{<th>window</th><th>requests in that window</th>.*<p id="uptime">Counters counting for \d+ (?:s|min|h|d)\b.*this httpd up for \d+ (?:s|min|h|d)\b}s,
              'HTML page: uptime, and which window a busy key is counted in');
     ok t_cmp($res->content, qr{<tr class="limited"><td class="key">/stat\|127\.0\.0\.1</td>.*?<form class="reset" method="post" action="/hotlimit-status"><input type="hidden" name="reset" value="/stat\|127\.0\.0\.1">}s,
              'HTML page: /stat|127.0.0.1 at its limit, with a reset button');

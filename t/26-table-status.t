@@ -11,7 +11,7 @@ use Apache::Test;
 use Apache::TestUtil;
 use HotLimitTable;
 
-plan tests => 24, need need_module('mod_hotlimit.c');
+plan tests => 24 + 3 + 2 + 5, need need_module('mod_hotlimit.c');
 
 my $mpm = hl_mpm();
 
@@ -51,10 +51,21 @@ write_table($h->table_path, '[1, 2, 3]');
 ok t_cmp($h->wait_log(qr/HL00404/, $off, 5) ? 1 : 0, 1, "[$mpm] a table that is not an object fails (HL00404)");
 $st = $h->status;
 ok t_cmp($st->{table}{last_result}, 'failed', "[$mpm] ?json: last_result failed");
-ok t_cmp($st->{table}{message}, 'the document is not a valid quota table',
+ok t_cmp($st->{table}{message}, qr/^the document is not a valid quota table(?:: |$)/,
          "[$mpm] ?json: the failure's message");
 ok t_cmp($st->{table}{reloads}{failed} >= 1 ? 1 : 0, 1, "[$mpm] ?json: reloads.failed counted");
 ok t_cmp($st->{table}{generation}, $g2, "[$mpm] ?json: last-good published nothing");
+# The page's summary line says so at the top, in red, with the message.
+my $html = $h->get('/hotlimit-status')->content;
+ok t_cmp($html, qr{<h1>mod_hotlimit status</h1><p id="summary">.*<span id="table-state" class="warn"><b>quota table: last reload FAILED</b>: the document is not a valid quota table}s,
+         "[$mpm] HTML: the failed reload in red in the summary line at the top");
+write_table($h->table_path, '{"routes": {"/s": ');
+ok t_cmp($h->wait_log(qr/near line 1, column/, $off, 5) ? 1 : 0, 1, "[$mpm] a table cut short fails");
+# (the status records it just after logging it)
+wait_until(sub { ($h->status->{table}{message} // '') =~ /near line/ }, 3);
+$html = $h->get('/hotlimit-status')->content;
+ok t_cmp($html, qr{<p id="summary">.*<span id="table-state" class="warn">[^\n]*near line 1, column \d+}s,
+         "[$mpm] HTML: the summary line shows where the parse failed");
 
 my $m = $h->metrics;
 ok t_cmp($m, qr/^hotlimit_table_last_reload_successful 0$/m,
@@ -101,4 +112,37 @@ ok t_cmp($n{'/both admitted'}, 2,
          "[$mpm] ?metrics: the directive's route counts 2 admitted (what it served), not 4");
 ok t_cmp($n{'/both rejected'}, 2,
          "[$mpm] ?metrics: ... and the 2 refused requests as rejected");
+# ... but only the rule that refused them counts them as its own refusals.
+my %by = $m =~ /^hotlimit_route_refusals_total\{route="([^"]*)"\} (\d+)$/mg;
+ok t_cmp(($by{'/both/x'} // 'missing') . ' ' . ($by{'/both'} // 'missing'), '2 0',
+         "[$mpm] ?metrics: hotlimit_route_refusals_total: the table rule 2, the directive 0");
+my %rule = map { $_->{route} => $_ } @{ $h->status->{routes} || [] };
+ok t_cmp(join(' ', map { $rule{$_} ? "$rule{$_}{rule}=$rule{$_}{refused_by_rule}" : "$_ missing" } '/both/x', '/both'),
+         qr{^table /both/x=2 \S+\.conf:\d+=0$},
+         "[$mpm] ?json: each rule labelled (table route, FILE:LINE) with its own refusals");
+$h->stop;
+
+# ---- one row per table rule, whichever virtual host counted it ----------
+# Every request is a virtual host's (counted under its host:port): the
+# main page sums them into the rule's one row.
+$h = start_httpd(name => 'onerow',
+                 table => { routes => { '/t1' => { max => 2, window => 60 } } },
+                 conf => <<'CONF');
+HotLimitQuotaTable @DIR@/table.json
+<VirtualHost *>
+    ServerName 127.0.0.1
+</VirtualHost>
+<VirtualHost *>
+    ServerName shop.example
+</VirtualHost>
+CONF
+ok t_cmp($h->codes('/t1', 3) . ', ' . $h->codes('/t1', 3, Host => 'shop.example'),
+         '200 200 429, 429 429 429', "[$mpm] /t1 in two virtual hosts: 2 admitted (one counter by address)");
+my @rows = grep { $_->{route} =~ m{/t1$} } @{ $h->status->{routes} || [] };
+ok t_cmp(scalar @rows, 1, "[$mpm] ?json: one row for the rule /t1");
+ok t_cmp(@rows ? "$rows[0]{route} $rows[0]{rule} $rows[0]{admitted}/$rows[0]{rejected}/$rows[0]{refused_by_rule}" : '',
+         '/t1 table /t1 2/4/4', "[$mpm] ... holding both hosts' counts");
+$html = $h->get('/hotlimit-status')->content;
+ok t_cmp(scalar(() = $html =~ m{<td class="name">[^<]*/t1</td>}g), 1, "[$mpm] HTML: one row for /t1");
+ok t_cmp($html =~ /not configured here/ ? 1 : 0, 0, "[$mpm] HTML: no row 'not configured here'");
 $h->stop;

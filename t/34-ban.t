@@ -62,8 +62,8 @@ Apache::TestRequest::module('default');
 ok t_cmp(GET('/hotlimit-status?metrics')->content,
          qr/^hotlimit_bans_active 1$/m, '?metrics: hotlimit_bans_active 1');
 ok t_cmp(GET('/hotlimit-status')->content,
-         qr{<tr class="ban"><td class="key">[^<]*ban\|127\.0\.0\.1</td>.*?<button type="submit">lift</button>}s,
-         'HTML page: the ban, with a button that lifts it');
+         qr{<tr class="ban"><td class="client key">127\.0\.0\.1</td><td class="host">[^<]*:\d+</td>.*?<button type="submit">lift</button>}s,
+         'HTML page: the ban, client address and host apart, with a button that lifts it');
 Apache::TestRequest::module('hl_ban');
 ok t_cmp(GET('/ban-free/')->code, 429, 'more requests while banned: refused');
 ok t_cmp(GET('/ban-dry/')->code, 200, 'HotLimitDryRun On scope: never refused');

@@ -11,7 +11,7 @@ use Apache::Test;
 use Apache::TestUtil;
 use HotLimitTable;
 
-plan tests => 14;
+plan tests => 14 + 2;
 
 my $quotas = <<'CONF';
 <Location /pf>
@@ -28,6 +28,7 @@ CONF
 my $h = start_httpd(name => 'persist', conf => "HotLimitPersist On\n$quotas");
 ok t_cmp($h->codes('/pf', 2) . ' ' . $h->codes('/ps', 2) . ' ' . $h->codes('/pg', 2),
          '200 200 200 200 200 200', 'two of 3/1h spent on each quota');
+my $before = $h->status;
 $h->stop(keep => 1);
 ok t_cmp(scalar(grep { /HL00214: saved \d+ counters/ } $h->log_lines(0)), 1,
          'the stop saved the counters (HL00214)');
@@ -41,6 +42,13 @@ ok t_cmp(-e $h->dir . '/run/hotlimit-counters.persist' ? 1 : 0, 0,
 ok t_cmp($h->codes('/pf', 2), '200 429', 'fixed: one left after stop/start');
 ok t_cmp($h->codes('/ps', 2), '200 429', 'sliding: one left after stop/start');
 ok t_cmp($h->codes('/pg', 2), '200 429', 'gcra: one left after stop/start');
+# The status page says since when the counters count (kept with them) and
+# since when this httpd runs (a full restart: new).
+my $after = $h->status;
+ok t_cmp($after->{counters_started_ms} // 'none', $before->{counters_started_ms} // 'missing',
+         '?json counters_started_ms: kept with the counters across stop/start');
+ok t_cmp($after->{started_ms} > $before->{started_ms} ? 1 : 0, 1,
+         '?json started_ms: this httpd started anew');
 
 # A graceful restart asking for another HotLimitSlots keeps the table.
 {

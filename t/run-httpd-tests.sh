@@ -111,6 +111,11 @@ for mpm in $mpms; do
         echo "== kept for inspection: $work"
         break
     fi
+    # Screenshots the browser tests took are kept as artifacts.
+    if ls "$work"/t/logs/*.png >/dev/null 2>&1; then
+        mkdir -p "$top/t/logs/artifacts/$mpm"
+        cp "$work"/t/logs/*.png "$top/t/logs/artifacts/$mpm/"
+    fi
     (cd "$work/t" && "${run_as[@]}" perl TEST.PL -clean >/dev/null 2>&1) || true
 done
 echo "== summary"

@@ -91,6 +91,29 @@ class Browser:
             time.sleep(0.1)
         raise RuntimeError("timed out waiting for " + expr)
 
+    def open(self, url, metrics=None):
+        """Returns the session of a new tab that loaded url (sized by
+        metrics, Emulation.setDeviceMetricsOverride's, when given)."""
+        target = self.call("Target.createTarget",
+                           {"url": "about:blank"})["targetId"]
+        s = self.call("Target.attachToTarget",
+                      {"targetId": target, "flatten": True})["sessionId"]
+        self.call("Page.enable", session=s)
+        if metrics:
+            self.call("Emulation.setDeviceMetricsOverride", metrics, s)
+        self.call("Page.navigate", {"url": url}, s)
+        self.wait_for(s, "document.readyState === 'complete' && "
+                         "location.href === %s" % json.dumps(url))
+        return s
+
+    def next_page(self, session, mark):
+        """Waits for the page after the one where window[mark] was set (a
+        new page has no such variable) to load; returns its DOM and URL."""
+        self.wait_for(session, "window.%s === undefined && "
+                               "document.readyState === 'complete'" % mark)
+        return (self.evaluate(session, "document.documentElement.outerHTML"),
+                self.evaluate(session, "location.href"))
+
     def close(self):
         self.proc.terminate()
         try:
@@ -112,13 +135,7 @@ def main():
     chromium, url, key, profile = sys.argv[1:]
     b = Browser(chromium, profile)
     try:
-        target = b.call("Target.createTarget", {"url": "about:blank"})["targetId"]
-        s = b.call("Target.attachToTarget",
-                   {"targetId": target, "flatten": True})["sessionId"]
-        b.call("Page.enable", session=s)
-        b.call("Page.navigate", {"url": url}, s)
-        b.wait_for(s, "document.readyState === 'complete' && "
-                      "location.href === %s" % json.dumps(url))
+        s = b.open(url)
         before = b.evaluate(s, "document.documentElement.outerHTML")
         # The click, as a person's: the button of the key's form.
         clicked = b.evaluate(s, """(function (key) {
@@ -135,11 +152,7 @@ def main():
         })(%s)""" % json.dumps(key)) is True
         after, url_after = before, url
         if clicked:
-            # A new page has no hlClicked.
-            b.wait_for(s, "window.hlClicked === undefined && "
-                          "document.readyState === 'complete'")
-            after = b.evaluate(s, "document.documentElement.outerHTML")
-            url_after = b.evaluate(s, "location.href")
+            after, url_after = b.next_page(s, "hlClicked")
         print(json.dumps({"before": before, "clicked": clicked,
                           "after": after, "url_after": url_after}))
         return 0

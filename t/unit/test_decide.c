@@ -75,6 +75,17 @@ static uint64_t stat_of(const char *name, hl_decision_kind_t kind)
     return 0;
 }
 
+/* Returns the refused_by count of the statistics entry name (0: none). */
+static uint64_t refused_by_of(const char *name)
+{
+    int i;
+
+    for (i = 0; i < HL_STATS_ROUTES; ++i)
+        if (stats.routes[i].hash && !strcmp(stats.routes[i].route, name))
+            return stats.routes[i].refused_by;
+    return 0;
+}
+
 static void test_one_quota(void)
 {
     hl_quota_t q = quota("2/1m");
@@ -115,6 +126,11 @@ static void test_all_or_nothing(void)
            "stats: ... and the refused request as rejected there too");
     is_int((int)stat_of("/s|c", HL_DECISION_REJECTED), 1,
            "stats: the small quota's route counts its rejection");
+    /* Which rule refused (issue 21): only the small quota's. */
+    is_int((int)refused_by_of("/s|c"), 1, "refused by: the small quota");
+    is_int((int)refused_by_of("/b|c"), 0, "... not the big one");
+    is_int((int)hl_refusals_of(&stats.refusals, "/s|c", 4, NOW), 1,
+           "the refused key's refusals are counted");
 }
 
 static void test_dry_run(void)
