@@ -302,6 +302,8 @@ const char *hl_account_client_part(apr_pool_t *p, const hl_quota_t *q,
         return hashed_value(p, 'c', form, flen);
     case HL_BY_PARAM:
         return hashed_value(p, 'p', form, flen);
+    case HL_BY_JSON:
+        return hashed_value(p, 'j', form, flen);
     default:
         return NULL;
     }
@@ -349,17 +351,17 @@ static const char *client_part(request_rec *r, const hl_quota_t *q,
     }
     case HL_BY_JSON: {
         apr_size_t jlen = 0;
-        char *jv = hl_request_json(r, q->by_name, &jlen);
 
-        form = jv ? folded(r, q, jv, jlen, &flen) : NULL;
-        v = form && flen ? hashed_value(r, 'j', form, flen) : NULL;
+        v = hl_request_json(r, q->by_name, &jlen);
+        n = jlen;               /* a JSON string may hold a NUL (\u0000) */
         break;
     }
     case HL_BY_IP:
     default:
         break;
     }
-    if (v && q->by != HL_BY_COOKIE && q->by != HL_BY_PARAM)
+    if (v && q->by != HL_BY_COOKIE && q->by != HL_BY_PARAM
+        && q->by != HL_BY_JSON)
         n = strlen(v);
     v = hl_account_client_part(r->pool, q, v, n);
     if (v) {
