@@ -155,6 +155,14 @@ void hl_limiter_decide_refs(hl_slots_t *t, const hl_quota_t *q,
                             hl_slot_ref_t *refs, uint64_t cls,
                             int64_t now_ms, int commit, hl_decision_t *d)
 {
+    hl_limiter_decide_refs_n(t, q, refs, cls, now_ms, commit, 1, d);
+}
+
+void hl_limiter_decide_refs_n(hl_slots_t *t, const hl_quota_t *q,
+                              hl_slot_ref_t *refs, uint64_t cls,
+                              int64_t now_ms, int commit, uint32_t units,
+                              hl_decision_t *d)
+{
     hl_slot_t *slots[HL_MAX_WINDOWS];
     hl_policy_t pol[HL_MAX_WINDOWS];
     int64_t retry_ms = 0;
@@ -167,7 +175,8 @@ void hl_limiter_decide_refs(hl_slots_t *t, const hl_quota_t *q,
     for (i = 0; i < q->nwindows; ++i) {
         hl_policy_from_quota(q, i, &pol[i]);
         slots[i] = ref_slot(t, q, &refs[i], &refs[i].hint, cls, now_ms);
-        hl_bucket_check(&slots[i]->bucket, &pol[i], now_ms, &d->windows[i]);
+        hl_bucket_check_n(&slots[i]->bucket, &pol[i], now_ms, units,
+                          &d->windows[i]);
         slots[i]->expires_ms = hl_bucket_expires_ms(&slots[i]->bucket, &pol[i]);
         if (!d->windows[i].admit) {
             d->admit = 0;
@@ -180,7 +189,8 @@ void hl_limiter_decide_refs(hl_slots_t *t, const hl_quota_t *q,
         int counted = d->admit && commit;
 
         if (counted) {
-            hl_bucket_commit(&slots[i]->bucket, &pol[i], now_ms);
+            hl_bucket_commit_n(&slots[i]->bucket, &pol[i], now_ms,
+                               units ? units : 1);
             d->marks[i] = hl_bucket_mark(&slots[i]->bucket);
             slots[i]->expires_ms = hl_bucket_expires_ms(&slots[i]->bucket, &pol[i]);
         }
@@ -263,9 +273,12 @@ void hl_limiter_count_refs_n(hl_slots_t *t, const hl_quota_t *q,
     count_windows(t, q, refs, cls, now_ms, n, NULL);
 }
 
-int hl_limiter_refund_refs(hl_slots_t *t, const hl_quota_t *q,
-                           const hl_slot_ref_t *refs, const int64_t *marks,
-                           int64_t now_ms)
+/* Gives back n units in every window of q whose counter instance still
+ * holds them (marks; hl_bucket_refund_n), creating no counter. Returns the
+ * windows given back. */
+static int refund_windows(hl_slots_t *t, const hl_quota_t *q,
+                          const hl_slot_ref_t *refs, const int64_t *marks,
+                          uint32_t n, int64_t now_ms)
 {
     int i, refunded = 0;
 
@@ -280,7 +293,7 @@ int hl_limiter_refund_refs(hl_slots_t *t, const hl_quota_t *q,
         if (s == NULL || s->tag != slot_tag(q))
             continue;
         hl_policy_from_quota(q, i, &pol);
-        if (!hl_bucket_refund(&s->bucket, &pol, now_ms, marks[i]))
+        if (hl_bucket_refund_n(&s->bucket, &pol, now_ms, marks[i], n) == 0)
             continue;
         ++refunded;
         s->expires_ms = hl_bucket_expires_ms(&s->bucket, &pol);
@@ -289,6 +302,36 @@ int hl_limiter_refund_refs(hl_slots_t *t, const hl_quota_t *q,
         hl_slots_set_level(t, s, window_level(&pol, &v, 0));
     }
     return refunded;
+}
+
+int hl_limiter_refund_refs(hl_slots_t *t, const hl_quota_t *q,
+                           const hl_slot_ref_t *refs, const int64_t *marks,
+                           int64_t now_ms)
+{
+    return refund_windows(t, q, refs, marks, 1, now_ms);
+}
+
+void hl_limiter_reserve_refs(hl_slots_t *t, const hl_quota_t *q,
+                             const hl_slot_ref_t *refs, uint64_t cls,
+                             int64_t now_ms, uint32_t n, int64_t *marks)
+{
+    count_windows(t, q, refs, cls, now_ms, n, marks);
+}
+
+int hl_limiter_settle_refs(hl_slots_t *t, const hl_quota_t *q,
+                           const hl_slot_ref_t *refs, uint64_t cls,
+                           const int64_t *marks, uint32_t reserved,
+                           uint32_t cost, int64_t now_ms)
+{
+    if (cost > reserved) {
+        /* The excess, in the windows as they are now (capped at each
+         * window's COUNT by count_windows). */
+        count_windows(t, q, refs, cls, now_ms, cost - reserved, NULL);
+        return q->nwindows;
+    }
+    if (cost == reserved)
+        return 0;
+    return refund_windows(t, q, refs, marks, reserved - cost, now_ms);
 }
 
 static void count_windows(hl_slots_t *t, const hl_quota_t *q,

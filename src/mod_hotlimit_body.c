@@ -77,6 +77,8 @@ typedef struct {
     apr_bucket_brigade *kept;     /* what is handed on, not yet handed */
     ap_filter_t        *below;    /* where the read stopped */
     struct hl_param_memo *memo;   /* parameters already read from it */
+    int                 tried_json;  /* [reserve=] a JSON body was asked */
+    int                 read;     /* the body was read (once at most) */
 } hl_body_t;
 
 /* A parameter already read for the client request: a route, a key and
@@ -274,19 +276,25 @@ static apr_size_t body_memory(request_rec *r)
  * HL_PHP_FORM_NONE, with b->refuse set when an over-limit body is
  * refused. */
 static hl_php_form_t wants_body(request_rec *r, hl_body_t *b, apr_off_t limit,
-                                int to_path, apr_off_t *clen)
+                                int to_path, apr_off_t *clen, int json,
+                                int *read)
 {
     const char *cl = apr_table_get(r->headers_in, "Content-Length");
     const char *te = apr_table_get(r->headers_in, "Transfer-Encoding");
     hl_php_form_t form;
     char *end;
 
+    const char *ct = apr_table_get(r->headers_in, "Content-Type");
+
     *clen = -1;
+    *read = 0;
     if (strcmp(hl_client_request(r)->method, "POST") != 0)
         return HL_PHP_FORM_NONE;
-    form = hl_php_form_type(apr_table_get(r->headers_in, "Content-Type"),
-                            b->boundary, sizeof(b->boundary));
-    if (form == HL_PHP_FORM_NONE || limit == 0
+    form = hl_php_form_type(ct, b->boundary, sizeof(b->boundary));
+    /* [reserve=] a JSON body is read too when a reservation asks for it
+     * (PHP does not parse it: parameters still come from the query). */
+    if ((form == HL_PHP_FORM_NONE && !(json && ct && ap_strcasestr(ct, "json")))
+        || limit == 0
         || (!te && (!cl || !strcmp(cl, "0"))))
         return HL_PHP_FORM_NONE;
     if (!te && cl
@@ -298,8 +306,10 @@ static hl_php_form_t wants_body(request_rec *r, hl_body_t *b, apr_off_t limit,
                       "HL01100: client banned: its body is not read");
         return HL_PHP_FORM_NONE;
     }
-    if (*clen <= limit)
+    if (*clen <= limit) {
+        *read = 1;
         return form;
+    }
     if (to_path) {
         ap_log_rerror(APLOG_MARK, APLOG_DEBUG, 0, r,
                       "HL00601: body of %" APR_OFF_T_FMT " bytes is over "
@@ -354,22 +364,29 @@ static void judge_read(request_rec *r, hl_body_t *b, hl_php_form_t form,
 
 /* Returns the body record of r, reading the body on first use when PHP
  * would parse it (wants_body); never NULL. */
-static hl_body_t *get_body(request_rec *r)
+static hl_body_t *get_body(request_rec *r, int json)
 {
     request_rec *top = hl_client_request(r), *rr = r;
     hl_body_t *b = body_of(r);
     apr_off_t limit, total, clen;
     hl_php_form_t form;
-    int to_path;
+    int to_path, read;
 
-    if (b)
+    /* Asked once for a form, and once more for JSON (reserve=), until
+     * read. */
+    if (b && (b->read || b->refuse != OK || !json || b->tried_json))
         return b;
-    b = apr_pcalloc(top->pool, sizeof(*b));
-    apr_pool_userdata_setn(b, BODY_KEY, NULL, top->pool);
-    b->refuse = OK;
+    if (!b) {
+        b = apr_pcalloc(top->pool, sizeof(*b));
+        apr_pool_userdata_setn(b, BODY_KEY, NULL, top->pool);
+        b->refuse = OK;
+    }
+    b->tried_json |= json;
     limit = body_limit(r, &to_path);
-    if ((form = wants_body(r, b, limit, to_path, &clen)) == HL_PHP_FORM_NONE)
+    form = wants_body(r, b, limit, to_path, &clen, json, &read);
+    if (!read)
         return b;
+    b->read = 1;
     /* A subrequest's filters are its main request's protocol filters,
      * and live only as long as the subrequest: read as the main request. */
     while (rr->main)
@@ -483,7 +500,7 @@ static hl_param_memo_t *read_param(request_rec *r, hl_body_t *b,
 char *hl_request_param(request_rec *r, const char *name, int array_key,
                        apr_size_t *len)
 {
-    hl_body_t *b = get_body(r);
+    hl_body_t *b = get_body(r, 0);
     request_rec *top = hl_client_request(r);
     const char *query = r->args;
     hl_param_memo_t *memo;
@@ -503,6 +520,21 @@ char *hl_request_param(request_rec *r, const char *name, int array_key,
         return NULL;
     *len = memo->len;
     return apr_pstrmemdup(r->pool, memo->value, memo->len);
+}
+
+/* [reserve=] Returns 1 with the body's first bytes held in memory and its
+ * length (see mod_hotlimit_body.h), else 0. */
+int hl_request_json_body(request_rec *r, const char **head,
+                         apr_size_t *head_len, apr_off_t *body_len)
+{
+    hl_body_t *b = get_body(r, 1);
+
+    if (!b->read || b->refuse != OK || b->rv != APR_SUCCESS || !b->eos)
+        return 0;
+    *head = b->head;
+    *head_len = b->head_len;
+    *body_len = (apr_off_t)b->head_len + b->spool_len;
+    return 1;
 }
 
 /* Returns DECLINED, or the status that ends r (see mod_hotlimit_body.h),
