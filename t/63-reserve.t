@@ -8,14 +8,14 @@
 # X-Tokens: N (N from ?tokens=), appending one byte to runs.log each time
 # it runs. On `HotLimitQuota 1000/1m cost=header:X-Tokens reserve=400`:
 #  - 20 requests at once: 2 reach the upstream (2 x 400 fit in 1000, a
-#    third does not), 18 are refused (before this change all 20 ran and
-#    8,000 tokens were charged);
+#    third does not), 18 are refused (before this change, measured under
+#    prefork: 19 ran, 1,900 charged at a cost of 100 each);
 #  - each settled at its real cost 100: the room comes back (the next one
 #    is admitted with 1000 - 200 - 400 = 400 left);
 #  - a cost above the reservation charges the excess.
-# reserve=max_tokens:900 reads the JSON body's max_tokens (+ its length /
-# 4); the same through the Redis store, where the counter holds the real
-# costs once settled.
+# The same burst on sliding and gcra windows. reserve=max_tokens:900 reads
+# the JSON body's max_tokens (+ its length / 4). The same through the
+# Redis store, where the counter holds the real costs once settled.
 use strict;
 use warnings FATAL => 'all';
 use FindBin;
@@ -29,7 +29,7 @@ use HotLimitTable;
 use HLRedis;
 use HLTest ();
 
-plan tests => 7 + 1 + 5 + 6;
+plan tests => 7 + 2 + 5 + 8;
 
 my $mpm = HotLimitTable::hl_mpm();
 
@@ -62,7 +62,7 @@ sub cgi_module_line {
     return "<IfModule !${m}_module>\nLoadModule ${m}_module $dir/mod_$m.so\n</IfModule>\n";
 }
 
-my @dirs = qw(a s m);
+my @dirs = qw(a s g m);
 my %files = map { ("$_/llm.cgi" => $llm_cgi) } @dirs;
 my $conf = cgi_module_line() . <<'CONF';
 <Directory "@DIR@/htdocs">
@@ -75,6 +75,9 @@ HotLimitHeaders On
 </Location>
 <Location /s/>
     HotLimitQuota 1000/1m by=header:Authorization algo=sliding cost=header:X-Tokens reserve=400
+</Location>
+<Location /g/>
+    HotLimitQuota 1000/1m by=header:Authorization algo=gcra cost=header:X-Tokens reserve=400
 </Location>
 <Location /m/>
     HotLimitQuota 1000/1m by=header:Authorization cost=header:X-Tokens reserve=max_tokens:900
@@ -178,6 +181,8 @@ sub scenario {
 
     ok t_cmp(burst($p, get_req('/s/llm.cgi?tokens=100', 'sk-sliding'), 20), '2 18',
              "[$mpm] sliding: 20 at once reserving 400 of 1000: 2 admitted");
+    ok t_cmp(burst($p, get_req('/g/llm.cgi?tokens=100', 'sk-gcra'), 20), '2 18',
+             "[$mpm] gcra: 20 at once reserving 400 of 1000: 2 admitted");
 
     # reserve=max_tokens:900: max_tokens + body length / 4.
     my $body = '{"model":"m","max_tokens":300,"messages":[]}';    # 45 bytes: 311
@@ -196,7 +201,7 @@ sub scenario {
 
 # --- the Redis store ---------------------------------------------------------
 if (!HLRedis::available()) {
-    skip('redis-server is not installed', 0) for 1 .. 6;
+    skip('redis-server is not installed', 0) for 1 .. 8;
 }
 else {
     my $redis = HLRedis->new('reserve-redis')->start;
@@ -209,6 +214,10 @@ else {
     t_debug("redis key $key");
     my (undef, $count) = split ' ', $redis->cli('GET', "'$key'");
     ok t_cmp($count, 700, "[$mpm] redis: the counter holds the real costs, 2 x 100 + 100 + 400");
+    for my $d (qw(s g)) {
+        ok t_cmp(burst($h->port, get_req("/$d/llm.cgi?tokens=100", 'sk-redis'), 20), '2 18',
+                 "[$mpm] redis /$d/: 20 at once reserving 400 of 1000: 2 admitted");
+    }
     $h->stop;
     $redis->stop;
 }
