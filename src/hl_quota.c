@@ -362,12 +362,17 @@ static int is_ows(char c)
 
 uint32_t hl_cost_parse(const char *value)
 {
+    return hl_cost_parse_or(value, 1);
+}
+
+uint32_t hl_cost_parse_or(const char *value, uint32_t missing)
+{
     size_t len;
     uint64_t v;
     int rc;
 
     if (value == NULL)
-        return 1;
+        return missing;
     while (is_ows(*value))
         value++;
     len = strlen(value);
@@ -376,7 +381,7 @@ uint32_t hl_cost_parse(const char *value)
     rc = parse_digits(value, len, HL_COST_MAX, &v);
     if (rc == -2)
         return HL_COST_MAX;
-    return rc == 0 ? (uint32_t)v : 1;
+    return rc == 0 ? (uint32_t)v : missing;
 }
 
 int hl_quota_after_response(const hl_quota_t *q)

@@ -127,6 +127,11 @@ int hl_quota_set_cost(hl_quota_t *q, const char *value, char *err, size_t errlen
  */
 uint32_t hl_cost_parse(const char *value);
 
+/* hl_cost_parse returning `missing` instead of 1 for a NULL, empty,
+ * negative or not whole value (reserve=: a missing or invalid cost
+ * charges the reservation). Reads only. */
+uint32_t hl_cost_parse_or(const char *value, uint32_t missing);
+
 /* Returns 1 if q is counted after the response (cost=header: or
  * cost=usage, with any count=), 0 if it is counted at the decision (cost 1,
  * any count=). */

@@ -1048,22 +1048,25 @@ int hl_access_wants_usage(request_rec *r)
 }
 
 /* Returns what the response of last (the final request of the chain)
- * costs under quota q: 1, or for cost=header:NAME the integer its header
- * NAME carries (headers_out, then err_headers_out; hl_cost_parse: 1 when
- * missing or invalid, capped at HL_COST_MAX), or for cost=usage the tokens
- * its body reported (hl_usage_response_cost: 1 when missing or invalid). */
-static uint32_t response_cost(request_rec *last, const hl_quota_t *q)
+ * costs under the quota of match m: 1, or for cost=header:NAME the
+ * integer its header NAME carries (headers_out, then err_headers_out;
+ * capped at HL_COST_MAX), or for cost=usage the tokens its body reported
+ * (hl_usage_response_cost). A missing or invalid cost charges the
+ * reservation: m's reserve= units, else 1. */
+static uint32_t response_cost(request_rec *last, const hl_match_t *m)
 {
+    const hl_quota_t *q = m->item.quota;
+    uint32_t missing = m->item.reserve ? m->item.reserve : 1;
     const char *v;
 
     if (q->cost_usage)          /* cost=usage (issue 19) */
-        return hl_usage_response_cost(last);
+        return hl_usage_response_cost(last, missing);
     if (!q->cost_name[0])
         return 1;
     v = apr_table_get(last->headers_out, q->cost_name);
     if (!v)
         v = apr_table_get(last->err_headers_out, q->cost_name);
-    return hl_cost_parse(v);
+    return hl_cost_parse_or(v, missing);
 }
 
 /* Gives back the unit match m took when r was admitted, its final status
@@ -1127,10 +1130,10 @@ int hl_log_transaction(request_rec *r)
                 refund(r, store, m, last->status);
         }
         else if (m->item.reserve > 0)
-            settle(r, store, m, counted ? response_cost(last, m->item.quota) : 0);
+            settle(r, store, m, counted ? response_cost(last, m) : 0);
         else if (counted)
             store->ops->count(store->ctx, &m->item,
-                              response_cost(last, m->item.quota), hl_mono_ms());
+                              response_cost(last, m), hl_mono_ms());
     }
     return DECLINED;
 }

@@ -12,7 +12,8 @@
 #    prefork: 19 ran, 1,900 charged at a cost of 100 each);
 #  - each settled at its real cost 100: the room comes back (the next one
 #    is admitted with 1000 - 200 - 400 = 400 left);
-#  - a cost above the reservation charges the excess.
+#  - a cost above the reservation charges the excess; a missing cost
+#    charges the reservation.
 # The same burst on sliding and gcra windows. reserve=max_tokens:900 reads
 # the JSON body's max_tokens (+ its length / 4). The same through the
 # Redis store, where the counter holds the real costs once settled.
@@ -29,13 +30,14 @@ use HotLimitTable;
 use HLRedis;
 use HLTest ();
 
-plan tests => 7 + 2 + 5 + 8;
+plan tests => 7 + 3 + 5 + 8;
 
 my $mpm = HotLimitTable::hl_mpm();
 
 my $llm_cgi = <<'CGI';
 #!/usr/bin/perl
-# An LLM stand-in: 1 s per answer (?sleep=MS), X-Tokens: ?tokens= (400).
+# An LLM stand-in: 1 s per answer (?sleep=MS), X-Tokens: ?tokens= (400;
+# none: no header).
 use strict;
 use Fcntl qw(:flock);
 my %q = map { split /=/, $_, 2 } split /&/, ($ENV{QUERY_STRING} // '');
@@ -47,7 +49,9 @@ flock $f, LOCK_EX;
 print {$f} 'x';
 close $f;
 select undef, undef, undef, ($q{sleep} // 1000) / 1000;
-print "X-Tokens: ", ($q{tokens} // 400), "\r\nContent-Type: text/plain\r\n\r\n";
+my $tokens = $q{tokens} // 400;
+print "X-Tokens: $tokens\r\n" if $tokens ne 'none';
+print "Content-Type: text/plain\r\n\r\n";
 print "answered a body of ", length($body), " bytes\n";
 CGI
 
@@ -178,6 +182,11 @@ sub scenario {
              "[$mpm] excess: admitted reserving 400 (600 left)");
     ok t_cmp(one($p, get_req('/a/llm.cgi?sleep=0', 'sk-excess')), '429 0',
              "[$mpm] excess: charged 700: 300 left, 400 more do not fit");
+
+    # A missing cost charges the reservation.
+    my @missing = map { one($p, get_req('/a/llm.cgi?tokens=none&sleep=0', 'sk-missing')) } 1 .. 3;
+    ok t_cmp("@missing[1,2]", '200 200 429 0',
+             "[$mpm] no X-Tokens: charged the 400 reserved (200 left after the second)");
 
     ok t_cmp(burst($p, get_req('/s/llm.cgi?tokens=100', 'sk-sliding'), 20), '2 18',
              "[$mpm] sliding: 20 at once reserving 400 of 1000: 2 admitted");

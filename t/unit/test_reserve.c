@@ -110,6 +110,10 @@ static void test_units(void)
     is_int(hl_reserve_units(&m, NULL, 0, 0), 50, "no body: DEFAULT");
     is_int(hl_reserve_units(&none, body, strlen(body), strlen(body)), 0,
            "no reserve=: nothing");
+    is_int(hl_cost_parse_or(NULL, 400), 400, "a missing cost charges the reservation");
+    is_int(hl_cost_parse_or("1.5", 400), 400, "an invalid cost charges the reservation");
+    is_int(hl_cost_parse_or(" 7 ", 400), 7, "a valid cost is the cost");
+    is_int(hl_cost_parse_or("0", 400), 0, "0 is a cost");
 }
 
 /* ---- the bucket ----------------------------------------------------------- */
