@@ -569,7 +569,8 @@ static void follow_reply(const redisReply *reply, hl_decide_item_t *const *items
     }
 }
 
-/* Returns the refused-until key of a decision: its keys and limits. */
+/* Returns the refused-until key of a decision: its keys, limits and
+ * reservations. */
 static uint64_t refused_key(hl_decide_item_t *const *items, int n)
 {
     uint64_t h = 0x9e3779b97f4a7c15ULL;
@@ -581,6 +582,8 @@ static uint64_t refused_key(hl_decide_item_t *const *items, int n)
         h = hl_hash64(items[i]->key, items[i]->key_len, h);
         h = hl_hash64(q->windows, sizeof(q->windows[0]) * (size_t)q->nwindows,
                       h ^ ((uint64_t)q->algo << 8) ^ q->burst);
+        /* [reserve=] a refusal of N units says nothing of fewer */
+        h ^= (uint64_t)items[i]->reserve << 32;
     }
     return h | 1;
 }
