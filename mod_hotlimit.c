@@ -247,6 +247,15 @@ static const char *set_quota(cmd_parms *cmd, void *dconf, int argc,
     if (hl_quota_parse_args(&dq->quota, argc, (const char *const *)argv,
                             err, sizeof(err)) != 0)
         return apr_psprintf(cmd->pool, "%s: %s", cmd->cmd->name, err);
+    if (hl_quota_after_response(&dq->quota) && !dq->quota.reserve)
+        ap_log_error(APLOG_MARK, APLOG_WARNING, 0, cmd->server,
+                     "HL01650: %s with cost= but no reserve= (%s:%d): "
+                     "concurrent requests can spend more than the budget "
+                     "(each is charged after its response); add "
+                     "reserve=N or reserve=max_tokens",
+                     cmd->cmd->name,
+                     cmd->directive ? cmd->directive->filename : "?",
+                     cmd->directive ? cmd->directive->line_num : 0);
     /* Only a URL scope may be shown to clients; a directory path would
      * reveal the server's file system. */
     dq->url_scope = cmd->directive && cmd->directive->parent
@@ -606,7 +615,8 @@ static const command_rec hotlimit_cmds[] = {
                  "On|Off: Off exempts this scope from every limit"),
     AP_INIT_TAKE_ARGV("HotLimitQuota", set_quota, NULL, ACCESS_CONF | OR_LIMIT,
                       "COUNT/WINDOW [COUNT/WINDOW...] [by=KEY] [algo=ALGO] "
-                      "[burst=N] [count=WHAT] [cost=1|header:NAME|usage]"),
+                      "[burst=N] [count=WHAT] [cost=1|header:NAME|usage] "
+                      "[reserve=N|max_tokens[:DEFAULT]]"),
     AP_INIT_FLAG("HotLimitDryRun", set_dry_run, NULL, RSRC_CONF | ACCESS_CONF | OR_LIMIT,
                  "On|Off: count and log, but never reject"),
     AP_INIT_FLAG("HotLimitHeaders", set_headers, NULL, RSRC_CONF | ACCESS_CONF | OR_LIMIT,

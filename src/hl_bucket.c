@@ -274,6 +274,27 @@ static void gcra_check(hl_bucket_t *b, const hl_policy_t *p, int64_t now,
            ceil_div(tat - now_us, 1000));
 }
 
+/* Decides whether n (2 .. burst) units fit for GCRA: n commits stay within
+ * the tolerance, i.e. the TAT is at most tau - (n - 1) intervals ahead.
+ * The TAT is clamped with the real tolerance first (gcra_check), never a
+ * smaller one, so a refused check changes nothing a refund's mark names. */
+static void gcra_check_n(hl_bucket_t *b, const hl_policy_t *p, int64_t now,
+                         uint32_t n, hl_verdict_t *v)
+{
+    int64_t interval = gcra_interval_us(p), tau = gcra_tau_us(p, interval);
+    int64_t now_us = now * 1000, room, tat;
+
+    gcra_check(b, p, now, v);
+    room = tau - (int64_t)(n - 1) * interval;    /* >= 0: n <= burst */
+    tat = b->t > now_us ? b->t : now_us;
+    if (tat - now_us <= room)
+        admit(v, (uint32_t)((room - (tat - now_us)) / interval),
+              ceil_div(tat + (int64_t)n * interval - now_us, 1000));
+    else
+        reject(v, ceil_div(tat - room - now_us, 1000),
+               ceil_div(tat - now_us, 1000));
+}
+
 /*
  * Counts n requests for GCRA. One commit moves the TAT (clamped to at most
  * now + tau + interval) one interval on, so n commits at one now end at
@@ -305,50 +326,58 @@ static void gcra_commit(hl_bucket_t *b, const hl_policy_t *p, int64_t now,
 
 /* ---- refunds: a unit committed at admission, given back ---- */
 
-/* Gives back a unit of a fixed window whose start was mark (see
- * hl_bucket_refund). */
-static int fixed_refund(hl_bucket_t *b, const hl_policy_t *p, int64_t now,
-                        int64_t mark)
+/* Gives back at most n units of a fixed window whose start was mark (see
+ * hl_bucket_refund_n). Returns the units given back. */
+static uint32_t fixed_refund(hl_bucket_t *b, const hl_policy_t *p,
+                             int64_t now, int64_t mark, uint32_t n)
 {
+    uint32_t k;
+
     fixed_roll(b, window_of(p), now);
     if (b->count == 0 || b->t != mark)
         return 0;
-    b->count--;
-    return 1;
+    k = n < b->count ? n : b->count;
+    b->count -= k;
+    return k;
 }
 
-/* Gives back a unit of a sliding window whose aligned start was mark:
- * from the current window's count, or from the previous one's once the
- * window moved on (see hl_bucket_refund). */
-static int sliding_refund(hl_bucket_t *b, const hl_policy_t *p, int64_t now,
-                          int64_t mark)
+/* Gives back at most n units of a sliding window whose aligned start was
+ * mark: from the current window's count, or from the previous one's once
+ * the window moved on (see hl_bucket_refund_n). Returns the units given
+ * back. */
+static uint32_t sliding_refund(hl_bucket_t *b, const hl_policy_t *p,
+                               int64_t now, int64_t mark, uint32_t n)
 {
     int64_t window = window_of(p);
+    uint32_t *from, k;
 
     sliding_roll(b, window, now);
-    if (b->t == mark && b->count > 0) {
-        b->count--;
-        return 1;
-    }
-    if (b->t - window == mark && b->prev_count > 0) {
-        b->prev_count--;
-        return 1;
-    }
-    return 0;
+    if (b->t == mark)
+        from = &b->count;
+    else if (b->t - window == mark)
+        from = &b->prev_count;
+    else
+        return 0;
+    k = n < *from ? n : *from;
+    *from -= k;
+    return k;
 }
 
-/* Gives back the unit of the GCRA commit that produced TAT mark, if no
- * commit came since: the TAT it moved on by one interval moves back
- * (see hl_bucket_refund). */
-static int gcra_refund(hl_bucket_t *b, const hl_policy_t *p, int64_t mark)
+/* Gives back the n units of the GCRA commit that produced TAT mark, if no
+ * commit came since: the TAT moves back n intervals, never below 0 (see
+ * hl_bucket_refund_n). Returns n or 0. */
+static uint32_t gcra_refund(hl_bucket_t *b, const hl_policy_t *p,
+                            int64_t mark, uint32_t n)
 {
-    int64_t back;
+    int64_t interval = gcra_interval_us(p);
 
-    if (b->t != mark)
+    if (b->t != mark || n == 0)
         return 0;
-    back = b->t - gcra_interval_us(p);
-    b->t = back > 0 ? back : 0;
-    return 1;
+    if ((int64_t)n >= b->t / interval + 1)
+        b->t = 0;
+    else
+        b->t -= (int64_t)n * interval;
+    return n;
 }
 
 /* ---- public entry points ---- */
@@ -358,19 +387,52 @@ int64_t hl_bucket_mark(const hl_bucket_t *b)
     return b->t;
 }
 
-int hl_bucket_refund(hl_bucket_t *b, const hl_policy_t *p, int64_t now_ms,
-                     int64_t mark)
+uint32_t hl_bucket_refund_n(hl_bucket_t *b, const hl_policy_t *p,
+                            int64_t now_ms, int64_t mark, uint32_t n)
 {
     int64_t now = clamp_now(now_ms);
 
     switch (p->algo) {
     case HL_ALGO_SLIDING:
-        return sliding_refund(b, p, now, mark);
+        return sliding_refund(b, p, now, mark, n);
     case HL_ALGO_GCRA:
-        return gcra_refund(b, p, mark);
+        return gcra_refund(b, p, mark, n);
     default:
-        return fixed_refund(b, p, now, mark);
+        return fixed_refund(b, p, now, mark, n);
     }
+}
+
+int hl_bucket_refund(hl_bucket_t *b, const hl_policy_t *p, int64_t now_ms,
+                     int64_t mark)
+{
+    return hl_bucket_refund_n(b, p, now_ms, mark, 1) > 0;
+}
+
+void hl_bucket_check_n(hl_bucket_t *b, const hl_policy_t *p, int64_t now_ms,
+                       uint32_t n, hl_verdict_t *v)
+{
+    hl_policy_t room = *p;
+    uint32_t cap = p->algo == HL_ALGO_GCRA && p->burst ? p->burst : limit_of(p);
+
+    if (n <= 1) {
+        hl_bucket_check(b, p, now_ms, v);
+        return;
+    }
+    if (n > cap) {
+        /* Never fits: refused for a whole window (a reservation over the
+         * window's COUNT can only be lowered by the client). */
+        hl_bucket_check(b, p, now_ms, v);
+        reject(v, window_of(p), v->reset_ms);
+        return;
+    }
+    if (p->algo == HL_ALGO_GCRA) {
+        gcra_check_n(b, p, clamp_now(now_ms), n, v);
+        return;
+    }
+    /* n units fit where one unit fits with n - 1 less room (the roll of a
+     * fixed or sliding window does not depend on its limit). */
+    room.limit = cap - (n - 1);
+    hl_bucket_check(b, &room, now_ms, v);
 }
 
 /*

@@ -104,6 +104,26 @@ int hl_bucket_refund(hl_bucket_t *b, const hl_policy_t *p, int64_t now_ms,
                      int64_t mark);
 
 /*
+ * hl_bucket_refund for n units at once (reserve=: the part of a
+ * reservation the request did not use): fixed and sliding give back at
+ * most n of the count the mark names (never below 0); gcra moves the TAT
+ * back n intervals under the same rule as one unit. Returns the units
+ * given back (0 when the counter instance is gone). Never fails.
+ */
+uint32_t hl_bucket_refund_n(hl_bucket_t *b, const hl_policy_t *p,
+                            int64_t now_ms, int64_t mark, uint32_t n);
+
+/*
+ * hl_bucket_check for n units at once (reserve=): admits only if n units
+ * fit now (fixed/sliding: n more stay within the limit; gcra: n commits
+ * stay within the burst); remaining is then what is left after the n.
+ * n over the window's COUNT (or burst) never fits: rejected, retry after
+ * one window. n <= 1 is hl_bucket_check. Never fails.
+ */
+void hl_bucket_check_n(hl_bucket_t *b, const hl_policy_t *p, int64_t now_ms,
+                       uint32_t n, hl_verdict_t *v);
+
+/*
  * Returns the time (ms since epoch) from which *b is equivalent to a fresh
  * counter, so its slot may be reused first.
  */

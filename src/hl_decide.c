@@ -46,15 +46,15 @@ int hl_decide_locked(hl_slots_t *const *tables,
     for (i = 0; i < n; ++i) {
         hl_decide_item_t *it = items[i];
         /* One quota that counts every request: decide and count at once. */
-        int commit = n == 1 && !it->peek
-                     && !hl_quota_after_response(it->quota);
+        uint32_t units = hl_decide_units(it);
 
         if (it->peek)
             hl_limiter_peek_refs(tables[i], it->quota, it->refs, it->cls,
                                  now_ms, &it->decision);
         else
-            hl_limiter_decide_refs(tables[i], it->quota, it->refs, it->cls,
-                                   now_ms, commit, &it->decision);
+            hl_limiter_decide_refs_n(tables[i], it->quota, it->refs, it->cls,
+                                     now_ms, n == 1 && units > 0,
+                                     units ? units : 1, &it->decision);
         if (!it->decision.admit && !it->dry_run) {
             admit = 0;
             if (it->peek) {
@@ -68,11 +68,11 @@ int hl_decide_locked(hl_slots_t *const *tables,
     }
     if (n > 1 && admit) {
         for (i = 0; i < n; ++i)
-            if (items[i]->decision.admit && !items[i]->peek
-                && !hl_quota_after_response(items[i]->quota))
-                hl_limiter_count_refs(tables[i], items[i]->quota, items[i]->refs,
-                                      items[i]->cls, now_ms,
-                                      items[i]->decision.marks);
+            if (items[i]->decision.admit && hl_decide_units(items[i]) > 0)
+                hl_limiter_reserve_refs(tables[i], items[i]->quota,
+                                        items[i]->refs, items[i]->cls, now_ms,
+                                        hl_decide_units(items[i]),
+                                        items[i]->decision.marks);
     }
     return admit;
 }
@@ -114,6 +114,25 @@ int hl_decide_refund_locked(hl_slots_t *t, const hl_decide_item_t *it,
     if (!hl_quota_refunds(it->quota))
         return 0;
     return hl_limiter_refund_refs(t, it->quota, it->refs, it->decision.marks,
+                                  now_ms);
+}
+
+uint32_t hl_decide_units(const hl_decide_item_t *it)
+{
+    if (it->peek)
+        return 0;
+    if (hl_quota_after_response(it->quota))
+        return it->reserve;
+    return 1;
+}
+
+int hl_decide_settle_locked(hl_slots_t *t, const hl_decide_item_t *it,
+                            uint32_t cost, int64_t now_ms)
+{
+    if (it->reserve == 0 || !hl_quota_after_response(it->quota))
+        return 0;
+    return hl_limiter_settle_refs(t, it->quota, it->refs, it->cls,
+                                  it->decision.marks, it->reserve, cost,
                                   now_ms);
 }
 

@@ -48,6 +48,11 @@ typedef struct {
     unsigned          shard;       /* the store's own: which of its tables */
     hl_slot_ref_t     refs[HL_MAX_WINDOWS];  /* from hl_decide_prepare */
     hl_decision_t     decision;    /* from hl_decide_locked */
+    uint32_t          reserve;     /* reserve= (issue 19): the units a cost=
+                                      quota's request takes at its decision
+                                      (admitted only if they fit every
+                                      window), settled after the response
+                                      (hl_decide_settle_locked); 0: none */
 } hl_decide_item_t;
 
 /* Fills it->refs for table t (reads only t's seed: no lock). Never fails. */
@@ -98,6 +103,20 @@ void hl_decide_count_locked(hl_slots_t *t, const hl_decide_item_t *it,
  * back; 0 for an item of another kind. */
 int hl_decide_refund_locked(hl_slots_t *t, const hl_decide_item_t *it,
                             int64_t now_ms);
+
+/* Returns the units the decision of it counts when admitted: 0 for a
+ * look, or a cost= quota without a reservation (counted after the
+ * response); its reservation (it->reserve) for one with reserve=; else
+ * 1. */
+uint32_t hl_decide_units(const hl_decide_item_t *it);
+
+/* Settles the reservation (it->reserve units, taken when its request was
+ * admitted) of a cost= item to the request's real cost
+ * (hl_limiter_settle_refs: the rest given back where it still sits, or
+ * the excess counted). The caller holds the lock. Returns the windows
+ * touched; 0 for an item without a reservation. */
+int hl_decide_settle_locked(hl_slots_t *t, const hl_decide_item_t *it,
+                            uint32_t cost, int64_t now_ms);
 
 /*
  * Returns the index of the item whose headers and environment describe the

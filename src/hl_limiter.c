@@ -132,12 +132,12 @@ static uint8_t window_level(const hl_policy_t *p, const hl_verdict_t *v,
 
 /* Checks one more request in the counter of slot s (hl_bucket_check). */
 static void counter_check(hl_slots_t *t, hl_slot_t *s, const hl_policy_t *p,
-                          int64_t now_ms, hl_verdict_t *v)
+                          int64_t now_ms, uint32_t units, hl_verdict_t *v)
 {
-    if (p->algo == HL_ALGO_LOG)
+    if (p->algo == HL_ALGO_LOG)     /* one unit: reserve= is refused there */
         hl_log_check(hl_slots_log(t, s, now_ms), p, now_ms, v);
     else
-        hl_bucket_check(&s->bucket, p, now_ms, v);
+        hl_bucket_check_n(&s->bucket, p, now_ms, units, v);
 }
 
 /* Counts n in the counter of slot s; returns its mark (hl_bucket_mark). */
@@ -199,6 +199,14 @@ void hl_limiter_decide_refs(hl_slots_t *t, const hl_quota_t *q,
                             hl_slot_ref_t *refs, uint64_t cls,
                             int64_t now_ms, int commit, hl_decision_t *d)
 {
+    hl_limiter_decide_refs_n(t, q, refs, cls, now_ms, commit, 1, d);
+}
+
+void hl_limiter_decide_refs_n(hl_slots_t *t, const hl_quota_t *q,
+                              hl_slot_ref_t *refs, uint64_t cls,
+                              int64_t now_ms, int commit, uint32_t units,
+                              hl_decision_t *d)
+{
     hl_slot_t *slots[HL_MAX_WINDOWS];
     hl_policy_t pol[HL_MAX_WINDOWS];
     int64_t retry_ms = 0;
@@ -211,7 +219,7 @@ void hl_limiter_decide_refs(hl_slots_t *t, const hl_quota_t *q,
     for (i = 0; i < q->nwindows; ++i) {
         hl_policy_from_quota(q, i, &pol[i]);
         slots[i] = ref_slot(t, q, &refs[i], &refs[i].hint, cls, now_ms);
-        counter_check(t, slots[i], &pol[i], now_ms, &d->windows[i]);
+        counter_check(t, slots[i], &pol[i], now_ms, units, &d->windows[i]);
         counter_expiry(t, slots[i], &pol[i], now_ms);
         if (!d->windows[i].admit) {
             d->admit = 0;
@@ -224,7 +232,8 @@ void hl_limiter_decide_refs(hl_slots_t *t, const hl_quota_t *q,
         int counted = d->admit && commit;
 
         if (counted) {
-            d->marks[i] = counter_commit(t, slots[i], &pol[i], now_ms, 1);
+            d->marks[i] = counter_commit(t, slots[i], &pol[i], now_ms,
+                                         units ? units : 1);
             counter_expiry(t, slots[i], &pol[i], now_ms);
         }
         hl_slots_set_level(t, slots[i],
@@ -306,9 +315,12 @@ void hl_limiter_count_refs_n(hl_slots_t *t, const hl_quota_t *q,
     count_windows(t, q, refs, cls, now_ms, n, NULL);
 }
 
-int hl_limiter_refund_refs(hl_slots_t *t, const hl_quota_t *q,
-                           const hl_slot_ref_t *refs, const int64_t *marks,
-                           int64_t now_ms)
+/* Gives back n units in every window of q whose counter instance still
+ * holds them (marks; hl_bucket_refund_n), creating no counter. Returns the
+ * windows given back. */
+static int refund_windows(hl_slots_t *t, const hl_quota_t *q,
+                          const hl_slot_ref_t *refs, const int64_t *marks,
+                          uint32_t n, int64_t now_ms)
 {
     int i, refunded = 0;
 
@@ -326,16 +338,46 @@ int hl_limiter_refund_refs(hl_slots_t *t, const hl_quota_t *q,
         if (pol.algo == HL_ALGO_LOG
             ? s->bucket.prev_count == 0   /* no log: nothing to give back */
               || !hl_log_refund(hl_slots_log(t, s, now_ms), &pol, now_ms,
-                                marks[i])
-            : !hl_bucket_refund(&s->bucket, &pol, now_ms, marks[i]))
+                                marks[i])  /* one unit: no reserve= here */
+            : hl_bucket_refund_n(&s->bucket, &pol, now_ms, marks[i], n) == 0)
             continue;
         ++refunded;
         counter_expiry(t, s, &pol, now_ms);
         /* Its fill level as a check finds it now (nothing counted). */
-        counter_check(t, s, &pol, now_ms, &v);
+        counter_check(t, s, &pol, now_ms, 1, &v);
         hl_slots_set_level(t, s, window_level(&pol, &v, 0));
     }
     return refunded;
+}
+
+int hl_limiter_refund_refs(hl_slots_t *t, const hl_quota_t *q,
+                           const hl_slot_ref_t *refs, const int64_t *marks,
+                           int64_t now_ms)
+{
+    return refund_windows(t, q, refs, marks, 1, now_ms);
+}
+
+void hl_limiter_reserve_refs(hl_slots_t *t, const hl_quota_t *q,
+                             const hl_slot_ref_t *refs, uint64_t cls,
+                             int64_t now_ms, uint32_t n, int64_t *marks)
+{
+    count_windows(t, q, refs, cls, now_ms, n, marks);
+}
+
+int hl_limiter_settle_refs(hl_slots_t *t, const hl_quota_t *q,
+                           const hl_slot_ref_t *refs, uint64_t cls,
+                           const int64_t *marks, uint32_t reserved,
+                           uint32_t cost, int64_t now_ms)
+{
+    if (cost > reserved) {
+        /* The excess, in the windows as they are now (capped at each
+         * window's COUNT by count_windows). */
+        count_windows(t, q, refs, cls, now_ms, cost - reserved, NULL);
+        return q->nwindows;
+    }
+    if (cost == reserved)
+        return 0;
+    return refund_windows(t, q, refs, marks, reserved - cost, now_ms);
 }
 
 static void count_windows(hl_slots_t *t, const hl_quota_t *q,
@@ -356,7 +398,7 @@ static void count_windows(hl_slots_t *t, const hl_quota_t *q,
         s = ref_slot(t, q, &refs[i], NULL, cls, now_ms);
         /* The check only rolls the counter forward; it tells whether these
          * requests take the last room the window has. */
-        counter_check(t, s, &pol, now_ms, &v);
+        counter_check(t, s, &pol, now_ms, 1, &v);
         mark = counter_commit(t, s, &pol, now_ms, k);
         if (marks != NULL)
             marks[i] = mark;

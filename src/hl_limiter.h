@@ -74,6 +74,37 @@ void hl_limiter_peek_refs(hl_slots_t *t, const hl_quota_t *q,
                           hl_slot_ref_t *refs, uint64_t cls,
                           int64_t now_ms, hl_decision_t *d);
 
+/* hl_limiter_decide_refs deciding whether `units` fit in every window
+ * (hl_bucket_check_n) and, with commit, counting them all (reserve=); a
+ * verdict's remaining is then what is left after the units. units 0 or 1
+ * is hl_limiter_decide_refs. Never fails. */
+void hl_limiter_decide_refs_n(hl_slots_t *t, const hl_quota_t *q,
+                              hl_slot_ref_t *refs, uint64_t cls,
+                              int64_t now_ms, int commit, uint32_t units,
+                              hl_decision_t *d);
+
+/* Counts a reservation of n units in every window of q (capped at each
+ * window's COUNT), writing where they sit into marks (for
+ * hl_limiter_settle_refs). For a request decided with several quotas,
+ * counted once all admitted it. Never fails. */
+void hl_limiter_reserve_refs(hl_slots_t *t, const hl_quota_t *q,
+                             const hl_slot_ref_t *refs, uint64_t cls,
+                             int64_t now_ms, uint32_t n, int64_t *marks);
+
+/*
+ * Settles a reservation of `reserved` units (counted at the decision,
+ * marks from it) to the request's real cost: a cost below it gives back
+ * reserved - cost in every window whose counter instance still holds the
+ * reservation (hl_bucket_refund_n: never in a window that started since,
+ * never below 0; creates no counter); a cost above it counts the excess
+ * now (capped at each window's COUNT). Returns the windows touched. Never
+ * fails.
+ */
+int hl_limiter_settle_refs(hl_slots_t *t, const hl_quota_t *q,
+                           const hl_slot_ref_t *refs, uint64_t cls,
+                           const int64_t *marks, uint32_t reserved,
+                           uint32_t cost, int64_t now_ms);
+
 /* hl_limiter_count with prepared slot keys and class; writes where each
  * window's unit sits into marks[0 .. nwindows) unless marks is NULL (for
  * hl_limiter_refund_refs). Never fails. */

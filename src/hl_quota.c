@@ -380,12 +380,17 @@ static int is_ows(char c)
 
 uint32_t hl_cost_parse(const char *value)
 {
+    return hl_cost_parse_or(value, 1);
+}
+
+uint32_t hl_cost_parse_or(const char *value, uint32_t missing)
+{
     size_t len;
     uint64_t v;
     int rc;
 
     if (value == NULL)
-        return 1;
+        return missing;
     while (is_ows(*value))
         value++;
     len = strlen(value);
@@ -394,12 +399,41 @@ uint32_t hl_cost_parse(const char *value)
     rc = parse_digits(value, len, HL_COST_MAX, &v);
     if (rc == -2)
         return HL_COST_MAX;
-    return rc == 0 ? (uint32_t)v : 1;
+    return rc == 0 ? (uint32_t)v : missing;
 }
 
 int hl_quota_after_response(const hl_quota_t *q)
 {
     return q->cost_name[0] != '\0' || q->cost_usage;
+}
+
+int hl_quota_set_reserve(hl_quota_t *q, const char *value, char *err,
+                         size_t errlen)
+{
+    const char *num = value ? value : "";
+    uint64_t v = HL_RESERVE_DEFAULT;
+    int by_tokens = strncmp(num, "max_tokens", 10) == 0;
+
+    if (by_tokens) {
+        num += 10;
+        if (*num == '\0')
+            num = NULL;
+        else if (*num++ != ':')
+            return set_err(err, errlen, "bad reserve '%s' (use N, max_tokens "
+                           "or max_tokens:DEFAULT)", value);
+    }
+    if (num && (parse_digits(num, strlen(num), HL_COST_MAX, &v) != 0 || v < 1))
+        return set_err(err, errlen, "bad reserve '%s' (use N, max_tokens or "
+                       "max_tokens:DEFAULT, numbers 1..%u)", value ? value : "",
+                       (unsigned)HL_COST_MAX);
+    q->reserve = (uint32_t)v;
+    q->reserve_max_tokens = (uint8_t)by_tokens;
+    return 0;
+}
+
+int hl_quota_reserves(const hl_quota_t *q)
+{
+    return q->reserve > 0 && hl_quota_after_response(q);
 }
 
 int hl_quota_refunds(const hl_quota_t *q)
@@ -566,9 +600,10 @@ int hl_quota_apply_token(hl_quota_t *q, const char *tok, char *err, size_t errle
     val = eq + 1;
     if (!span_is(tok, klen, "by") && !span_is(tok, klen, "algo")
         && !span_is(tok, klen, "burst") && !span_is(tok, klen, "count")
-        && !span_is(tok, klen, "cost") && !span_is(tok, klen, "norm"))
+        && !span_is(tok, klen, "cost") && !span_is(tok, klen, "norm")
+        && !span_is(tok, klen, "reserve"))
         return set_err(err, errlen, "unknown key '%.*s' in '%s' (use by, algo, "
-                       "burst, count, cost or norm)", (int)klen, tok, tok);
+                       "burst, count, cost, norm or reserve)", (int)klen, tok, tok);
     if (val[0] == '\0')
         return set_err(err, errlen, "missing value in '%s'", tok);
     if (span_is(tok, klen, "by"))
@@ -581,6 +616,8 @@ int hl_quota_apply_token(hl_quota_t *q, const char *tok, char *err, size_t errle
         return hl_quota_set_cost(q, val, err, errlen);
     if (span_is(tok, klen, "norm"))
         return hl_quota_set_norm(q, val, err, errlen);
+    if (span_is(tok, klen, "reserve"))
+        return hl_quota_set_reserve(q, val, err, errlen);
     return set_count(q, val, err, errlen);
 }
 
@@ -667,6 +704,15 @@ int hl_quota_validate(const hl_quota_t *q, char *err, size_t errlen)
                        "characters", HL_BY_NAME_MAX - 1);
     if (q->cost_usage > 1 || (q->cost_usage && q->cost_name[0]))
         return set_err(err, errlen, "bad cost_usage %d", (int)q->cost_usage);
+    if (q->reserve > 0 && !hl_quota_after_response(q))
+        return set_err(err, errlen, "'reserve=' needs cost=header:NAME or "
+                       "cost=usage (a request of cost 1 reserves 1)");
+    if (q->reserve > 0 && q->algo == HL_ALGO_LOG)
+        return set_err(err, errlen, "'reserve=' with algo=log: a sliding log "
+                       "counts requests one by one (COUNT at most 64); use "
+                       "fixed, sliding or gcra for a token budget");
+    if (q->reserve > HL_COST_MAX || q->reserve_max_tokens > 1)
+        return set_err(err, errlen, "bad reserve %u", (unsigned)q->reserve);
     return 0;
 }
 

@@ -73,6 +73,12 @@ typedef struct {
     uint32_t    concurrency;              /* a table entry's "concurrency"
                                              (HotLimitConcurrency, by its
                                              by= and norm=), 0: none */
+    /* reserve= (issue 19): what a cost= request takes at admission,
+     * settled to its real cost after the response. 0 = none (the cost is
+     * only charged after the response); with reserve_max_tokens, the
+     * default used when the body names no max_tokens. */
+    uint32_t    reserve;
+    uint8_t     reserve_max_tokens;
 } hl_quota_t;
 
 #define HL_COST_MAX 2147483647u   /* a cost header's value is capped here */
@@ -99,7 +105,8 @@ int hl_parse_window(const char *tok, hl_window_t *w, char *err, size_t errlen);
 
 /*
  * Applies one token of a HotLimitQuota line to *q: a window, or by=..., algo=...,
- * burst=N, count=all|failures|status:401,403, cost=1|header:NAME|usage. Returns 0, or -1 with a message
+ * burst=N, count=all|failures|status:401,403, cost=1|header:NAME|usage,
+ * reserve=N|max_tokens[:DEFAULT]. Returns 0, or -1 with a message
  * naming the bad token (unknown key or value, too many windows, ...).
  */
 int hl_quota_apply_token(hl_quota_t *q, const char *tok, char *err, size_t errlen);
@@ -127,10 +134,30 @@ int hl_quota_set_cost(hl_quota_t *q, const char *value, char *err, size_t errlen
  */
 uint32_t hl_cost_parse(const char *value);
 
+/* hl_cost_parse returning `missing` instead of 1 for a NULL, empty,
+ * negative or not whole value (reserve=: a missing or invalid cost
+ * charges the reservation). Reads only. */
+uint32_t hl_cost_parse_or(const char *value, uint32_t missing);
+
 /* Returns 1 if q is counted after the response (cost=header: or
  * cost=usage, with any count=), 0 if it is counted at the decision (cost 1,
  * any count=). */
 int hl_quota_after_response(const hl_quota_t *q);
+
+/*
+ * Parses a reserve= value (also the JSON table's "reserve"): a whole
+ * number 1..HL_COST_MAX, or "max_tokens" / "max_tokens:DEFAULT" (DEFAULT
+ * 1..HL_COST_MAX, 1024 when omitted). Returns 0, or -1 with a message
+ * naming value; q is written only on success.
+ */
+int hl_quota_set_reserve(hl_quota_t *q, const char *value, char *err,
+                         size_t errlen);
+
+#define HL_RESERVE_DEFAULT 1024u  /* reserve=max_tokens without :DEFAULT */
+
+/* Returns 1 if q takes a reservation at admission (a cost= quota with
+ * reserve=), else 0. */
+int hl_quota_reserves(const hl_quota_t *q);
 
 /* Returns 1 if q takes its unit at the decision and gives it back when
  * the final status is not one it counts (count=failures|status at cost

@@ -8,11 +8,14 @@
 -- KEYS: the counter keys, window by window, quota by quota.
 -- ARGV: mode ("d": decide, "c": count one quota after the response, "r":
 --       give back a unit one quota took at its decision, see refund),
+--       "s": settle a reservation, see below),
 --       the number of quotas, the cost counted (1 when deciding; a cost=
---       charge when counting), the lease wanted (0: none; see below),
---       then per quota: algo (0 fixed, 1 sliding,
---       2 gcra, 3 log), windows, commit (1: counts an admitted request now,
---       count=failures|status too; 0 for cost= and ban checks), dry run
+--       charge when counting or settling), the lease wanted (0: none; see
+--       below), then per quota: algo (0 fixed, 1 sliding,
+--       2 gcra, 3 log), windows, commit (the units an admitted request counts
+--       now, which must all fit: 1, count=failures|status too; a cost=
+--       quota's reservation (reserve=, never with log), else 0 for cost= and
+--       ban checks), dry run
 --       (1/0), then per window: limit, window ms, burst.
 -- Returns: admitted (1/0), the lease granted and for how long (ms), then
 --          per window: admit, remaining, reset ms, retry ms, and the mark
@@ -269,7 +272,10 @@ if ARGV[1] == 'l' then return list(KEYS[1], tonumber(ARGV[2])) end
 -- request counted since). Never below zero, never in a window that began
 -- since, and never a second decision. ARGV as for "d" with one quota,
 -- then one mark per window. Returns { windows given back }.
-local function refund_one(algo, key, limit, w, mark)
+-- Gives back at most n units under those rules (n > 1: the unused part of
+-- a reservation, mode "s"; a log gives back its newest entry, one unit).
+-- Returns 1 if any was given back, else 0.
+local function refund_one(algo, key, limit, w, mark, n)
   if algo == 3 then
     -- log: the newest entry at its time, while it is in the window.
     if redis.call('TYPE', key).ok ~= 'zset' or mark <= now - w then return 0 end
@@ -282,7 +288,7 @@ local function refund_one(algo, key, limit, w, mark)
     local tat = load(key)
     if tat ~= mark then return 0 end
     local now_us = now * 1000
-    tat = tat - ceil_div(w * 1000, limit)
+    tat = tat - n * ceil_div(w * 1000, limit)
     if tat <= now_us then redis.call('DEL', key)
     else store(key, tat, 0, 0, ceil_div(tat - now_us, 1000) + 1) end
     return 1
@@ -290,14 +296,14 @@ local function refund_one(algo, key, limit, w, mark)
   local t, c, p = load(key)
   if algo == 1 then
     t, c, p = sliding_roll(t, c, p, w)
-    if t == mark and c > 0 then c = c - 1
-    elseif t - w == mark and p > 0 then p = p - 1
+    if t == mark and c > 0 then c = c - math.min(n, c)
+    elseif t - w == mark and p > 0 then p = p - math.min(n, p)
     else return 0 end
     store(key, t, c, p, 2 * w + 1)
     return 1
   end
   if c == 0 or t ~= mark or now < t or now - t >= w then return 0 end
-  store(key, t, c - 1, 0, t + w - now)
+  store(key, t, c - math.min(n, c), 0, t + w - now)
   return 1
 end
 
@@ -307,9 +313,48 @@ if ARGV[1] == 'r' then
   for j = 1, nw do
     local at = 9 + 3 * (j - 1)
     given = given + refund_one(algo, KEYS[j], tonumber(ARGV[at]),
-                               tonumber(ARGV[at + 1]), tonumber(ARGV[9 + 3 * nw + j - 1]))
+                               tonumber(ARGV[at + 1]), tonumber(ARGV[9 + 3 * nw + j - 1]), 1)
   end
   return { given }
+end
+
+-- Checks whether units (>= 1) fit in a window now: one unit fits with
+-- units - 1 less room (limit, or gcra burst); more than the window holds
+-- never fits (retry after a window). Returns what a check returns.
+local function check_units(algo, key, limit, w, burst, units)
+  local cap = (algo == 2 and burst > 0) and burst or limit
+  local room = cap - units + 1
+  local r
+  if room < 1 then room = cap end
+  if algo == 1 then r = { sliding(key, room, w) }
+  elseif algo == 2 then r = { gcra(key, limit, w, (units > 1) and room or burst) }
+  else r = { fixed(key, room, w) } end
+  if units > cap then r[1] = 0; r[2] = 0; r[4] = w end
+  return r
+end
+
+-- Mode "s" (reserve=): the request took its reservation (ARGV[7] units) at
+-- the decision; its real cost is ARGV[3]. A smaller cost gives back the
+-- rest where the reservation still sits (refund_one's rules, marks after
+-- the windows as for "r"); a larger one counts the excess now, capped at
+-- each window's limit. Returns { windows touched }.
+if ARGV[1] == 's' then
+  local algo, nw = tonumber(ARGV[5]), tonumber(ARGV[6])
+  local cost, reserved = tonumber(ARGV[3]), tonumber(ARGV[7])
+  local touched = 0
+  for j = 1, nw do
+    local at = 9 + 3 * (j - 1)
+    local limit, w, burst = tonumber(ARGV[at]), tonumber(ARGV[at + 1]), tonumber(ARGV[at + 2])
+    if cost < reserved then
+      touched = touched + refund_one(algo, KEYS[j], limit, w,
+                                     tonumber(ARGV[9 + 3 * nw + j - 1]), reserved - cost)
+    elseif cost > reserved then
+      local r = check_units(algo, KEYS[j], limit, w, burst, 1)
+      commit(algo, KEYS[j], limit, w, burst, r[5], r[6], r[7], cost - reserved)
+      touched = touched + 1
+    end
+  end
+  return { touched }
 end
 
 local mode, nitems, cost = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3])
@@ -327,9 +372,7 @@ for i = 1, nitems do
     local r
     a = a + 3; k = k + 1
     if it.algo == 3 then r = { log_check(key, limit, w) }
-    elseif it.algo == 1 then r = { sliding(key, limit, w) }
-    elseif it.algo == 2 then r = { gcra(key, limit, w, burst) }
-    else r = { fixed(key, limit, w) } end
+    else r = check_units(it.algo, key, limit, w, burst, math.max(it.commit, 1)) end
     it.w[j] = { key = key, limit = limit, win = w, burst = burst, r = r }
     if r[1] == 0 then it.admit = 0 end
   end
@@ -352,8 +395,9 @@ local lease_ms = 0
 local out = { all, grant, 0 }
 for i = 1, nitems do
   local it = items[i]
-  local count = (mode == 'c') or (all == 1 and it.commit == 1 and it.admit == 1)
+  local count = (mode == 'c') or (all == 1 and it.commit > 0 and it.admit == 1)
   local n = cost + grant
+  if mode == 'd' then n = it.commit + grant end
   for j = 1, it.nw do
     local x = it.w[j]
     local r = x.r

@@ -74,6 +74,13 @@ typedef struct {
      * the caller scans that. */
     int  (*limited)(void *ctx, hl_store_limited_t *out, int max, int bans,
                     uint32_t *total);
+    /* [reserve=] Settles the reservation a prepared, admitted item of a
+     * cost= quota took at its decision (it->reserve units) to the
+     * request's real cost (hl_decide_settle_locked's semantics; a remote
+     * store in one script call). Returns the windows touched (>= 0), or -1
+     * when the store cannot answer. Kept last (positional initialisers). */
+    int  (*settle)(void *ctx, const hl_decide_item_t *it, uint32_t cost,
+                   int64_t now_ms);
 } hl_store_ops_t;
 
 /* A store: its operations and their context. */

@@ -584,6 +584,20 @@ static int read_field(entry_t *e, const char *key, const cJSON *v,
                ? hl_quota_set_by(&e->q, v->valuestring, err, errlen)
                : hl_quota_set_algo(&e->q, v->valuestring, err, errlen);
     }
+    if (strcmp(key, "reserve") == 0) {   /* reserve= (issue 19) */
+        char num[24];
+        if (cJSON_IsNumber(v) && v->valuedouble >= 1 && v->valuedouble <= HL_COST_MAX
+            && v->valuedouble == (double)(uint32_t)v->valuedouble) {
+            snprintf(num, sizeof(num), "%u", (unsigned)v->valuedouble);
+            return hl_quota_set_reserve(&e->q, num, err, errlen);
+        }
+        if (!cJSON_IsString(v)) {
+            snprintf(err, errlen, "'reserve' must be a whole number or a "
+                     "string, not %s", json_kind(v));
+            return -1;
+        }
+        return hl_quota_set_reserve(&e->q, v->valuestring, err, errlen);
+    }
     if (strcmp(key, "plan") == 0)
         return read_plan_selector(v, &e->sel, err, errlen);
     if (strcmp(key, "concurrency") == 0)
@@ -597,8 +611,8 @@ static int read_field(entry_t *e, const char *key, const cJSON *v,
         return 0;
     }
     snprintf(err, errlen, "unknown key '%s' ignored (use limits, max, "
-             "window, by, algo, burst, cost, norm, plan, concurrency or "
-             "dry_run)", key);
+             "window, by, algo, burst, cost, norm, plan, concurrency, "
+             "reserve or dry_run)", key);
     return 1;
 }
 
@@ -607,7 +621,7 @@ static unsigned key_bit(const char *key)
 {
     static const char *const keys[] = {
         "limits", "max", "window", "by", "algo", "burst", "dry_run", "cost",
-        "norm", "plan", "concurrency"
+        "norm", "plan", "concurrency", "reserve"
     };
     unsigned i;
 

@@ -60,6 +60,7 @@
 #include "mod_hotlimit_usage.h"
 #include "hl_keyform.h"
 #include "hl_php.h"
+#include "hl_reserve.h"
 #include "hl_route.h"
 #include "hl_table.h"
 #include "hl_store.h"
@@ -645,6 +646,36 @@ static int collect_matches(request_rec *r, const hl_dir_conf_t *dc,
     return n;
 }
 
+/* [reserve=] Sets the reservation of each cost= match whose quota has
+ * reserve= (hl_reserve_units), reading a JSON body for max_tokens once
+ * (mod_hotlimit_body.c: bounded memory; a body over HotLimitBodyMemory is
+ * read from its first bytes held in memory). A look (a prepaid replay)
+ * reserves nothing. Never fails. */
+static void set_reservations(request_rec *r, hl_match_t *m, int n)
+{
+    const char *head = NULL;
+    apr_size_t head_len = 0;
+    apr_off_t body_len = 0;
+    int i, body = -1;
+
+    for (i = 0; i < n; ++i) {
+        const hl_quota_t *q = m[i].item.quota;
+
+        m[i].item.reserve = 0;
+        if (!hl_quota_reserves(q) || m[i].item.peek)
+            continue;
+        if (q->reserve_max_tokens && body < 0)
+            body = hl_request_json_body(r, &head, &head_len, &body_len);
+        m[i].item.reserve = hl_reserve_units(q, body > 0 ? head : NULL,
+                                             body > 0 ? head_len : 0,
+                                             body > 0 ? (uint64_t)body_len : 0);
+        ap_log_rerror(APLOG_MARK, APLOG_TRACE1, 0, r,
+                      "HL01651: reserve: key=%s reserves %u",
+                      ap_escape_logitem(r->pool, m[i].item.key),
+                      (unsigned)m[i].item.reserve);
+    }
+}
+
 /* Remembers admitted count=failures|status (to give back) and
  * cost=header: (to count) matches for log_transaction (of r's client request); a table rule's quota is copied
  * with its match. One that does not fit is logged (HL00104), not counted. */
@@ -916,6 +947,9 @@ static int limit_request(request_rec *r, hl_stage_t stage)
         return DECLINED;
     if (n > 0 && r->connection->master)
         claim_prepaid(r, m, n);
+    set_reservations(r, m, n);
+    if ((i = hl_body_refusal(r)) != DECLINED)
+        return i;            /* a body read for reserve=max_tokens */
 
     /* Everything is built; the store's critical section only counts. The
      * look at the client's ban, if any, goes first: a banned client's
@@ -1022,22 +1056,25 @@ int hl_fixups(request_rec *r)
 }
 
 /* Returns what the response of last (the final request of the chain)
- * costs under quota q: 1, or for cost=header:NAME the integer its header
- * NAME carries (headers_out, then err_headers_out; hl_cost_parse: 1 when
- * missing or invalid, capped at HL_COST_MAX), or for cost=usage the tokens
- * its body reported (hl_usage_response_cost: 1 when missing or invalid). */
-static uint32_t response_cost(request_rec *last, const hl_quota_t *q)
+ * costs under the quota of match m: 1, or for cost=header:NAME the
+ * integer its header NAME carries (headers_out, then err_headers_out;
+ * capped at HL_COST_MAX), or for cost=usage the tokens its body reported
+ * (hl_usage_response_cost). A missing or invalid cost charges the
+ * reservation: m's reserve= units, else 1. */
+static uint32_t response_cost(request_rec *last, const hl_match_t *m)
 {
+    const hl_quota_t *q = m->item.quota;
+    uint32_t missing = m->item.reserve ? m->item.reserve : 1;
     const char *v;
 
     if (q->cost_usage)          /* cost=usage (issue 19) */
-        return hl_usage_response_cost(last);
+        return hl_usage_response_cost(last, missing);
     if (!q->cost_name[0])
         return 1;
     v = apr_table_get(last->headers_out, q->cost_name);
     if (!v)
         v = apr_table_get(last->err_headers_out, q->cost_name);
-    return hl_cost_parse(v);
+    return hl_cost_parse_or(v, missing);
 }
 
 /* Gives back the unit match m took when r was admitted, its final status
@@ -1055,6 +1092,24 @@ static void refund(request_rec *r, const hl_store_t *store,
                   given < 0 ? "store unavailable," : "unit",
                   ap_escape_logitem(r->pool, m->item.key), given < 0 ? 0 : given,
                   m->item.quota->nwindows);
+}
+
+/* [reserve=] Settles the reservation match m took when r was admitted to
+ * the request's real cost (0 when its final status is not counted). A
+ * store that cannot answer has logged why; the reservation then stays
+ * charged (never an overspend). */
+static void settle(request_rec *r, const hl_store_t *store,
+                   const hl_match_t *m, uint32_t cost)
+{
+    int touched = store->ops->settle(store->ctx, &m->item, cost, hl_mono_ms());
+
+    ap_log_rerror(APLOG_MARK, APLOG_TRACE1, 0, r,
+                  "HL01652: reserve settled: key=%s reserved %u, cost %u%s "
+                  "(%d of %d windows)",
+                  ap_escape_logitem(r->pool, m->item.key),
+                  (unsigned)m->item.reserve, (unsigned)cost,
+                  touched < 0 ? ", store unavailable" : "",
+                  touched < 0 ? 0 : touched, m->item.quota->nwindows);
 }
 
 int hl_log_transaction(request_rec *r)
@@ -1082,9 +1137,11 @@ int hl_log_transaction(request_rec *r)
             if (!counted)
                 refund(r, store, m, last->status);
         }
+        else if (m->item.reserve > 0)
+            settle(r, store, m, counted ? response_cost(last, m) : 0);
         else if (counted)
             store->ops->count(store->ctx, &m->item,
-                              response_cost(last, m->item.quota), hl_mono_ms());
+                              response_cost(last, m), hl_mono_ms());
     }
     return DECLINED;
 }

@@ -86,6 +86,7 @@ typedef struct {
     apr_bucket_brigade *kept;     /* what is handed on, not yet handed */
     ap_filter_t        *below;    /* where the read stopped */
     struct hl_param_memo *memo;   /* parameters already read from it */
+    int                 read;     /* the body was read (once at most) */
 } hl_body_t;
 
 /* A parameter or JSON value already read for the client request: a route,
@@ -290,6 +291,8 @@ static int wants_body(request_rec *r, hl_body_t *b, apr_off_t limit,
     const char *te = apr_table_get(r->headers_in, "Transfer-Encoding");
     char *end;
 
+    const char *ct = apr_table_get(r->headers_in, "Content-Type");
+
     *clen = -1;
     if (limit == 0 || (!te && (!cl || !strcmp(cl, "0"))))
         return 0;
@@ -387,6 +390,7 @@ static hl_body_t *get_body(request_rec *r, int for_json)
     limit = body_limit(r, &to_path);
     if (!wants_body(r, b, limit, to_path, &clen))
         return b;
+    b->read = 1;
     /* A subrequest's filters are its main request's protocol filters,
      * and live only as long as the subrequest: read as the main request. */
     while (rr->main)
@@ -607,6 +611,21 @@ char *hl_request_json(request_rec *r, const char *path, apr_size_t *len)
                                            hl_client_request(r)->pool))))
         return NULL;
     return memo_value(r, memo, len);
+}
+
+/* [reserve=] Returns 1 with the body's first bytes held in memory and its
+ * length (see mod_hotlimit_body.h), else 0. */
+int hl_request_json_body(request_rec *r, const char **head,
+                         apr_size_t *head_len, apr_off_t *body_len)
+{
+    hl_body_t *b = get_body(r, 1);
+
+    if (!b->read || b->refuse != OK || b->rv != APR_SUCCESS || !b->eos)
+        return 0;
+    *head = b->head;
+    *head_len = b->head_len;
+    *body_len = (apr_off_t)b->head_len + b->spool_len;
+    return 1;
 }
 
 /* Returns DECLINED, or the status that ends r (see mod_hotlimit_body.h),

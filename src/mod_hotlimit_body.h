@@ -48,6 +48,19 @@ char *hl_request_json(request_rec *r, const char *path, apr_size_t *len);
  */
 int hl_body_refusal(request_rec *r);
 
+/*
+ * [reserve=] Reads r's client request body when it is a POST whose
+ * Content-Type names JSON (same bounds and hand-on as for a form: at
+ * most HotLimitBodyLimit bytes, HotLimitBodyMemory of them in memory, the
+ * rest spooled; an over-limit body refused unless HotLimitBodyOverflow
+ * path, see hl_body_refusal). Returns 1 with *head (not owned: the client
+ * request's pool; not NUL-terminated), *head_len (the bytes held in
+ * memory, from the start) and *body_len (the whole body) when the body
+ * was read to its end; 0 otherwise (no body, another type, refused).
+ */
+int hl_request_json_body(request_rec *r, const char **head,
+                         apr_size_t *head_len, apr_off_t *body_len);
+
 /* Registers the body filter and its insert_filter hook (register_hooks). */
 void hl_body_register(void);
 

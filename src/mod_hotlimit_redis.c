@@ -404,13 +404,14 @@ static const char *build_call(hl_call_t *c, hl_decide_item_t *const *items,
     for (i = 0; i < n; ++i) {
         const hl_quota_t *q = items[i]->quota;
         rc |= add_num(c, (uint64_t)q->algo) | add_num(c, (uint64_t)q->nwindows)
-              | add_num(c, !items[i]->peek && !hl_quota_after_response(q))
+              | add_num(c, mode[0] == 's' ? items[i]->reserve
+                                           : hl_decide_units(items[i]))
               | add_num(c, items[i]->dry_run != 0);
         for (j = 0; j < q->nwindows; ++j)
             rc |= add_num(c, q->windows[j].count) | add_num(c, q->windows[j].window_ms)
                   | add_num(c, q->burst);
     }
-    if (mode[0] == 'r')
+    if (mode[0] == 'r' || mode[0] == 's')
         for (j = 0; j < items[0]->quota->nwindows; ++j)
             rc |= add_num(c, (uint64_t)items[0]->decision.marks[j]);
     if (rc)
@@ -549,9 +550,9 @@ static void follow_reply(const redisReply *reply, hl_decide_item_t *const *items
         uint32_t counted = 0;
         int admit = 1;
 
-        if (at + 4 * (size_t)q->nwindows > reply->elements)
+        if (at + 5 * (size_t)q->nwindows > reply->elements)
             return;
-        for (j = 0; j < q->nwindows; ++j, at += 4) {
+        for (j = 0; j < q->nwindows; ++j, at += 5) {
             long long rem = reply->element[at + 1]->integer;
             v[j].admit = reply->element[at]->integer != 0;
             v[j].remaining = rem < 0 ? 0 : rem > UINT32_MAX ? UINT32_MAX : (uint32_t)rem;
@@ -561,13 +562,15 @@ static void follow_reply(const redisReply *reply, hl_decide_item_t *const *items
         }
         if (counting)
             counted = cost;
-        else if (all && admit && !items[i]->peek && !hl_quota_after_response(q))
-            counted = 1 + (uint32_t)(grant < UINT32_MAX ? grant : 0);
+        else if (all && admit && hl_decide_units(items[i]) > 0)
+            counted = hl_decide_units(items[i])
+                      + (uint32_t)(grant < UINT32_MAX ? grant : 0);
         hl_store_follow(items[i], v, counted, now);
     }
 }
 
-/* Returns the refused-until key of a decision: its keys and limits. */
+/* Returns the refused-until key of a decision: its keys, limits and
+ * reservations. */
 static uint64_t refused_key(hl_decide_item_t *const *items, int n)
 {
     uint64_t h = 0x9e3779b97f4a7c15ULL;
@@ -579,6 +582,8 @@ static uint64_t refused_key(hl_decide_item_t *const *items, int n)
         h = hl_hash64(items[i]->key, items[i]->key_len, h);
         h = hl_hash64(q->windows, sizeof(q->windows[0]) * (size_t)q->nwindows,
                       h ^ ((uint64_t)q->algo << 8) ^ q->burst);
+        /* [reserve=] a refusal of N units says nothing of fewer */
+        h ^= (uint64_t)items[i]->reserve << 32;
     }
     return h | 1;
 }
@@ -791,6 +796,17 @@ static int redis_count(void *ctx, const hl_decide_item_t *it, uint32_t cost,
     return 0;
 }
 
+/* Drops this thread's note that the one item of items is refused, room
+ * having come back for it (other threads trust theirs a second at most:
+ * a refusal too many, never an admission). */
+static void forget_refused(hl_decide_item_t *const *items)
+{
+    uint64_t key = refused_key(items, 1);
+
+    if (refused[key % HL_REFUSED_CACHE].key == key)
+        refused[key % HL_REFUSED_CACHE].key = 0;
+}
+
 /* [exact count=failures|status] Gives back the unit item it took at its
  * decision, by the script's refund (mode "r"), in the counters its marks
  * name. Without Redis (the breaker open), the local counters under
@@ -824,15 +840,43 @@ static int redis_refund(void *ctx, const hl_decide_item_t *it, int64_t now)
         given = (int)reply->element[0]->integer;
     freeReplyObject(reply);
     succeeded();
-    if (given > 0) {
-        /* This thread's note that the key is refused is stale now (other
-         * threads trust theirs a second at most: a refusal too many,
-         * never an admission). */
-        uint64_t key = refused_key(items, 1);
-        if (refused[key % HL_REFUSED_CACHE].key == key)
-            refused[key % HL_REFUSED_CACHE].key = 0;
-    }
+    if (given > 0)
+        forget_refused(items);
     return given;
+}
+
+/* [reserve=] Settles the reservation of cost= item it to cost by the
+ * script's settlement (mode "s": the rest given back in the counters its
+ * marks name, or the excess counted). Without Redis (the breaker open),
+ * the local counters under HotLimitStoreFailure local, as redis_refund.
+ * Returns the windows touched, or -1 when the store cannot answer. */
+static int redis_settle(void *ctx, const hl_decide_item_t *it, uint32_t cost,
+                        int64_t now)
+{
+    hl_decide_item_t *items[1];
+    const char *why = "unknown";
+    redisReply *reply;
+    int touched = -1;
+    (void)ctx;
+
+    if (it->reserve == 0 || cost == it->reserve)
+        return 0;
+    items[0] = (hl_decide_item_t *)it;
+    if (!may_try(now)) {
+        const hl_store_t *local = hl_store_shm();
+        return rconf->failure == HL_STORE_FAIL_LOCAL
+               ? local->ops->settle(local->ctx, it, cost, now) : 0;
+    }
+    reply = send_call(items, 1, "s", cost, 0, now, &why);
+    if (!reply)
+        return -1;
+    if (reply->elements >= 1 && reply->element[0]->type == REDIS_REPLY_INTEGER)
+        touched = (int)reply->element[0]->integer;
+    freeReplyObject(reply);
+    succeeded();
+    if (touched > 0 && cost < it->reserve)
+        forget_refused(items);
+    return touched;
 }
 
 /* ---- the keys at their limit (the status page) --------------------------- */
@@ -1034,7 +1078,7 @@ static void redis_figures(void *ctx, hl_store_figures_t *f);
 
 static const hl_store_ops_t redis_ops = {
     "redis", redis_prepare, redis_decide, redis_count, redis_reset,
-    redis_refund, redis_figures, redis_limited
+    redis_refund, redis_figures, redis_limited, redis_settle
 };
 static const hl_store_t redis_store = { &redis_ops, NULL };
 

@@ -728,6 +728,21 @@ static int shm_refund(void *ctx, const hl_decide_item_t *it, int64_t now_ms)
     return refunded;
 }
 
+/* [reserve=] Settles the reservation of a cost= item to cost. Returns the
+ * windows touched, or -1 when the mutex failed. */
+static int shm_settle(void *ctx, const hl_decide_item_t *it, uint32_t cost,
+                      int64_t now_ms)
+{
+    int touched;
+    (void)ctx;
+
+    if (lock_stripe(it->shard) != APR_SUCCESS)
+        return -1;
+    touched = hl_decide_settle_locked(&store_slots[it->shard], it, cost, now_ms);
+    unlock_stripe(it->shard);
+    return touched;
+}
+
 /* Removes every window of key, in whichever stripes they are. Returns the
  * counters removed, or -1 when a mutex failed. */
 static int shm_reset(void *ctx, const char *key, size_t len)
@@ -756,7 +771,7 @@ static void shm_figures(void *ctx, hl_store_figures_t *f)
  * table (limited NULL). */
 static const hl_store_ops_t shm_ops = {
     "shm", shm_prepare, shm_decide, shm_count, shm_reset, shm_refund,
-    shm_figures, NULL
+    shm_figures, NULL, shm_settle
 };
 static const hl_store_t shm_store = { &shm_ops, NULL };
 

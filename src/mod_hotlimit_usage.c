@@ -137,7 +137,7 @@ static void usage_insert_filter(request_rec *r)
     ap_add_output_filter_handle(usage_filter_handle, ctx, r, r->connection);
 }
 
-uint32_t hl_usage_response_cost(request_rec *r)
+uint32_t hl_usage_response_cost(request_rec *r, uint32_t missing)
 {
     void *p = NULL;
     const usage_ctx_t *ctx;
@@ -154,8 +154,8 @@ uint32_t hl_usage_response_cost(request_rec *r)
                   : rc == -1 ? "an invalid usage"
                   : !ctx || !ctx->started ? "no body read"
                   : ctx->why_off ? ctx->why_off : "no usage",
-                  rc == 1 ? " reported" : "", rc == 1 ? cost : 1u);
-    return rc == 1 ? cost : 1;
+                  rc == 1 ? " reported" : "", rc == 1 ? cost : missing);
+    return rc == 1 ? cost : missing;
 }
 
 void hl_usage_register(void)

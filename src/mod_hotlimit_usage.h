@@ -10,11 +10,12 @@
 /*
  * Returns what the answer of r (the last request of its chain) costs under
  * a cost=usage quota: the tokens its body reported (hl_usage_cost), capped
- * at HL_COST_MAX; 1 when none was reported, it was invalid or the body was
- * not read (a missing or invalid cost charges the reservation, 1). Logs
- * what it read at debug level (HL01400). Reads only.
+ * at HL_COST_MAX; `missing` when none was reported, it was invalid or the
+ * body was not read (a missing or invalid cost charges the reservation:
+ * reserve=, else 1). Logs what it read at debug level (HL01400). Reads
+ * only.
  */
-uint32_t hl_usage_response_cost(request_rec *r);
+uint32_t hl_usage_response_cost(request_rec *r, uint32_t missing);
 
 /* Notes that r's client request was admitted by a cost=usage quota, so
  * that its answer's body is read (the access checker calls it). Never

@@ -32,6 +32,10 @@ my @bad = (
     [ 'IPv6 prefix text',  'HotLimitIPv6Prefix x64',                 'HotLimitIPv6Prefix', 'x64' ],
     [ 'bad CIDR',          'HotLimitExempt 10.0.0.0/33',             'HotLimitExempt',     '10.0.0.0/33' ],
     [ 'unknown cost=',     $loc->('HotLimitQuota 5/1m cost=tokens'), 'HotLimitQuota',      'tokens' ],
+    [ 'reserve= without cost=', $loc->('HotLimitQuota 5/1m reserve=2'), 'HotLimitQuota',  'reserve=' ],
+    [ 'reserve=0',         $loc->('HotLimitQuota 5/1m cost=usage reserve=0'), 'HotLimitQuota', '0' ],
+    [ 'bad reserve= default', $loc->('HotLimitQuota 5/1m cost=usage reserve=max_tokens:x'),
+                                                                     'HotLimitQuota',      'max_tokens:x' ],
     [ 'ban count zero',    'HotLimitBan 0/10m 1h',                   'HotLimitBan',        '0/10m' ],
     [ 'ban bare duration', 'HotLimitBan 20/10m 3600',                'HotLimitBan',        '3600' ],
     [ 'Redis prefix with a brace (it would move the hash tag)',
@@ -74,7 +78,7 @@ my $good = join "\n",
     'HotLimitBodyMemory 64K',
     "<Location /form>\n    HotLimitBodyLimit 8M\n    HotLimitBodyOverflow path\n</Location>";
 
-plan tests => 2 * @bad + 2 + 2 + 2 + 8, need { "the base config (run through t/run-httpd-tests.sh)" => -r $base };
+plan tests => 2 * @bad + 2 + 2 + 3 + 2 + 8, need { "the base config (run through t/run-httpd-tests.sh)" => -r $base };
 
 my $httpd = Apache::Test::vars('httpd');
 my $logs = hl_logs();
@@ -126,6 +130,17 @@ for my $c (@bad) {
     ok t_cmp($rc, 0, 'HotLimitStatus On at server level passes');
     ok t_cmp($out, qr/HL01183: HotLimitStatus On outside a <Location>.*no request of this server is limited or banned/,
              '... with a warning (HL01183)');
+}
+{
+    # reserve= (issue 19): a cost= quota without it passes with a warning
+    # (concurrent requests can overspend); with it, no warning.
+    my ($rc, $out) = configtest($loc->('HotLimitQuota 1000/1m cost=usage'));
+    ok t_cmp($rc, 0, 'a cost= quota without reserve= passes');
+    ok t_cmp($out, qr/HL01650: HotLimitQuota with cost= but no reserve=.*concurrent requests can spend more than the budget/,
+             '... with a warning (HL01650)');
+    ($rc, $out) = configtest($loc->('HotLimitQuota 1000/1m cost=header:X-Tokens reserve=max_tokens:2048'));
+    ok t_cmp($rc . ($out =~ /HL01650/ ? ' warned' : ''), '0',
+             'with reserve=max_tokens:2048: passes, no warning');
 }
 {
     my ($rc, $out) = configtest('HotLimitQuota 5/1m');

@@ -5,10 +5,14 @@
 // Scenarios:
 //   retry         one completion, then a second one that meets a 429: the
 //                 SDK's own retry must wait as Retry-After says, then succeed
+//   budget N MODEL MAX_TOKENS
+//                 N completions at once (no retry), each with max_tokens:
+//                 how many were answered, refused (429), and the tokens
+//                 the answers' usage reported in total
 'use strict';
 const OpenAI = require('openai');
 
-const [scenario, baseURL] = process.argv.slice(2);
+const [scenario, baseURL, ...args] = process.argv.slice(2);
 
 function client(opts) {
     return new OpenAI({ apiKey: 'sk-test-key', baseURL, ...opts });
@@ -25,7 +29,27 @@ async function retry() {
              status: response.status, waited_ms: Date.now() - t0 };
 }
 
-const scenarios = { retry };
+async function budget() {
+    const [n, model, maxTokens] = [Number(args[0]), args[1], Number(args[2])];
+    const ai = client({ maxRetries: 0, timeout: 30000 });
+    const one = () => ai.chat.completions.create({
+        model, max_tokens: maxTokens, messages: [{ role: 'user', content: 'hi' }] });
+    const all = await Promise.allSettled(Array.from({ length: n }, one));
+    const out = { answered: 0, refused: 0, other: [], tokens: 0 };
+    for (const r of all) {
+        if (r.status === 'fulfilled') {
+            out.answered++;
+            out.tokens += r.value.usage.total_tokens;
+        } else if (r.reason && r.reason.status === 429) {
+            out.refused++;
+        } else {
+            out.other.push(String(r.reason && r.reason.message || r.reason));
+        }
+    }
+    return out;
+}
+
+const scenarios = { retry, budget };
 
 (async () => {
     const run = scenarios[scenario];

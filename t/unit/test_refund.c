@@ -16,54 +16,12 @@
 #include "hl_quota.h"
 #include "hl_tap.h"
 #include "hl_spec.h"
+#include "hl_fixture.h"
 
 #include <stdio.h>
 #include <string.h>
 
-#define CAPACITY 256
 #define NOW 5000000LL
-
-static void *mem;
-static hl_slots_t table;
-static hl_slots_t *tables[HL_DECIDE_MAX];
-
-/* Starts a test on an empty table. */
-static void fresh(void)
-{
-    size_t size = hl_slots_size(CAPACITY);
-    int i;
-
-    free(mem);
-    mem = tap_calloc(size);
-    for (i = 0; i < HL_DECIDE_MAX; ++i)
-        tables[i] = &table;
-    hl_slots_attach(&table, mem, size, CAPACITY, 11);
-}
-
-/* Fills item it for quota q and key ("scope|client"), prepared. */
-static void item(hl_decide_item_t *it, const hl_quota_t *q, const char *key)
-{
-    size_t scope = (size_t)(strchr(key, '|') - key);
-
-    memset(it, 0, sizeof(*it));
-    it->quota = q;
-    it->origin = HL_ORIGIN_DIRECTIVE;
-    it->key = key;
-    it->key_len = strlen(key);
-    it->cls = hl_limiter_class(HL_ORIGIN_DIRECTIVE, key, scope);
-    hl_decide_prepare(&table, it);
-}
-
-/* Decides one request of a fresh copy of item proto at now: *out is the
- * request's own item (its decision and marks). Returns admitted. */
-static int arrive(const hl_decide_item_t *proto, hl_decide_item_t *out,
-                  int64_t now)
-{
-    hl_decide_item_t *items[1] = { out };
-
-    *out = *proto;
-    return hl_decide_locked(tables, items, 1, now);
-}
 
 /* ---- the bucket ---------------------------------------------------------- */
 

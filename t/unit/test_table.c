@@ -171,6 +171,20 @@ static void test_cost(void)
     r = rule("/one");
     is_str(r ? r->quota.cost_name : "?", "", "cost 1: no header");
 
+    /* "reserve" (issue 19): a number or "max_tokens[:DEFAULT]". */
+    is_int(parse("{\"routes\": {\"/n\": {\"limits\": [\"1000/1m\"], "
+                 "\"cost\": \"usage\", \"reserve\": 400}, "
+                 "\"/m\": {\"limits\": [\"1000/1m\"], \"cost\": \"usage\", "
+                 "\"reserve\": \"max_tokens:512\"}}}"),
+           0, "reserve: parses");
+    is_int(nerr, 0, "reserve: no errors");
+    r = rule("/n");
+    ok(r && r->quota.reserve == 400 && !r->quota.reserve_max_tokens,
+       "reserve: 400 kept");
+    r = rule("/m");
+    ok(r && r->quota.reserve == 512 && r->quota.reserve_max_tokens,
+       "reserve: max_tokens:512 kept");
+
     is_int(parse("{\"routes\": {\"/sms\": {\"max\": 1, \"window\": 60, "
                  "\"by\": \"param:phone\", \"norm\": \"digits\"}, "
                  "\"/plain\": {\"max\": 1, \"window\": 60, \"by\": \"param:u\"}}}"),
@@ -628,6 +642,11 @@ static const struct {
     { "{\"limits\": [\"5/1m\"], \"cost\": \"tokens\"}", "cost", "unknown cost" },
     { "{\"limits\": [\"5/1m\"], \"cost\": \"header:\"}", "cost", NULL },
     { "{\"limits\": [\"5/1m\"], \"cost\": 2}", "cost", NULL },
+    { "{\"limits\": [\"5/1m\"], \"cost\": \"usage\", \"reserve\": 0}", "reserve", NULL },
+    { "{\"limits\": [\"5/1m\"], \"cost\": \"usage\", \"reserve\": 2.5}", "reserve", NULL },
+    { "{\"limits\": [\"5/1m\"], \"cost\": \"usage\", \"reserve\": \"some\"}", "reserve", "bad reserve" },
+    { "{\"limits\": [\"5/1m\"], \"cost\": \"usage\", \"reserve\": true}", "reserve", NULL },
+    { "{\"limits\": [\"5/1m\"], \"reserve\": 5}", NULL, "needs cost=" },
     { "{}", NULL, "no quota" },
     { "{\"by\": \"ip\"}", NULL, "no quota" },
     { "\"5/1m\"", NULL, "object" },

@@ -1,0 +1,243 @@
+/*
+ * test_reserve.c - reserve= on cost= quotas (issue 19): the reservation
+ * taken at admission only if it fits every window, settled to the real
+ * cost after the response (hl_bucket_check_n, hl_bucket_refund_n,
+ * hl_limiter_settle_refs, hl_decide_settle_locked), and the units a
+ * request reserves (hl_reserve_units, hl_reserve_find_max_tokens).
+ *
+ * What must hold, for fixed, sliding and gcra:
+ *  - requests in flight at once never hold more than COUNT between them
+ *    (20 requests reserving 400 on 1000: 2 admitted);
+ *  - a cost below the reservation gives the rest back (room comes back),
+ *    one above it charges the excess (capped at COUNT), never in a window
+ *    that began since.
+ */
+#include "hl_decide.h"
+#include "hl_quota.h"
+#include "hl_reserve.h"
+#include "hl_tap.h"
+#include "hl_spec.h"
+#include "hl_fixture.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#define NOW 5000000LL
+
+/* Fills item it for quota q and key, prepared, reserving what q reserves
+ * without a body. */
+static void reserving(hl_decide_item_t *it, const hl_quota_t *q,
+                      const char *key)
+{
+    item(it, q, key);
+    it->reserve = hl_reserve_units(q, NULL, 0, 0);
+}
+
+/* ---- parsing -------------------------------------------------------------- */
+
+static void test_parse(void)
+{
+    hl_quota_t q = quota("1000/1m cost=header:X-Tokens reserve=400");
+    hl_quota_t m = quota("1000/1m cost=usage reserve=max_tokens");
+    hl_quota_t d = quota("1000/1m cost=usage reserve=max_tokens:2048");
+    hl_quota_t none = quota("1000/1m cost=usage");
+    char err[HL_ERR_MAX];
+    const char *bad[] = { "reserve=0", "reserve=x", "reserve=max_tokens:",
+                          "reserve=max_tokens:0", "reserve=max_tokensx",
+                          "reserve=-1", "reserve=99999999999" };
+    const char *alone[] = { "10/1m", "reserve=5" };
+    hl_quota_t b;
+    size_t i;
+
+    ok(q.reserve == 400 && !q.reserve_max_tokens && hl_quota_reserves(&q),
+       "reserve=400 reserves 400");
+    ok(m.reserve == HL_RESERVE_DEFAULT && m.reserve_max_tokens,
+       "reserve=max_tokens: default 1024");
+    ok(d.reserve == 2048 && d.reserve_max_tokens,
+       "reserve=max_tokens:2048: default 2048");
+    ok(!hl_quota_reserves(&none) && none.reserve == 0,
+       "cost= without reserve= reserves nothing at admission");
+    for (i = 0; i < sizeof(bad) / sizeof(bad[0]); ++i) {
+        hl_quota_init(&b);
+        okf(hl_quota_apply_token(&b, bad[i], err, sizeof(err)) == -1
+            && strstr(err, "reserve") != NULL, "%s refused: %s", bad[i], err);
+    }
+    okf(hl_quota_parse_args(&b, 2, alone, err, sizeof(err)) == -1
+        && strstr(err, "needs cost=") != NULL,
+        "reserve= without cost= refused: %s", err);
+}
+
+static void test_find_max_tokens(void)
+{
+    static const struct { const char *json; int found; uint32_t v; } c[] = {
+        { "{\"model\":\"m\",\"max_tokens\":200}", 1, 200 },
+        { " {\t \"max_completion_tokens\" : 77 , \"x\":1}", 1, 77 },
+        { "{\"input\":\"hi\",\"max_output_tokens\":5}", 1, 5 },
+        { "{\"messages\":[{\"max_tokens\":9}],\"max_tokens\":300}", 1, 300 },
+        { "{\"a\":{\"max_tokens\":9}}", 0, 0 },
+        { "{\"s\":\"\\\"max_tokens\\\":9\",\"max_tokens\":12}", 1, 12 },
+        { "{\"max_tokens\":\"200\"}", 0, 0 },
+        { "{\"max_tokens\":2.5}", 0, 0 },
+        { "{\"max_tokens\":99999999999}", 1, HL_COST_MAX },
+        { "[{\"max_tokens\":9}]", 0, 0 },
+        { "{\"max_tokens\":20", 0, 0 },           /* cut off */
+        { "{\"model\":\"m\"}", 0, 0 },
+        { "", 0, 0 },
+    };
+    size_t i;
+
+    for (i = 0; i < sizeof(c) / sizeof(c[0]); ++i) {
+        uint32_t v = 0;
+        int found = hl_reserve_find_max_tokens(c[i].json, strlen(c[i].json), &v);
+        okf(found == c[i].found && (!found || v == c[i].v),
+            "max_tokens in %s: %d %u", c[i].json, found, (unsigned)v);
+    }
+}
+
+static void test_units(void)
+{
+    hl_quota_t n = quota("1000/1m cost=usage reserve=400");
+    hl_quota_t m = quota("1000/1m cost=usage reserve=max_tokens:50");
+    hl_quota_t none = quota("1000/1m cost=usage");
+    const char *body = "{\"max_tokens\":200,\"prompt\":\"0123456789012345\"}";
+
+    is_int(hl_reserve_units(&n, body, strlen(body), strlen(body)), 400,
+           "reserve=N ignores the body");
+    is_int(hl_reserve_units(&m, body, strlen(body), strlen(body)),
+           200 + strlen(body) / 4, "max_tokens + body length / 4");
+    is_int(hl_reserve_units(&m, "{}", 2, 4000), 50 + 1000,
+           "no max_tokens: DEFAULT + body length / 4");
+    is_int(hl_reserve_units(&m, NULL, 0, 0), 50, "no body: DEFAULT");
+    is_int(hl_reserve_units(&none, body, strlen(body), strlen(body)), 0,
+           "no reserve=: nothing");
+    is_int(hl_cost_parse_or(NULL, 400), 400, "a missing cost charges the reservation");
+    is_int(hl_cost_parse_or("1.5", 400), 400, "an invalid cost charges the reservation");
+    is_int(hl_cost_parse_or(" 7 ", 400), 7, "a valid cost is the cost");
+    is_int(hl_cost_parse_or("0", 400), 0, "0 is a cost");
+}
+
+/* ---- the bucket ----------------------------------------------------------- */
+
+static void test_check_n(void)
+{
+    hl_policy_t p = { HL_ALGO_FIXED, 10, 60000, 0 };
+    hl_bucket_t b;
+    hl_verdict_t v;
+
+    memset(&b, 0, sizeof(b));
+    hl_bucket_check_n(&b, &p, NOW, 10, &v);
+    ok(v.admit && v.remaining == 0, "fixed: 10 of 10 fit an empty window");
+    hl_bucket_check_n(&b, &p, NOW, 11, &v);
+    ok(!v.admit && v.retry_ms == 60000, "fixed: 11 of 10 never fit");
+    hl_bucket_commit_n(&b, &p, NOW, 7);
+    hl_bucket_check_n(&b, &p, NOW, 3, &v);
+    ok(v.admit && v.remaining == 0, "fixed: 3 fit after 7");
+    hl_bucket_check_n(&b, &p, NOW, 4, &v);
+    ok(!v.admit, "fixed: 4 do not fit after 7");
+    is_int(hl_bucket_refund_n(&b, &p, NOW + 1, NOW, 5), 5, "fixed: 5 given back");
+    is_int(hl_bucket_refund_n(&b, &p, NOW + 1, NOW, 5), 2,
+           "fixed: never below 0");
+    is_int(hl_bucket_refund_n(&b, &p, NOW + 60001, NOW, 5), 0,
+           "fixed: nothing after the window ended");
+}
+
+/* ---- decisions and settlement --------------------------------------------- */
+
+/* 20 requests reserving 400 in flight at once on 1000: 2 admitted; both
+ * settled at 100: room for 2 more reservations (200 + 2 x 400 <= 1000). */
+static void test_concurrent(const char *spec, const char *name)
+{
+    hl_quota_t q = quota(spec);
+    hl_decide_item_t proto, req[20];
+    int i, admitted = 0, touched = 0;
+
+    fresh();
+    reserving(&proto, &q, "/v1|key");
+    for (i = 0; i < 20; ++i)
+        admitted += arrive(&proto, &req[i], NOW + i);
+    okf(admitted == 2, "%s: 2 of 20 reserving 400 on 1000 admitted (%d)",
+        name, admitted);
+    /* Answered last first: a gcra mark names only the last commit. */
+    for (i = 1; i >= 0; --i)
+        touched += hl_decide_settle_locked(&table, &req[i], 100, NOW + 30);
+    for (i = 0, admitted = 0; i < 20; ++i)
+        admitted += arrive(&proto, &req[i], NOW + 40);
+    okf(admitted == (q.algo == HL_ALGO_GCRA ? 1 : 2),
+        "%s: settled at 100, %d more admitted (%d windows given back)", name,
+        admitted, touched);
+}
+
+/* A cost above the reservation charges the excess; capped at COUNT. */
+static void test_excess(void)
+{
+    hl_quota_t q = quota("1000/1m cost=header:X reserve=100");
+    hl_decide_item_t proto, r1, r2;
+
+    fresh();
+    reserving(&proto, &q, "/v1|key");
+    ok(arrive(&proto, &r1, NOW), "reserve 100: admitted");
+    is_int(hl_decide_settle_locked(&table, &r1, 850, NOW + 1), 1,
+           "cost 850: the excess of 750 charged");
+    ok(arrive(&proto, &r2, NOW + 2), "150 left: a reservation of 100 fits");
+    hl_decide_settle_locked(&table, &r2, 100, NOW + 3);
+    ok(!arrive(&proto, &r2, NOW + 4), "50 left: 100 does not fit");
+    hl_decide_settle_locked(&table, &r1, 9999999, NOW + 5);
+    ok(!arrive(&proto, &r2, NOW + 6), "a huge excess: the window is full");
+    ok(arrive(&proto, &r2, NOW + 60000 + 6),
+       "... and the next window is empty (the excess is capped at COUNT)");
+}
+
+/* A settlement never frees room in a window that began since. */
+static void test_no_settle_across_windows(void)
+{
+    hl_quota_t q = quota("1000/1s cost=header:X reserve=600");
+    hl_decide_item_t proto, r1, r2, r3;
+
+    fresh();
+    reserving(&proto, &q, "/v1|key");
+    ok(arrive(&proto, &r1, NOW), "first window: 600 reserved");
+    ok(arrive(&proto, &r2, NOW + 1000), "next window: 600 reserved");
+    is_int(hl_decide_settle_locked(&table, &r1, 0, NOW + 1001), 0,
+           "the first request's settlement gives nothing in the new window");
+    ok(!arrive(&proto, &r3, NOW + 1002), "... so 600 more still do not fit");
+}
+
+/* Two quotas on one request: the reservation counted once both admit. */
+static void test_two_quotas(void)
+{
+    hl_quota_t tokens = quota("1000/1m cost=header:X reserve=400");
+    hl_quota_t reqs = quota("100/1m");
+    hl_decide_item_t a, b, ra[20], rb[20];
+    int i, admitted = 0;
+
+    fresh();
+    reserving(&a, &tokens, "/v1|key");
+    item(&b, &reqs, "/v1#2|key");
+    for (i = 0; i < 20; ++i) {
+        hl_decide_item_t *items[2] = { &ra[i], &rb[i] };
+        ra[i] = a;
+        rb[i] = b;
+        admitted += hl_decide_locked(tables, items, 2, NOW + i);
+    }
+    okf(admitted == 2, "two quotas: 2 of 20 admitted (%d)", admitted);
+    is_int(hl_decide_settle_locked(&table, &ra[0], 0, NOW + 30), 1,
+           "two quotas: the reservation is given back");
+    ok(hl_decide_settle_locked(&table, &rb[0], 0, NOW + 30) == 0,
+       "a quota without reserve= has nothing to settle");
+}
+
+int main(void)
+{
+    test_parse();
+    test_find_max_tokens();
+    test_units();
+    test_check_n();
+    test_concurrent("1000/1m cost=header:X reserve=400", "fixed");
+    test_concurrent("1000/1m cost=usage reserve=400 algo=sliding", "sliding");
+    test_concurrent("1000/1m cost=usage reserve=400 algo=gcra", "gcra");
+    test_excess();
+    test_no_settle_across_windows();
+    test_two_quotas();
+    free(mem);
+    return done_testing();
+}
