@@ -291,8 +291,6 @@ static int wants_body(request_rec *r, hl_body_t *b, apr_off_t limit,
     const char *te = apr_table_get(r->headers_in, "Transfer-Encoding");
     char *end;
 
-    const char *ct = apr_table_get(r->headers_in, "Content-Type");
-
     *clen = -1;
     if (limit == 0 || (!te && (!cl || !strcmp(cl, "0"))))
         return 0;
