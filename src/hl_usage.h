@@ -32,6 +32,8 @@
 #include <stdint.h>
 
 #define HL_USAGE_KEY_MAX    17  /* longest key looked for: completion_tokens */
+#define HL_USAGE_CARRY     512  /* SSE: longest event start carried over
+                                   to the next chunk unread */
 
 typedef enum {
     HL_USAGE_JSON = 0,  /* the body is one JSON document */
@@ -78,6 +80,13 @@ typedef struct {
     uint8_t           name_len;     /* SSE: field name bytes read */
     uint8_t           after_cr;     /* SSE: the last byte was a CR */
     char              name[4];      /* SSE: the field name ("data") */
+    uint8_t           at_event;     /* SSE: at an event's first byte, so
+                                       the prefilter may pass over whole
+                                       events that cannot hold a usage */
+    uint16_t          carry_len;    /* SSE: bytes in carry */
+    char              carry[HL_USAGE_CARRY]; /* SSE: the start of the
+                                       event open at the last chunk's end,
+                                       when it holds no candidate yet */
     hl_usage_fields_t found;        /* committed from complete documents */
 } hl_usage_t;
 
