@@ -29,10 +29,14 @@
  * raw bytes of its event, so the complete events before the first
  * candidate are passed over unread (their end, a blank line, found by
  * looking back from the candidate, or from the chunk's end). The event
- * holding the candidate, and the event still open at a chunk's end, are
- * read by the scanner as before, from their first byte: so a candidate
- * split across chunks is always in a scanned event, and the answers are
- * the scanner's, byte for byte.
+ * holding the candidate is read by the scanner as before, from its first
+ * byte. The event still open at a chunk's end (no candidate so far) is
+ * copied to u->carry (HL_USAGE_CARRY bytes at most) and its rest added
+ * from the next chunks up to its blank line: passed over if still without
+ * a candidate, else (or if it outgrows the carry) read by the scanner from
+ * the carry, then on in the chunk. So a candidate split across chunks is
+ * always seen whole, and the answers are the scanner's, byte for byte (a
+ * carried event that never closes holds no candidate, so holds no usage).
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE              /* memrchr */
