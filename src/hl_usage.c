@@ -483,6 +483,12 @@ static const char *line_end(const char *p, const char *end)
     return cr ? cr : lf ? lf : end;
 }
 
+/* Returns 1 for a line-end byte. */
+static int is_eol(char c)
+{
+    return c == '\n' || c == '\r';
+}
+
 /* Returns 1 if the bytes from p (just after a raw "usage") may open a
  * usage object in the joined data: blanks, then ':', blanks and '{'; a
  * line end or end on the way may hide a joined next data line, so counts
@@ -511,6 +517,14 @@ static const char *find_candidate(const char *p, const char *end)
     while (g < end && (g = memchr(g, 'g', (size_t)(end - g))) != NULL) {
         const char *c = g - 4;
 
+        if (end - c >= 9 && memcmp(c, "\"usage\":", 8) == 0) {
+            /* The usual "usage":null or "usage":{, tested at once. */
+            if (c[8] != '{' && c[8] != ' ' && c[8] != '\t' && !is_eol(c[8])) {
+                g += 5;
+                continue;
+            }
+            return c;
+        }
         if (end - c < 7) {
             if (memcmp(c, "\"usage\"", (size_t)(end - c)) == 0)
                 return c;
@@ -612,12 +626,6 @@ static void scan_carry(hl_usage_t *u)
     u->carry_len = 0;
     u->at_event = 0;
     sse_scan(u, u->carry, u->carry + n, 0);
-}
-
-/* Returns 1 for a line-end byte. */
-static int is_eol(char c)
-{
-    return c == '\n' || c == '\r';
 }
 
 /* Returns the byte k (1 or 2) places before x in the carry followed by
