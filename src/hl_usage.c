@@ -512,8 +512,11 @@ static int may_open_usage(const char *p, const char *end)
  * open a usage object starts (also one cut short by end); else end. */
 static const char *find_candidate(const char *p, const char *end)
 {
-    const char *g = p + 4;      /* the 'g' of a "usage" starting at p */
+    const char *g;
 
+    if (end - p < 5)
+        return end;             /* no room for a "usage" up to its 'g' */
+    g = p + 4;                  /* the 'g' of a "usage" starting at p */
     while (g < end && (g = memchr(g, 'g', (size_t)(end - g))) != NULL) {
         const char *c = g - 4;
 
