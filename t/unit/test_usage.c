@@ -246,6 +246,12 @@ static void prefilter(void)
                 "data: {\"usage\":{\"total_tokens\":28}}\r\n\n" NOISE,
                 1, 28, "prefilter: mixed blank lines (LF CR LF, CR CR, "
                 "CR LF LF)");
+    check_steps("\n\ndata: {\"usage\":{\"total_tokens\":32}}\n\n" NOISE "\r\n"
+                "data: {\"usage\":{\"total_tokens\":33}}\n\n", 1, 33,
+                "prefilter: extra blank lines before events");
+    check_steps(NOISE "data: {\"a\":1,\r\ndata: \"usage\":{\"total_tokens\":34}}"
+                "\r\n\r\n" NOISE, 1, 34,
+                "prefilter: an object over two CRLF data lines");
     check_steps(NOISE "data: {\"usage\":{\"total_tokens\":29}}", 1, 29,
                 "prefilter: the stream ends inside the usage event");
     check_steps(NOISE "data: {\"usage\":{\"total_tokens\":30}\n\n"
