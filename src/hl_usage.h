@@ -3,14 +3,17 @@
  * read incrementally as the body passes.
  *
  * Pure core: no httpd headers, no allocation. An hl_usage_t is a fixed-size
- * state the caller owns (a few hundred bytes); it is fed the response body
- * in chunks of any size, split anywhere, and never keeps any of the body:
- * a streaming JSON scanner parses only the (at most 3) objects on the way
- * to a usage object and skips every other value by counting its brackets,
- * so it holds the key being read (at most HL_USAGE_KEY_MAX bytes), the
- * number being read and a few counters. Neither a huge or deeply nested
- * JSON answer nor an endless event stream grows it, and nothing is
- * buffered or delayed.
+ * state the caller owns (under 1 KB); it is fed the response body in
+ * chunks of any size, split anywhere: a streaming JSON scanner parses only
+ * the (at most 3) objects on the way to a usage object and skips every
+ * other value by counting its brackets, so it holds the key being read (at
+ * most HL_USAGE_KEY_MAX bytes), the number being read and a few counters.
+ * In an event stream a prefilter passes over whole events that cannot hold
+ * a usage without scanning them, and copies at most HL_USAGE_CARRY bytes
+ * (the start of the event open at a chunk's end) to decide on it when its
+ * rest comes. Neither a huge or deeply nested JSON answer nor an endless
+ * event stream grows it, and nothing is held back from the client: the
+ * caller passes each chunk on as it is.
  *
  * What is read:
  * - a JSON body (HL_USAGE_JSON): its top-level "usage" object (Chat
@@ -22,8 +25,9 @@
  *   response.completed) and "message"."usage" (Anthropic message_start).
  * Fields, each the last value seen across events: total_tokens,
  * prompt_tokens, completion_tokens, input_tokens, output_tokens. A "usage"
- * inside a string, or at another nesting, is not read. A document's values
- * count only once it closes without a syntax error.
+ * inside a string, or at another nesting, is not read; nor is a key
+ * spelled with an escape ("us\u0061ge"): backends never send one. A
+ * document's values count only once it closes without a syntax error.
  */
 #ifndef HL_USAGE_H
 #define HL_USAGE_H
@@ -32,6 +36,8 @@
 #include <stdint.h>
 
 #define HL_USAGE_KEY_MAX    17  /* longest key looked for: completion_tokens */
+#define HL_USAGE_CARRY     512  /* SSE: longest event start carried over
+                                   to the next chunk unread */
 
 typedef enum {
     HL_USAGE_JSON = 0,  /* the body is one JSON document */
@@ -78,6 +84,13 @@ typedef struct {
     uint8_t           name_len;     /* SSE: field name bytes read */
     uint8_t           after_cr;     /* SSE: the last byte was a CR */
     char              name[4];      /* SSE: the field name ("data") */
+    uint8_t           at_event;     /* SSE: at an event's first byte, so
+                                       the prefilter may pass over whole
+                                       events that cannot hold a usage */
+    uint16_t          carry_len;    /* SSE: bytes in carry */
+    char              carry[HL_USAGE_CARRY]; /* SSE: the start of the
+                                       event open at the last chunk's end,
+                                       when it holds no candidate yet */
     hl_usage_fields_t found;        /* committed from complete documents */
 } hl_usage_t;
 

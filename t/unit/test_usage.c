@@ -2,6 +2,7 @@
  * as JSON and as an event stream, split at every byte, strings holding a
  * fake usage, wrong nesting, bad numbers and garbage. */
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 #include "hl_tap.h"
 #include "hl_quota.h"
@@ -186,6 +187,91 @@ static void not_fooled(void)
           "a raw line feed in a string is passed over (leniently)");
 }
 
+/* Checks that an event stream gives rc and cost read in chunks of every
+ * size from 1 to its length (so each event and each "usage" is split at
+ * every place, over two or more chunks), on top of check's cuts. */
+static void check_steps(const char *doc, int want_rc, uint32_t want_cost,
+                        const char *name)
+{
+    size_t len = strlen(doc), step;
+    int wrong = 0;
+
+    check(S, doc, want_rc, want_cost, name);
+    for (step = 1; step <= len; ++step) {
+        uint32_t cost;
+        int rc = read_chunked(S, doc, len, step, &cost);
+
+        wrong += !(rc == want_rc && (rc != 1 || cost == want_cost));
+    }
+    okf(wrong == 0, "%s: in chunks of each size 1..%zu", name, len);
+}
+
+/* The SSE prefilter passes over whole events holding no candidate (a raw
+ * "usage", blanks, ':', blanks, '{'): the answers stay the scanner's. */
+static void prefilter(void)
+{
+#define NOISE "data: {\"choices\":[{\"delta\":{\"content\":\"g\"}}]," \
+              "\"usage\":null}\n\n"
+    check_steps(NOISE NOISE "data: {\"usage\":{\"total_tokens\":21}}\n\n"
+                NOISE "data: [DONE]\n\n", 1, 21,
+                "prefilter: usage:null events around a usage event");
+    check_steps(NOISE "data: {\"usage\" :\t {\"total_tokens\":22}}\n\n",
+                1, 22, "prefilter: blanks around the colon");
+    check_steps(NOISE "data: {\"usage\":null}\n\n" NOISE, 0, 0,
+                "prefilter: only usage:null");
+    check_steps(NOISE "data: {\"usage\" : null}\n\n", 0, 0,
+                "prefilter: usage : null with blanks");
+    check_steps(NOISE "data: {\"a\":\"\\\"usage\\\":{\\\"total_tokens"
+                "\\\":1}\"}\n\n" NOISE, 0, 0,
+                "prefilter: an escaped usage:{ in a string is text");
+    check_steps(NOISE "data: {\"a\":\"x\\\"\",\"usage\":{\"total_tokens\":23}}"
+                "\n\n", 1, 23,
+                "prefilter: a real key after a string ending in an escaped quote");
+    check_steps(NOISE "data: {\"choices\":[{\"usage\":{\"total_tokens\":"
+                "1}}]}\n\n" NOISE, 0, 0,
+                "prefilter: a usage key nested in choices does not count");
+    check_steps(NOISE "data: {\"usage\"\ndata: :{\"total_tokens\":24}}\n\n"
+                NOISE, 1, 24, "prefilter: key and colon on two data lines");
+    check_steps(NOISE "data: {\"usage\":\r\nid: 7\r\ndata: {\"total_tokens\""
+                ":25}}\r\n\r\n" NOISE, 1, 25,
+                "prefilter: value on the next data line, CRLF, a field "
+                "between");
+    check_steps(NOISE "data: {\"usage\"  \r: x\rdata:\t:\r"
+                "data: {\"total_tokens\":26}}\r\r" NOISE, 1, 26,
+                "prefilter: CR-only lines, a comment between data lines");
+    check_steps(": \"usage\":{\"total_tokens\":2}\n\n" NOISE, 0, 0,
+                "prefilter: a candidate in a comment is not data");
+    check_steps("data: {\"usage\":{\"total_tokens\":27}}\n\r\n"
+                "data: {\"usage\":null}\r\r" NOISE
+                "data: {\"usage\":{\"total_tokens\":28}}\r\n\n" NOISE,
+                1, 28, "prefilter: mixed blank lines (LF CR LF, CR CR, "
+                "CR LF LF)");
+    check_steps("\n\ndata: {\"usage\":{\"total_tokens\":32}}\n\n" NOISE "\r\n"
+                "data: {\"usage\":{\"total_tokens\":33}}\n\n", 1, 33,
+                "prefilter: extra blank lines before events");
+    check_steps(NOISE "data: {\"a\":1,\r\ndata: \"usage\":{\"total_tokens\":34}}"
+                "\r\n\r\n" NOISE, 1, 34,
+                "prefilter: an object over two CRLF data lines");
+    check_steps(NOISE "data: {\"usage\":{\"total_tokens\":29}}", 1, 29,
+                "prefilter: the stream ends inside the usage event");
+    check_steps(NOISE "data: {\"usage\":{\"total_tokens\":30}\n\n"
+                NOISE, 0, 0, "prefilter: a usage event cut short");
+    {
+        /* Events longer than the carry, so each is read by the scanner
+         * when it outgrows it, split everywhere. */
+        static char doc[4 * HL_USAGE_CARRY];
+        char pad[HL_USAGE_CARRY + 64];
+
+        memset(pad, 'g', sizeof(pad) - 1);
+        pad[sizeof(pad) - 1] = '\0';
+        snprintf(doc, sizeof(doc), NOISE "data: {\"a\":\"%s\",\"usage\":null}"
+                 "\n\n" "data: {\"a\":\"%s\",\"usage\":{\"total_tokens\":"
+                 "31}}\n\n" NOISE, pad, pad);
+        check_steps(doc, 1, 31, "prefilter: events longer than the carry");
+    }
+#undef NOISE
+}
+
 static void numbers(void)
 {
     uint32_t cost;
@@ -260,7 +346,9 @@ static void deep_and_garbage(void)
     hl_usage_init(&u, S);
     hl_usage_feed(&u, "<html>", 6);
     ok(!hl_usage_finished(&u), "SSE: never finished before the end");
-    ok(sizeof(hl_usage_t) <= 256, "the state is a fixed, small size");
+    ok(sizeof(hl_usage_t) <= 256 + HL_USAGE_CARRY,
+       "the state is a fixed, small size (the SSE carry and a few hundred "
+       "bytes)");
     hl_usage_feed(&u, NULL, 0);
     ok(1, "feeding nothing is harmless");
 }
@@ -302,6 +390,7 @@ int main(void)
     shapes_json();
     shapes_sse();
     not_fooled();
+    prefilter();
     numbers();
     deep_and_garbage();
     return done_testing();
