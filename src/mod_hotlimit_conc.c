@@ -87,6 +87,12 @@ typedef struct hl_conc_release {
     hl_conc_redis_slot_t *redis;   /* its slot in Redis too, or NULL */
 } hl_conc_release_t;
 
+/* 1 once this process has parsed a HotLimitConcurrency (the server
+ * configuration before the fork, or an .htaccess during the directory
+ * walk of the request it applies to): until then, and without a quota
+ * table, a request has no slot to take and the hooks return at once. */
+static int conc_directives;
+
 /* ---- configuration ------------------------------------------------------ */
 
 const char *hl_conc_configure(cmd_parms *cmd, void *dconf, const char *scope,
@@ -127,6 +133,7 @@ const char *hl_conc_configure(cmd_parms *cmd, void *dconf, const char *scope,
     c->scope_len = strlen(scope);
     c->url_scope = url_scope;
     d->conc = c;
+    conc_directives = 1;   /* this process parsed one (config or .htaccess) */
     return NULL;
 }
 
@@ -473,6 +480,8 @@ static int take_slots(request_rec *r, int at_fixups)
     const char *route = NULL;
     int t, rc = DECLINED;
 
+    if (!conc_directives && !hl_table_configured())
+        return DECLINED;
     if (!head || r->main
         || (r->prev && r->prev->status == HTTP_TOO_MANY_REQUESTS))
         return DECLINED;

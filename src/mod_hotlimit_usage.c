@@ -119,8 +119,14 @@ static apr_status_t usage_filter(ap_filter_t *f, apr_bucket_brigade *bb)
 
 #define USAGE_WANTED "hotlimit-usage-wanted"
 
+/* 1 once a request of this process was admitted by a cost=usage quota:
+ * until then no request of it needs the filter, and the insert_filter
+ * hook returns at once. */
+static int usage_wanted_here;
+
 void hl_usage_wanted(request_rec *r)
 {
+    usage_wanted_here = 1;
     apr_table_setn(hl_client_request(r)->notes, USAGE_WANTED, "1");
 }
 
@@ -130,7 +136,8 @@ static void usage_insert_filter(request_rec *r)
 {
     usage_ctx_t *ctx;
 
-    if (r->main || !apr_table_get(hl_client_request(r)->notes, USAGE_WANTED))
+    if (!usage_wanted_here || r->main
+        || !apr_table_get(hl_client_request(r)->notes, USAGE_WANTED))
         return;
     ctx = apr_pcalloc(r->pool, sizeof(*ctx));
     apr_pool_userdata_setn(ctx, USAGE_KEY, NULL, hl_client_request(r)->pool);
