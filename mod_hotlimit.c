@@ -68,7 +68,6 @@ static void *create_dir_conf(apr_pool_t *p, char *dir)
 
 #define MERGE_INT(field) (add->field != HL_UNSET ? add->field : base->field)
 
-/* Returns the merge of parent `basev` and child `addv`, owned by p. */
 /* Returns 1 if c sets nothing (every field unset). */
 static int dir_conf_empty(const hl_dir_conf_t *c)
 {
@@ -82,6 +81,7 @@ static int dir_conf_empty(const hl_dir_conf_t *c)
            && !c->conc;
 }
 
+/* Returns the merge of parent `basev` and child `addv`, owned by p. */
 static void *merge_dir_conf(apr_pool_t *p, void *basev, void *addv)
 {
     const hl_dir_conf_t *base = basev, *add = addv;

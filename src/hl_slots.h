@@ -176,16 +176,6 @@ hl_slot_t *hl_slots_find(hl_slots_t *t, const char *key, size_t len);
 hl_slot_t *hl_slots_find_hashed(hl_slots_t *t, const char *key, size_t len,
                                 uint64_t hash);
 
-/*
- * Returns the slot of key, creating it (zeroed bucket, tag as given, level
- * 0) when absent in the class of class hash cls (0: the shared class),
- * by taking a free slot, else freeing expired ones, else evicting (see the
- * top of this file; counted in evictions). Marks the slot most recently
- * used in its list. Never NULL when len <= HL_KEY_MAX; *created is set to
- * 1 for a new slot. If an existing slot has another tag, its bucket is
- * reset, its tag updated and its level set to 0; if it is in another
- * class, it moves to this one.
- */
 /* Returns the hash hl_slots_get uses for key in t (t's seed). Reads only
  * the seed, which never changes once attached: callable without the lock. */
 uint64_t hl_slots_hash(const hl_slots_t *t, const char *key, size_t len);
@@ -204,6 +194,16 @@ hl_slot_t *hl_slots_get_hinted(hl_slots_t *t, const char *key, size_t len,
                                uint64_t hash, uint8_t tag, uint64_t cls,
                                int64_t now_ms, uint32_t *hint);
 
+/*
+ * Returns the slot of key, creating it (zeroed bucket, tag as given, level
+ * 0) when absent in the class of class hash cls (0: the shared class),
+ * by taking a free slot, else freeing expired ones, else evicting (see the
+ * top of this file; counted in evictions). Marks the slot most recently
+ * used in its list. Never NULL when len <= HL_KEY_MAX; *created is set to
+ * 1 for a new slot. If an existing slot has another tag, its bucket is
+ * reset, its tag updated and its level set to 0; if it is in another
+ * class, it moves to this one.
+ */
 hl_slot_t *hl_slots_get(hl_slots_t *t, const char *key, size_t len,
                         uint8_t tag, uint64_t cls, int64_t now_ms,
                         int *created);

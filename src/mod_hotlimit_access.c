@@ -3,17 +3,26 @@
  * (before Require, authentication and any handler), for every request of
  * the chain a client request goes through.
  *
- * 1. Collect the quotas that apply: the scope's HotLimitQuota and the
- *    quota table's rule for the request's route and its global bucket.
- * 2. Skip exempt clients (HotLimitExempt, env hotlimit-exempt).
- * 3. Build each key "scope|client".
- * 4. Look the route up in the quota table, drop the quotas this client
- *    request has already been decided on; then, in one call to the store
- *    (under the stripes' mutexes, or one Redis round trip), decide the
- *    rest and look at the client's ban (HotLimitBan), count the request
- *    only if the client is not banned and every non-dry-run quota admits
- *    it, update the per-route statistics.
- * 5. After unlocking: environment, RateLimit headers, logging, the 429.
+ * 1. Skip what is never limited: subrequests, the ErrorDocument of our own
+ *    429, HotLimitEngine Off and HotLimitStatus On scopes, exempt clients
+ *    (HotLimitExempt, the table's "exempt", env hotlimit-exempt).
+ * 2. Look the route up in the quota table (the connection keeps the
+ *    answer for the path it last asked) and collect the quotas that
+ *    apply: the table's rule (with its plan's limits when its selector
+ *    names one) and global bucket, and the scope's HotLimitQuota lines.
+ * 3. Build each key "host:port" + scope + "|" + client part (the address,
+ *    or an account value folded by norm= and hashed; a device cookie's
+ *    holder gets a key of its own); drop the quotas this client request
+ *    was already decided on.
+ * 4. In one call to the store (mod_hotlimit_stores.c: the shared memory
+ *    under its stripes' mutexes, or one Redis round trip) decide them all
+ *    and look at the client's ban (HotLimitBan): the request is counted
+ *    (a reserve= quota takes its reservation) only if the client is not
+ *    banned and every non-dry-run quota admits it; the per-route and
+ *    per-key statistics are updated there.
+ * 5. After the store: environment, RateLimit headers for every quota,
+ *    the refusal log, a ban's count (refusals of address keys only), and
+ *    the 429.
  *
  * Which requests are decided. A client request may become several
  * request_recs: internal redirects (mod_rewrite in .htaccess, ErrorDocument

@@ -646,9 +646,6 @@ static void shm_prepare(void *ctx, hl_decide_item_t *it)
     it->shard = (unsigned)((it->refs[0].hash >> 40) % store_nstripes);
 }
 
-/* Decides under the mutexes of the items' stripes, taken in ascending
- * order; nothing is allocated, hashed or formatted while they are held.
- * Returns 1, 0, or -1 when a mutex failed. */
 /* Adds stripe k to the ascending set locks[0 .. n) (room for one more)
  * unless it is there. Returns the new size. */
 static int add_lock(unsigned *locks, int n, unsigned k)
@@ -664,6 +661,9 @@ static int add_lock(unsigned *locks, int n, unsigned k)
     return n + 1;
 }
 
+/* Decides under the mutexes of the items' stripes, taken in ascending
+ * order; nothing is allocated, hashed or formatted while they are held.
+ * Returns 1, 0, or -1 when a mutex failed. */
 static int shm_decide(void *ctx, hl_decide_item_t *const *items, int n,
                       int64_t now_ms)
 {
