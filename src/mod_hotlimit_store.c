@@ -286,8 +286,9 @@ static int load_persisted(server_rec *s, apr_pool_t *p, const char *path,
 }
 
 /* Writes the segment base (size bytes) to f at its current offset, leaving
- * holes where a whole page is zero: the file's disk use follows the slots in
- * use, not the table's capacity, and it reads back as the same bytes. The
+ * holes where a whole page is zero (it reads back as the same bytes; the
+ * free slots' list links keep most pages of a sparse table from being
+ * zero, so the saving is small until the format leaves free slots out). The
  * file ends at offset + size (a trailing hole is made by truncation).
  * Returns APR_SUCCESS or the first write, seek or truncate error. */
 static apr_status_t write_sparse(apr_file_t *f, const char *base, apr_size_t size)
