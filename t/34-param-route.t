@@ -49,13 +49,7 @@ my $h = start_httpd(name => 'param-route', table => { routes => {
     }, setup => sub {
         chmod 0755, map { $_[0]->dir . "/htdocs/$_" }
             qw(dw/doku.cgi small/doku.cgi signup.cgi dwi/doku.cgi xp/doku.cgi);
-    }, conf => <<"CONF");
-<IfModule mpm_prefork_module>
-    LoadModule cgi_module $mods/mod_cgi.so
-</IfModule>
-<IfModule !mpm_prefork_module>
-    LoadModule cgid_module $mods/mod_cgid.so
-</IfModule>
+    }, conf => hl_cgi_conf() . <<"CONF");
 LoadModule proxy_module $mods/mod_proxy.so
 LoadModule proxy_http_module $mods/mod_proxy_http.so
 Timeout 5

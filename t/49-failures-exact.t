@@ -66,20 +66,10 @@ print $ok ? "Status: 200 OK\r\n" : "Status: 401 Unauthorized\r\n";
 print "Content-Type: text/plain\r\n\r\n", $ok ? "welcome\n" : "wrong password\n";
 CGI
 
-# The LoadModule line of the CGI module this MPM runs CGIs with (mod_cgid
-# under a threaded MPM), from the directory of this run's modules.
-sub cgi_module_line {
-    my $base = "$ENV{HOTLIMIT_TEST_WORK}/base-$mpm.conf";
-    open my $fh, '<', $base or die "cannot read $base: $!";
-    my ($dir) = map { m{LoadModule\s+\S+\s+(\S+)/mod_alias\.so} ? $1 : () } <$fh>;
-    close $fh;
-    my $m = $mpm eq 'prefork' ? 'cgi' : 'cgid';
-    return "<IfModule !${m}_module>\nLoadModule ${m}_module $dir/mod_$m.so\n</IfModule>\n";
-}
 
 my %files = (map({ ("$_/$script" => $php ? $login_php : $login_cgi) } qw(a s g)),
              'lease/index.html' => "a page\n");
-my $cgi_conf = $php ? '' : cgi_module_line() . <<'CONF';
+my $cgi_conf = $php ? '' : hl_cgi_conf() . <<'CONF';
 <Directory "@DIR@/htdocs">
     Options +ExecCGI
     AddHandler cgi-script .cgi
@@ -105,35 +95,11 @@ my $setup = sub {
 };
 
 # Sends $n GET requests for $path at once, each on its own connection
-# (all connected and written before any answer is read). Returns a hash
-# reference: status => count (0: no answer).
+# (HLTest::hl_at_once). Returns a hash reference: status => count (0: no
+# answer).
 sub burst {
     my ($port, $path, $n) = @_;
-    my (@socks, %buf, %count);
-    for (1 .. $n) {
-        my $s = IO::Socket::INET->new(PeerAddr => '127.0.0.1', PeerPort => $port,
-                                      Proto => 'tcp', Timeout => 10);
-        if (!$s) { $count{0}++; next }
-        push @socks, $s;
-    }
-    print {$_} "GET $path HTTP/1.0\r\nHost: localhost\r\n\r\n" for @socks;
-    # Closed as soon as answered: httpd's lingering close would hold a
-    # worker until the client closes its side.
-    my $sel = IO::Select->new(@socks);
-    my $deadline = time + 60;
-    while ($sel->count && time < $deadline) {
-        for my $s ($sel->can_read(1)) {
-            my $got = sysread($s, $buf{"$s"}, 65536, length($buf{"$s"} // ''));
-            next if $got;
-            $sel->remove($s);
-            close $s;
-        }
-    }
-    for my $s (@socks) {
-        my ($code) = ($buf{"$s"} // '') =~ m{^HTTP/\d\.\d (\d{3})};
-        $count{$code // 0}++;
-    }
-    return \%count;
+    return HLTest::hl_at_once($port, "GET $path HTTP/1.0\r\nHost: localhost\r\n\r\n", $n);
 }
 
 # Returns the status of one right password on server $h, location $d,

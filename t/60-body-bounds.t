@@ -49,13 +49,7 @@ my $h = start_httpd(name => 'body-bounds', table => { routes => {
         '/login' => { max => 1000, window => 60 },
     } }, files => \%files, setup => sub {
         chmod 0755, map { $_[0]->dir . "/htdocs/$_/doku.cgi" } @dirs;
-    }, conf => <<"CONF");
-<IfModule mpm_prefork_module>
-    LoadModule cgi_module $mods/mod_cgi.so
-</IfModule>
-<IfModule !mpm_prefork_module>
-    LoadModule cgid_module $mods/mod_cgid.so
-</IfModule>
+    }, conf => hl_cgi_conf() . <<"CONF");
 LoadModule deflate_module $mods/mod_deflate.so
 Timeout 5
 LogLevel info hotlimit:debug

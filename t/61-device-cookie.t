@@ -67,13 +67,7 @@ if (isset($pw[$u]) && ($_REQUEST['p'] ?? '') === $pw[$u]) {
 PHP
 
 # CGI under either MPM, clients' addresses from X-Forwarded-For.
-my $cgi_conf = <<"CONF";
-<IfModule mpm_prefork_module>
-    LoadModule cgi_module $mods/mod_cgi.so
-</IfModule>
-<IfModule !mpm_prefork_module>
-    LoadModule cgid_module $mods/mod_cgid.so
-</IfModule>
+my $cgi_conf = hl_cgi_conf() . <<"CONF";
 RemoteIPHeader X-Forwarded-For
 RemoteIPInternalProxy 127.0.0.1
 <Directory "\@DIR\@/htdocs">

@@ -22,7 +22,6 @@ use HotLimitTable;
 plan tests => 45;
 
 my $mpm = hl_mpm();
-my $mods = Apache::Test::vars('libexecdir') || '/usr/lib/apache2/modules';
 my $cgi = <<'SH';
 #!/bin/sh
 echo run >> "$(dirname "$SCRIPT_FILENAME")/runs"
@@ -32,14 +31,7 @@ printf 'md5=%s\n' "$(md5sum | cut -c1-32)"
 SH
 my @dirs = qw(sms mail api big small both ipq free);
 my %files = map { ("$_/send.cgi" => $cgi) } @dirs;
-my $cgi_modules = <<"CONF";
-<IfModule mpm_prefork_module>
-    LoadModule cgi_module $mods/mod_cgi.so
-</IfModule>
-<IfModule !mpm_prefork_module>
-    LoadModule cgid_module $mods/mod_cgid.so
-</IfModule>
-CONF
+my $cgi_modules = hl_cgi_conf();
 
 my $h = start_httpd(name => 'json-keys', table => { routes => {
         '/login' => { max => 1, window => 60 },

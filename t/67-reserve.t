@@ -55,20 +55,10 @@ print "Content-Type: text/plain\r\n\r\n";
 print "answered a body of ", length($body), " bytes\n";
 CGI
 
-# The LoadModule line of the CGI module this MPM runs CGIs with (mod_cgid
-# under a threaded MPM), from the directory of this run's modules.
-sub cgi_module_line {
-    my $base = "$ENV{HOTLIMIT_TEST_WORK}/base-$mpm.conf";
-    open my $fh, '<', $base or die "cannot read $base: $!";
-    my ($dir) = map { m{LoadModule\s+\S+\s+(\S+)/mod_alias\.so} ? $1 : () } <$fh>;
-    close $fh;
-    my $m = $mpm eq 'prefork' ? 'cgi' : 'cgid';
-    return "<IfModule !${m}_module>\nLoadModule ${m}_module $dir/mod_$m.so\n</IfModule>\n";
-}
 
 my @dirs = qw(a s g m);
 my %files = map { ("$_/llm.cgi" => $llm_cgi) } @dirs;
-my $conf = cgi_module_line() . <<'CONF';
+my $conf = hl_cgi_conf() . <<'CONF';
 <Directory "@DIR@/htdocs">
     Options +ExecCGI
     AddHandler cgi-script .cgi
@@ -93,34 +83,13 @@ my $setup = sub {
 };
 
 # Sends $n copies of the request $req at once, each on its own connection
-# (all connected and written before any answer is read), and waits for
-# every answer (the settlements run as each request is logged). Returns
-# "ADMITTED REFUSED".
+# (HLTest::hl_at_once), and waits for every answer (the settlements run
+# as each request is logged). Returns "ADMITTED REFUSED".
 sub burst {
     my ($port, $req, $n) = @_;
-    my (@socks, %buf, %count);
-    for (1 .. $n) {
-        my $s = IO::Socket::INET->new(PeerAddr => '127.0.0.1', PeerPort => $port,
-                                      Proto => 'tcp', Timeout => 10) or next;
-        push @socks, $s;
-    }
-    print {$_} $req for @socks;
-    my $sel = IO::Select->new(@socks);
-    my $deadline = time + 60;
-    while ($sel->count && time < $deadline) {
-        for my $s ($sel->can_read(1)) {
-            my $got = sysread($s, $buf{"$s"}, 65536, length($buf{"$s"} // ''));
-            next if $got;
-            $sel->remove($s);
-            close $s;
-        }
-    }
-    for my $s (@socks) {
-        my ($code) = ($buf{"$s"} // '') =~ m{^HTTP/\d\.\d (\d{3})};
-        $count{$code // 0}++;
-    }
+    my $count = HLTest::hl_at_once($port, $req, $n);
     sleep 0.3;
-    return ($count{200} // 0) . ' ' . ($count{429} // 0);
+    return ($count->{200} // 0) . ' ' . ($count->{429} // 0);
 }
 
 # Returns the text of a GET of $path with API key $key.

@@ -18,6 +18,7 @@ our @EXPORT = qw(
     hl_hammer hl_raw hl_ab hl_tally
     hl_offset hl_lines_since hl_wait_lines hl_access_since
     hl_json hl_httpd_pid hl_children hl_server_up hl_php_module
+    hl_at_once
 );
 
 # Returns the name Apache::Test knows this run's mod_php by, for
@@ -125,6 +126,41 @@ sub hl_hammer {
         close $fh;
         waitpid($k->[0], 0);
         $count{$_}++ for split ' ', ($line // '');
+    }
+    return \%count;
+}
+
+# Sends $n copies of the raw request $request to 127.0.0.1:$port at once,
+# each on its own connection (all connected and written before any answer
+# is read), and reads every answer (60 s at most). Returns a hash
+# reference: status code => number of answers (0 counts connections that
+# failed or got no answer).
+sub hl_at_once {
+    my ($port, $request, $n) = @_;
+    require IO::Select;
+    my (@socks, %buf, %count);
+    for (1 .. $n) {
+        my $s = IO::Socket::INET->new(PeerAddr => '127.0.0.1', PeerPort => $port,
+                                      Proto => 'tcp', Timeout => 10);
+        if (!$s) { $count{0}++; next }
+        push @socks, $s;
+    }
+    print {$_} $request for @socks;
+    # Closed as soon as answered: httpd's lingering close would hold a
+    # worker until the client closes its side.
+    my $sel = IO::Select->new(@socks);
+    my $deadline = time + 60;
+    while ($sel->count && time < $deadline) {
+        for my $s ($sel->can_read(1)) {
+            my $got = sysread($s, $buf{"$s"}, 65536, length($buf{"$s"} // ''));
+            next if $got;
+            $sel->remove($s);
+            close $s;
+        }
+    }
+    for my $s (@socks) {
+        my ($code) = ($buf{"$s"} // '') =~ m{^HTTP/\d\.\d (\d{3})};
+        $count{$code // 0}++;
     }
     return \%count;
 }

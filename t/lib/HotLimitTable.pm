@@ -31,7 +31,7 @@ use HLTest ();
 our @EXPORT = qw(
     start_httpd table_server write_table free_port wait_until
     hl_mpm hl_other_mpm hl_have_php hl_json_encode elapsed_since
-    hl_tls_conf hl_make_cert
+    hl_tls_conf hl_make_cert hl_cgi_conf
 );
 
 # The HotLimitReloadInterval the tests use, and the spec's bound on how
@@ -77,6 +77,21 @@ sub hl_make_cert {
 }
 
 # Returns the MPM of this run ("prefork" or "event").
+# Returns the configuration lines that load the module this MPM runs CGI
+# scripts with (mod_cgi under prefork, mod_cgid under a threaded MPM), for
+# a private instance's conf.
+sub hl_cgi_conf {
+    my $mods = Apache::Test::vars('libexecdir') || '/usr/lib/apache2/modules';
+    return <<"CONF";
+<IfModule mpm_prefork_module>
+    LoadModule cgi_module $mods/mod_cgi.so
+</IfModule>
+<IfModule !mpm_prefork_module>
+    LoadModule cgid_module $mods/mod_cgid.so
+</IfModule>
+CONF
+}
+
 sub hl_mpm { $ENV{HOTLIMIT_TEST_MPM} || 'prefork' }
 
 # Returns the base config (LoadModule lines) of this run's MPM.
