@@ -866,6 +866,7 @@ static void register_hooks(apr_pool_t *p)
     ap_hook_fixups(hl_conc_fixups, after_dir, NULL, APR_HOOK_LAST);
     ap_hook_protocol_switch(hl_conc_protocol_switch, NULL, NULL,
                             APR_HOOK_FIRST);
+    hl_conc_register();
     /* After mod_dir's DirectoryIndex fast redirect (a LAST fixup), so the
      * index file's quotas are decided too (and by=user quotas, now that
      * authentication has set REMOTE_USER). */

@@ -18,7 +18,10 @@
  * (internal redirects and subrequests share it: noted on the client's
  * first request_rec's pool). It is given back by a cleanup on that pool,
  * which httpd runs whenever the request ends: response sent, client
- * gone, timeout, error. A process that dies holding slots never runs it:
+ * gone, timeout, error; and sooner by an output filter when the
+ * response's end (EOS) passes it, before its last bytes are written, so
+ * a client that sends its next request once the answer has arrived
+ * finds the slot free (the cleanup then has nothing left). A process that dies holding slots never runs it:
  * when a key is at its limit, its other holders are tested (kill(pid, 0),
  * then /proc/PID/stat: a zombie is dead, and a start time other than the
  * one recorded is a new process that reused the pid) and the dead ones'
@@ -79,6 +82,7 @@ typedef struct {
     struct hl_conc_release *rel[HL_CONC_TAKEN_MAX];  /* their cleanups */
     const void *conf;           /* per_dir_config last looked at */
     int         user_pending;   /* a by=user key waits for fixups */
+    int         filtered;       /* the end-of-response filter is on */
 } hl_conc_taken_t;
 
 /* A slot to give back when its request's pool goes. */
@@ -92,6 +96,8 @@ typedef struct hl_conc_release {
  * walk of the request it applies to): until then, and without a quota
  * table, a request has no slot to take and the hooks return at once. */
 static int conc_directives;
+
+static ap_filter_rec_t *end_filter_handle;
 
 /* ---- configuration ------------------------------------------------------ */
 
@@ -331,6 +337,39 @@ static hl_conc_taken_t *taken_of(request_rec *top)
     return v;
 }
 
+/* Gives back every slot the client request top holds now (running
+ * their pool cleanups, so nothing is given back twice). */
+static void give_back_all(request_rec *top)
+{
+    void *v = NULL;
+    hl_conc_taken_t *taken;
+    int i;
+
+    apr_pool_userdata_get(&v, HL_CONC_NOTE_KEY, top->pool);
+    taken = v;
+    for (i = 0; taken && i < taken->n; ++i)
+        apr_pool_cleanup_run(top->pool, taken->rel[i], give_back);
+    if (taken)
+        taken->n = 0;
+}
+
+/* Output filter: when the end of the response (EOS) reaches it, gives
+ * back the client request's slots before passing the brigade on, then
+ * leaves the chain. Returns what the next filter returns. */
+static apr_status_t end_filter(ap_filter_t *f, apr_bucket_brigade *bb)
+{
+    apr_bucket *b;
+
+    for (b = APR_BRIGADE_FIRST(bb); b != APR_BRIGADE_SENTINEL(bb);
+         b = APR_BUCKET_NEXT(b))
+        if (APR_BUCKET_IS_EOS(b)) {
+            give_back_all(hl_client_request(f->r));
+            ap_remove_output_filter(f);
+            break;
+        }
+    return ap_pass_brigade(f->next, bb);
+}
+
 /* Returns 1 if t holds key already. */
 static int holds(const hl_conc_taken_t *t, uint64_t key)
 {
@@ -452,6 +491,11 @@ static int take_one(request_rec *r, const hl_conc_ask_t *a, int at_fixups,
         taken->rel[taken->n++] = rel;
         apr_pool_cleanup_register(top->pool, rel, give_back,
                                   apr_pool_cleanup_null);
+        if (!taken->filtered) {
+            taken->filtered = 1;
+            ap_add_output_filter_handle(end_filter_handle, NULL, r,
+                                        r->connection);
+        }
         return DECLINED;
     }
     if (rc < 0) {
@@ -543,24 +587,21 @@ int hl_conc_fixups(request_rec *r)
 int hl_conc_protocol_switch(conn_rec *c, request_rec *r, server_rec *s,
                             const char *protocol)
 {
-    request_rec *top;
-    void *v = NULL;
-    hl_conc_taken_t *taken;
-    int i;
     (void)c;
     (void)s;
     (void)protocol;
 
-    if (!r || !head)
-        return DECLINED;
-    top = hl_client_request(r);
-    apr_pool_userdata_get(&v, HL_CONC_NOTE_KEY, top->pool);
-    taken = v;
-    for (i = 0; taken && i < taken->n; ++i)
-        apr_pool_cleanup_run(top->pool, taken->rel[i], give_back);
-    if (taken)
-        taken->n = 0;
+    if (r && head)
+        give_back_all(hl_client_request(r));
     return DECLINED;
+}
+
+void hl_conc_register(void)
+{
+    /* A protocol filter: it stays through internal redirects. */
+    end_filter_handle = ap_register_output_filter("HOTLIMIT_CONC_END",
+                                                  end_filter, NULL,
+                                                  AP_FTYPE_PROTOCOL);
 }
 
 /* ---- status ------------------------------------------------------------------ */

@@ -46,6 +46,10 @@ int hl_conc_fixups(request_rec *r);
 int hl_conc_protocol_switch(conn_rec *c, request_rec *r, server_rec *s,
                             const char *protocol);
 
+/* register_hooks: registers the output filter that gives a request's
+ * slots back when the end of its response passes (HOTLIMIT_CONC_END). */
+void hl_conc_register(void);
+
 /* The status handler's parts: "\"concurrency\":[...]" (no comma) and the
  * hotlimit_concurrency_* metrics. Dead holders are reaped first. */
 void hl_conc_write_json(request_rec *r);

@@ -16,8 +16,9 @@ use Apache::Test;
 use Apache::TestUtil;
 use HotLimitTable;
 use HLConc;
+use JSON::PP ();
 
-plan tests => 54;
+plan tests => 55;
 
 my $h = start_httpd(name => 'conc', conf => <<'CONF',
 HotLimitQuotaTable @DIR@/table.json
@@ -181,7 +182,11 @@ ok t_cmp($h->get('/tc/f.txt', 'X-Key' => 'U')->code, 200, 'key U is admitted');
 ok t_cmp($h->get('/tc/f.txt', 'X-Key' => 'U')->header('X-HL-Route') // '', '/tc',
          'and its quota still applies (HOTLIMIT_ROUTE)');
 ok t_cmp(finish($tc), 200, 'the held request completes');
-ok t_cmp($h->get('/tc/f.txt', 'X-Key' => 'T')->code, 200, 'then key T is admitted again');
+ok t_cmp(wait_in_flight('/tc', 0), 1, '... and gives its slot back');
+$res = $h->get('/tc/f.txt', 'X-Key' => 'T');
+ok t_cmp($res->code, 200, 'then key T is admitted again')
+    or print STDERR "# refused: ", $res->as_string, "# ?json: ",
+                    JSON::PP->new->canonical->encode(scope_of('/tc') || {}), "\n";
 
 # --- a plan's "concurrency" (the table's plans) --------------------------------------
 my @p = (hold('/tp/f.txt', 'P', 'X-Plan: pro'));
