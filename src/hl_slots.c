@@ -439,6 +439,38 @@ void hl_slots_clear(hl_slots_t *t)
     tree_build(t);      /* all counts 0: each node names its lowest record */
 }
 
+void hl_slots_zero_free(hl_slots_t *t)
+{
+    uint32_t i;
+
+    for (i = 0; i < t->hdr->capacity; i++)
+        if (t->slots[i].tag == 0)
+            memset(&t->slots[i], 0, sizeof(t->slots[i]));
+    for (i = 0; i < t->hdr->nlogs; i++)
+        if (t->logs[i].owner == 0)
+            memset(&t->logs[i], 0, sizeof(t->logs[i]));
+    t->hdr->free_head = 0;
+    t->hdr->log_free = 0;
+}
+
+void hl_slots_relink_free(hl_slots_t *t)
+{
+    uint32_t i;
+
+    t->hdr->free_head = 0;
+    for (i = t->hdr->capacity; i-- > 0;)
+        if (t->slots[i].tag == 0) {
+            t->slots[i].chain = t->hdr->free_head;
+            t->hdr->free_head = i + 1;
+        }
+    t->hdr->log_free = 0;
+    for (i = t->hdr->nlogs; i-- > 0;)
+        if (t->logs[i].owner == 0) {
+            t->logs[i].next = t->hdr->log_free;
+            t->hdr->log_free = i + 1;
+        }
+}
+
 /*
  * Returns 1 if the class records and their index agree: record 0 has hash
  * 0, records 1..nclasses-1 have distinct nonzero hashes that the index

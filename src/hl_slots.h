@@ -166,6 +166,23 @@ void hl_slots_map(hl_slots_t *t, void *mem, uint32_t capacity);
 void hl_slots_clear(hl_slots_t *t);
 
 /*
+ * For a compact copy of the table (the persisted counters file): zeroes
+ * every free slot and free log record whole, their free-list links
+ * included, so that only records in use hold nonzero bytes. The free
+ * lists are then empty: t must not be used until hl_slots_relink_free.
+ * Never fails.
+ */
+void hl_slots_zero_free(hl_slots_t *t);
+
+/*
+ * Rebuilds the free lists of t from the records themselves (a slot of tag
+ * 0 and a log record of owner 0 are free), in ascending order, as
+ * hl_slots_clear links them: the inverse of hl_slots_zero_free. Never
+ * fails; the table is then checked by hl_slots_attach as usual.
+ */
+void hl_slots_relink_free(hl_slots_t *t);
+
+/*
  * Finds the slot of key (len bytes, len <= HL_KEY_MAX). Returns NULL when
  * absent. Does not touch the LRU order.
  */

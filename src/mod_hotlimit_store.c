@@ -60,7 +60,8 @@ APLOG_USE_MODULE(hotlimit);
 #define HL_LIFE_KEY        "hotlimit-store"
 #define HL_PERSIST_NAME    "hotlimit-counters.persist"
 #define HL_PERSIST_MAGIC   0x484c4350u  /* "HLCP" */
-#define HL_PERSIST_VERSION 1u
+#define HL_PERSIST_VERSION 2u          /* 2: only the pages in use */
+#define HL_PERSIST_PAGE    4096u
 #define HL_LOCK_TRIES      32    /* trylock + yield rounds before sleeping */
 #define HL_SCAN_CHUNK      4096  /* slots scanned per hold of a stripe */
 
@@ -81,7 +82,11 @@ typedef struct {
     const char         *persist_path;
 } hl_store_life_t;
 
-/* The header of a persisted counters file; the raw segment follows. */
+/* The header of a persisted counters file. The segment follows as pages
+ * of HL_PERSIST_PAGE bytes: a bitmap of them (bit set: the page holds a
+ * nonzero byte), then the pages whose bit is set, in order. Free slots
+ * and log records are zeroed before (hl_slots_zero_free), so the file is
+ * about the size of the counters in use, not of HotLimitSlots. */
 typedef struct {
     uint32_t magic;
     uint32_t version;
@@ -220,6 +225,86 @@ static uint32_t used_slots(void)
     return used;
 }
 
+/* Returns 1 if the page of the segment base (size bytes) at off holds a
+ * nonzero byte. */
+static int page_used(const char *base, apr_size_t size, apr_size_t off)
+{
+    apr_size_t i, n = size - off < HL_PERSIST_PAGE ? size - off : HL_PERSIST_PAGE;
+
+    for (i = 0; i < n; ++i)
+        if (base[off + i] != 0)
+            return 1;
+    return 0;
+}
+
+/* Writes the segment base (size bytes) to f as the page bitmap and the
+ * pages in use (see hl_persist_header_t). The bitmap comes from p.
+ * Returns APR_SUCCESS or the first write error. */
+static apr_status_t write_pages(apr_file_t *f, apr_pool_t *p, const char *base,
+                                apr_size_t size)
+{
+    apr_size_t npages = (size + HL_PERSIST_PAGE - 1) / HL_PERSIST_PAGE, i;
+    unsigned char *map = apr_pcalloc(p, (npages + 7) / 8);
+    apr_status_t rv;
+
+    for (i = 0; i < npages; ++i)
+        if (page_used(base, size, i * HL_PERSIST_PAGE))
+            map[i / 8] |= (unsigned char)(1u << (i % 8));
+    rv = apr_file_write_full(f, map, (npages + 7) / 8, NULL);
+    for (i = 0; rv == APR_SUCCESS && i < npages; ++i) {
+        apr_size_t off = i * HL_PERSIST_PAGE;
+        if (map[i / 8] & (1u << (i % 8)))
+            rv = apr_file_write_full(f, base + off, size - off < HL_PERSIST_PAGE
+                                     ? size - off : HL_PERSIST_PAGE, NULL);
+    }
+    if (rv == APR_SUCCESS)
+        rv = apr_file_flush(f);
+    return rv;
+}
+
+/* Reads what write_pages wrote into the segment base (size bytes), the
+ * pages not in the file zeroed. The bitmap comes from p. Returns
+ * APR_SUCCESS, or an error when the file is short. */
+static apr_status_t read_pages(apr_file_t *f, apr_pool_t *p, char *base,
+                               apr_size_t size)
+{
+    apr_size_t npages = (size + HL_PERSIST_PAGE - 1) / HL_PERSIST_PAGE, i;
+    unsigned char *map = apr_palloc(p, (npages + 7) / 8);
+    apr_status_t rv = apr_file_read_full(f, map, (npages + 7) / 8, NULL);
+
+    memset(base, 0, size);
+    for (i = 0; rv == APR_SUCCESS && i < npages; ++i) {
+        apr_size_t off = i * HL_PERSIST_PAGE;
+        if (map[i / 8] & (1u << (i % 8)))
+            rv = apr_file_read_full(f, base + off, size - off < HL_PERSIST_PAGE
+                                    ? size - off : HL_PERSIST_PAGE, NULL);
+    }
+    return rv;
+}
+
+/* Zeroes (zero: 1) or relinks (zero: 0) the free records of every stripe
+ * of the segment at base for capacity slots: see hl_slots_zero_free. */
+static void free_records(void *base, uint32_t capacity, int zero)
+{
+    uint32_t i, nstripes = stripes_for(capacity);
+    hl_slots_t t;
+
+    for (i = 0; i < nstripes; ++i) {
+        hl_slots_map(&t, (char *)base + stripe_offset(i, capacity / nstripes),
+                     capacity / nstripes);
+        if (zero)
+            hl_slots_zero_free(&t);
+        else
+            hl_slots_relink_free(&t);
+    }
+}
+
+/* Rebuilds the free lists of a segment read from a file. */
+static void relink_free(void *base, uint32_t capacity)
+{
+    free_records(base, capacity, 0);
+}
+
 /*
  * Reads the counters saved by the previous httpd into the segment at base
  * (size bytes for capacity slots) and deletes the file. Returns 1 if they
@@ -255,14 +340,10 @@ static int load_persisted(server_rec *s, apr_pool_t *p, const char *path,
              || h.capacity != capacity || h.size != size)
         why = apr_psprintf(p, "saved for %u slots of another layout (now "
                            "%u slots)", h.capacity, capacity);
-    else {
-        n = size;
-        rv = apr_file_read_full(f, base, n, &n);
-        if (rv != APR_SUCCESS || n != size)
-            why = "truncated";
-        else if (hl_hash64(base, size, 0) != h.checksum)
-            why = "checksum mismatch";
-    }
+    else if (read_pages(f, p, base, size) != APR_SUCCESS)
+        why = "truncated";
+    else if (hl_hash64(base, size, 0) != h.checksum)
+        why = "checksum mismatch";
     apr_file_close(f);
     apr_file_remove(path, p);
     if (why) {
@@ -272,6 +353,7 @@ static int load_persisted(server_rec *s, apr_pool_t *p, const char *path,
                      "empty", path, why);
         return 0;
     }
+    relink_free(base, capacity);
     if (attach_shared(base, capacity) != 0) {
         ap_log_error(APLOG_MARK, APLOG_WARNING, 0, s,
                      "HL00212: saved counters %s were inconsistent; "
@@ -283,39 +365,6 @@ static int load_persisted(server_rec *s, apr_pool_t *p, const char *path,
                           (hl_mono_ms() - hl_now_ms())
                           - (h.saved_mono_ms - h.saved_wall_ms), hl_mono_ms());
     return 1;
-}
-
-/* Writes the segment base (size bytes) to f at its current offset, leaving
- * holes where a whole page is zero (it reads back as the same bytes; the
- * free slots' list links keep most pages of a sparse table from being
- * zero, so the saving is small until the format leaves free slots out). The
- * file ends at offset + size (a trailing hole is made by truncation).
- * Returns APR_SUCCESS or the first write, seek or truncate error. */
-static apr_status_t write_sparse(apr_file_t *f, const char *base, apr_size_t size)
-{
-    enum { PAGE = 4096 };
-    static const char zeros[PAGE];
-    apr_off_t at = 0, end;
-    apr_size_t done = 0;
-    apr_status_t rv = apr_file_seek(f, APR_CUR, &at);
-
-    end = at + (apr_off_t)size;
-    while (rv == APR_SUCCESS && done < size) {
-        apr_size_t n = size - done < PAGE ? size - done : PAGE;
-
-        if (memcmp(base + done, zeros, n) == 0) {
-            apr_off_t to = at + (apr_off_t)(done + n);
-            rv = apr_file_seek(f, APR_SET, &to);
-        }
-        else
-            rv = apr_file_write_full(f, base + done, n, NULL);
-        done += n;
-    }
-    if (rv == APR_SUCCESS)
-        rv = apr_file_trunc(f, end);
-    if (rv == APR_SUCCESS)
-        rv = apr_file_flush(f);
-    return rv;
 }
 
 /*
@@ -342,6 +391,9 @@ static apr_status_t save_persisted(server_rec *s, apr_pool_t *p,
     h.size = life->size;
     h.saved_wall_ms = hl_now_ms();
     h.saved_mono_ms = hl_mono_ms();
+    /* The process is exiting: its free records may be zeroed in place
+     * (they are relinked after the write all the same). */
+    free_records(base, life->capacity, 1);
     h.checksum = hl_hash64(base, life->size, 0);
     rv = apr_file_open(&f, tmp, APR_FOPEN_WRITE | APR_FOPEN_CREATE
                        | APR_FOPEN_TRUNCATE | APR_FOPEN_BINARY,
@@ -350,9 +402,10 @@ static apr_status_t save_persisted(server_rec *s, apr_pool_t *p,
         n = sizeof(h);
         rv = apr_file_write_full(f, &h, n, NULL);
         if (rv == APR_SUCCESS)
-            rv = write_sparse(f, base, life->size);
+            rv = write_pages(f, p, base, life->size);
         apr_file_close(f);
     }
+    relink_free(base, life->capacity);
     if (rv == APR_SUCCESS)
         rv = apr_file_rename(tmp, life->persist_path, p);
     if (rv != APR_SUCCESS) {

@@ -11,7 +11,7 @@ use Apache::Test;
 use Apache::TestUtil;
 use HotLimitTable;
 
-plan tests => 14 + 2;
+plan tests => 15 + 2;
 
 my $quotas = <<'CONF';
 <Location /pf>
@@ -33,6 +33,17 @@ $h->stop(keep => 1);
 ok t_cmp(scalar(grep { /HL00214: saved \d+ counters/ } $h->log_lines(0)), 1,
          'the stop saved the counters (HL00214)');
 ok t_cmp(-s $h->dir . '/run/hotlimit-counters.persist' ? 1 : 0, 1, 'the file is there');
+# Sized to use: the header names the segment's size (bytes 24..31); the
+# file holds only the pages of the counters in use.
+{
+    my $file = $h->dir . '/run/hotlimit-counters.persist';
+    open my $fh, '<:raw', $file or die "$file: $!";
+    read $fh, my $head, 32;
+    my $segment = unpack 'Q<', substr $head, 24, 8;
+    my $size = -s $file;
+    ok t_cmp($size < $segment / 4 ? 1 : 0, 1,
+             "the file is sized to use: $size bytes for a $segment-byte segment");
+}
 my $off = $h->log_offset;
 $h->start;
 ok t_cmp(scalar(grep { /HL00203: restored \d+ counter slots .*[1-9]\d* in use/ }

@@ -1711,8 +1711,59 @@ static void test_scan_chunks(void)
     free(mem);
 }
 
+/* Zeroing the free records for a compact copy and relinking them gives
+ * back a table hl_slots_attach keeps, with every counter, and leaves the
+ * free slots' pages all zero. */
+static void test_zero_free_relink(void)
+{
+    size_t size, i, nonzero = 0;
+    void *mem = new_block(4096, &size);
+    hl_slots_t t, t2;
+    uint32_t id, found = 0;
+    hl_slot_t *s;
+
+    hl_slots_attach(&t, mem, size, 4096, 5);
+    for (id = 0; id < 300; id++) {
+        s = get_id(&t, id, FAR_FUTURE, NULL);
+        s->bucket.count = id + 1;
+    }
+    for (id = 0; id < 300; id += 3) {    /* some freed: holes in the middle */
+        char k[HL_KEY_MAX];
+        hl_slots_remove(&t, k, simple_key(k, id));
+    }
+    s = hl_slots_get(&t, "logkey", 6, HL_SLOT_TAG_LOG, 0, 1000, NULL);
+    hl_slots_log(&t, s, 1000)->n = 1;
+    hl_slots_zero_free(&t);
+    for (i = 0; i < size; i += 4096) {   /* pages holding a nonzero byte */
+        size_t j, n = size - i < 4096 ? size - i : 4096;
+        for (j = 0; j < n && ((const unsigned char *)mem)[i + j] == 0; j++)
+            ;
+        nonzero += j < n;
+    }
+    okf(nonzero < (size / 4096) / 4, "zeroed free records: %zu of %zu pages "
+        "nonzero", nonzero, (size + 4095) / 4096);
+    hl_slots_relink_free(&t);
+    is_int(hl_slots_attach(&t2, mem, size, 4096, 6), 0,
+           "relinked: attach keeps the table (valid)");
+    ok(check_structure(&t2), "relinked table sound");
+    for (id = 0; id < 300; id++) {
+        char k[HL_KEY_MAX];
+        size_t len = simple_key(k, id);
+        s = hl_slots_find(&t2, k, len);
+        found += id % 3 ? s != NULL && s->bucket.count == id + 1 : s == NULL;
+    }
+    is_int(found, 300, "every counter kept with its count");
+    s = hl_slots_find(&t2, "logkey", 6);
+    ok(s != NULL && hl_slots_log(&t2, s, 1000)->n == 1, "the log record kept");
+    for (id = 300; id < 4096 + 10; id++)
+        get_id(&t2, id, FAR_FUTURE, NULL);
+    ok(check_structure(&t2), "and the table fills up soundly after it");
+    free(mem);
+}
+
 int main(void)
 {
+    test_zero_free_relink();
     test_scan_chunks();
     test_size();
     test_attach();
