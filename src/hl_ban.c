@@ -1,6 +1,7 @@
 /*
  * hl_ban.c - the two hidden quotas of HotLimitBan (see hl_ban.h): parsing
- * and recognising the ban counters among the slots.
+ * and recognising the ban counters among the slots (by their key's
+ * layout, which hl_slotkey.c decodes).
  *
  * Memory: the caller owns every buffer; nothing is allocated or kept.
  */
@@ -39,46 +40,20 @@ int hl_ban_parse(hl_ban_t *b, const char *rate, const char *duration,
     return hl_ban_set(b, w.count, w.window_ms, for_ms, err, errlen);
 }
 
-/* Returns 1 if key (len bytes) is the counter of scope ("ban|" or "rej|",
- * slen bytes), alone or after a virtual host's "host:port", and then sets
- * *client and *client_len to what follows it; else 0. */
-static int scope_client(const char *key, size_t len, const char *scope,
-                        size_t slen, const char **client, size_t *client_len)
-{
-    size_t at = 0;
-
-    /* A virtual host's tag "host:port" has a ':' and no '|'. */
-    if (len > slen && memcmp(key, scope, slen) != 0) {
-        const char *bar = memchr(key, '|', len);
-        if (bar == NULL || (size_t)(bar - key) < slen)
-            return 0;
-        at = (size_t)(bar - key) + 1 - slen;
-        /* ... and ends with its port: "host:8080/ban|" is a Location */
-        if (at == 0 || memchr(key, ':', at) == NULL
-            || key[at - 1] < '0' || key[at - 1] > '9')
-            return 0;
-    }
-    if (len <= at + slen || memcmp(key + at, scope, slen) != 0)
-        return 0;
-    *client = key + at + slen;
-    *client_len = len - at - slen;
-    return 1;
-}
-
 int hl_ban_key_client(const char *key, size_t len, const char **client,
                       size_t *client_len)
 {
-    static const char scope[] = HL_BAN_SCOPE "|";
+    hl_slotkey_t k;
 
-    return scope_client(key, len, scope, sizeof(scope) - 1, client, client_len);
+    if (hl_slotkey_decode(key, len, &k) != 0 || k.kind != HL_SLOTKEY_BAN
+        || k.client_len == 0)
+        return 0;
+    *client = k.client;
+    *client_len = k.client_len;
+    return 1;
 }
 
 int hl_ban_key_is_counter(const char *key, size_t len)
 {
-    static const char rej[] = HL_REJ_SCOPE "|";
-    const char *client;
-    size_t client_len;
-
-    return hl_ban_key_client(key, len, &client, &client_len)
-           || scope_client(key, len, rej, sizeof(rej) - 1, &client, &client_len);
+    return hl_slotkey_is_ban_counter(key, len);
 }

@@ -23,9 +23,10 @@
 #include <stddef.h>
 #include <stdint.h>
 #include "hl_quota.h"
+#include "hl_slotkey.h"
 
-#define HL_BAN_SCOPE "ban"   /* scope of the ban counter: "ban|CLIENT" */
-#define HL_REJ_SCOPE "rej"   /* scope of the refusal counter */
+#define HL_BAN_SCOPE HL_SLOTKEY_BAN_SCOPE  /* the ban counter: "ban|CLIENT" */
+#define HL_REJ_SCOPE HL_SLOTKEY_REJ_SCOPE  /* the refusal counter */
 
 typedef struct {
     hl_quota_t rejections;   /* AFTER/WITHIN, algo fixed */
@@ -50,15 +51,16 @@ int hl_ban_set(hl_ban_t *b, uint32_t after, uint32_t within_ms,
 /*
  * Returns 1 if the user-visible part of a slot key (key, len bytes: after
  * the origin and window prefix) is a ban counter: "ban|CLIENT" or
- * "host:port" + "ban|CLIENT"; then sets *client to the CLIENT part (in key)
- * and *client_len. Returns 0 otherwise. Reads only.
+ * "host:port" + "ban|CLIENT" (hl_slotkey_decode), CLIENT not empty; then
+ * sets *client to the CLIENT part (in key) and *client_len. Returns 0
+ * otherwise. Reads only.
  */
 int hl_ban_key_client(const char *key, size_t len, const char **client,
                       size_t *client_len);
 
 /* Returns 1 if key (len bytes, as for hl_ban_key_client) is a ban's own
  * counter, "ban|CLIENT" or "rej|CLIENT" (after "host:port" in a virtual
- * host), else 0. Reads only. */
+ * host; hl_slotkey_is_ban_counter), else 0. Reads only. */
 int hl_ban_key_is_counter(const char *key, size_t len);
 
 #endif

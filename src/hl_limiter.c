@@ -20,6 +20,9 @@
 
 /* The slot table knows which tag keeps a log (hl_slots.h). */
 typedef char hl_log_tag_matches[HL_SLOT_TAG_LOG == HL_ALGO_LOG + 1 ? 1 : -1];
+/* ... and the key layout the origin of a ban's counters. */
+typedef char hl_ban_origin_matches[HL_SLOTKEY_BAN_ORIGIN == HL_ORIGIN_DIRECTIVE
+                                   ? 1 : -1];
 
 /* Returns the slot tag of an algorithm, offset so that 0 stays "free". */
 static uint8_t slot_tag_of(hl_algo_t algo)
@@ -69,13 +72,13 @@ size_t hl_limiter_slot_key(char out[HL_KEY_MAX], hl_origin_t origin, int i,
 
     if (keylen + HL_SLOT_KEY_PREFIX <= HL_KEY_MAX) {
         /* Fits as it is (the usual case): no compaction, one copy. */
-        out[0] = (char)origin;
-        out[1] = (char)('0' + i);
+        out[HL_SLOTKEY_ORIGIN_AT] = (char)origin;
+        out[HL_SLOTKEY_WINDOW_AT] = (char)('0' + i);
         memcpy(out + HL_SLOT_KEY_PREFIX, key, keylen);
         return keylen + HL_SLOT_KEY_PREFIX;
     }
-    full[0] = (char)origin;
-    full[1] = (char)('0' + i);
+    full[HL_SLOTKEY_ORIGIN_AT] = (char)origin;
+    full[HL_SLOTKEY_WINDOW_AT] = (char)('0' + i);
     if (keylen > sizeof(full) - HL_SLOT_KEY_PREFIX) {
         /* Very long keys: compact the key itself first, then prefix it. */
         char compact[HL_KEY_MAX];

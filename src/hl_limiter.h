@@ -15,6 +15,7 @@
 #include "hl_quota.h"
 #include "hl_bucket.h"
 #include "hl_slots.h"
+#include "hl_slotkey.h"
 
 /* Where a quota comes from; part of the counter key so that a directive
  * quota and a table rule on the same route never share a counter. */
@@ -206,10 +207,11 @@ void hl_limiter_rebase(hl_slots_t *t, int64_t delta_ms, int64_t now_ms);
 
 /*
  * Writes the slot key of window i of `key` into out (HL_KEY_MAX bytes):
- * origin, window index, '|', then the key, compacted. Returns its length.
- * The user-visible key starts at HL_SLOT_KEY_PREFIX bytes.
+ * origin, window index, then the key, compacted (the layout of
+ * hl_slotkey.h). Returns its length. The user-visible key starts at
+ * HL_SLOT_KEY_PREFIX bytes.
  */
-#define HL_SLOT_KEY_PREFIX 2
+#define HL_SLOT_KEY_PREFIX HL_SLOTKEY_PREFIX
 size_t hl_limiter_slot_key(char out[HL_KEY_MAX], hl_origin_t origin, int i,
                            const char *key, size_t keylen);
 

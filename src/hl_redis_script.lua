@@ -184,10 +184,13 @@ end
 -- dropped at each add, at most LIMITED_MAX are kept (those that clear
 -- soonest go first), and the set expires with its last member. Through
 -- pcall: a user whose ACL lacks these commands still gets its decisions.
--- Ban counters (src/hl_ban.h: "ban|CLIENT" of the directive origin,
--- window 0, after the virtual host's "host:port") also go to their own set
--- PREFIX{hl}:bans, bounded by BANS_MAX, so that a flood of other counters
--- at their limit never pushes a ban out of the list.
+-- Ban counters ("ban|CLIENT" of the directive origin, window 0, after the
+-- virtual host's "host:port") also go to their own set PREFIX{hl}:bans,
+-- bounded by BANS_MAX, so that a flood of other counters at their limit
+-- never pushes a ban out of the list. The key layout is defined once, in
+-- src/hl_slotkey.h: bans_set's two patterns are its HL_SLOTKEY_BAN_LUA_MAIN
+-- and HL_SLOTKEY_BAN_LUA_VHOST (hl_slotkey_is_ban_slot in C), and
+-- t/unit/test_slotkey_lua.sh checks that both sides agree.
 local LIMITED_MAX = 10000
 local BANS_MAX = 100000
 

@@ -21,6 +21,7 @@
 #include "mod_hotlimit_stores.h"
 #include "mod_hotlimit_view.h"
 #include "hl_render.h"
+#include "hl_slotkey.h"
 
 /* With the Redis store, the most bans listed (those with the most time
  * left first). */
@@ -35,24 +36,22 @@ typedef struct {
 } hl_ban_scan_t;
 
 /* Keeps the counter whose slot key is key (len bytes) when it is a ban in
- * force: count > 0 and left_ms > 0. */
+ * force (hl_slotkey_is_ban_slot, with a client): count > 0 and
+ * left_ms > 0; its key, client and host copied from c->pool. */
 static void keep_ban(hl_ban_scan_t *c, const char *key, size_t len,
                      uint32_t count, int64_t left_ms)
 {
-    const char *client;
-    size_t client_len;
+    hl_slotkey_t k;
     hl_ban_entry_t *e;
 
-    if (len <= HL_SLOT_KEY_PREFIX || key[0] != HL_ORIGIN_DIRECTIVE
-        || key[1] != '0' || count == 0 || left_ms <= 0
-        || !hl_ban_key_client(key + HL_SLOT_KEY_PREFIX,
-                              len - HL_SLOT_KEY_PREFIX, &client, &client_len)
-        || !hl_view_owns(c->view, key + HL_SLOT_KEY_PREFIX,
-                         len - HL_SLOT_KEY_PREFIX))
+    if (count == 0 || left_ms <= 0 || !hl_slotkey_is_ban_slot(key, len)
+        || hl_slotkey_decode_slot(key, len, &k) != 0 || k.client_len == 0
+        || !hl_view_owns(c->view, k.key, k.key_len))
         return;
     e = apr_array_push(c->bans);
-    e->key = apr_pstrmemdup(c->pool, key + HL_SLOT_KEY_PREFIX,
-                            len - HL_SLOT_KEY_PREFIX);
+    e->key = apr_pstrmemdup(c->pool, k.key, k.key_len);
+    e->client = e->key + (k.client - k.key);
+    e->host = apr_pstrmemdup(c->pool, k.key, k.tag_len);
     e->left_ms = left_ms;
 }
 
@@ -132,17 +131,13 @@ int hl_ban_reset_client(const server_rec *view, apr_pool_t *p,
 {
     apr_array_header_t *bans = hl_ban_list(view, p, hl_mono_ms());
     const hl_store_t *store = hl_store_get();
-    size_t len = strlen(client);
     int i, removed = 0;
 
     for (i = 0; i < bans->nelts; ++i) {
         const hl_ban_entry_t *e = &APR_ARRAY_IDX(bans, i, hl_ban_entry_t);
-        const char *c;
-        size_t clen;
         int n;
 
-        if (!hl_ban_key_client(e->key, strlen(e->key), &c, &clen)
-            || clen != len || memcmp(c, client, len) != 0)
+        if (strcmp(e->client, client) != 0)
             continue;
         n = store->ops->reset(store->ctx, e->key, strlen(e->key));
         if (n < 0)

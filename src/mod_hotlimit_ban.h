@@ -11,6 +11,9 @@
 typedef struct {
     const char *key;       /* "ban|CLIENT", after "host:port" in a vhost:
                               POST reset=KEY lifts it */
+    const char *client;    /* its CLIENT: points into key */
+    const char *host;      /* its virtual host's "host:port", "" for the
+                              main server's */
     int64_t     left_ms;   /* > 0 */
 } hl_ban_entry_t;
 
