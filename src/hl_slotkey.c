@@ -77,7 +77,7 @@ int hl_slotkey_decode(const char *key, size_t len, hl_slotkey_t *out)
     out->window = -1;
     out->key = key;
     out->key_len = len;
-    if (!bar || bar == key)
+    if (!bar)
         return -1;
     out->name_len = (size_t)(bar - key);
     out->client = bar + 1;

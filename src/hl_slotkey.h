@@ -101,8 +101,8 @@ size_t hl_slotkey_encode(char *out, size_t size, const char *tag,
 /*
  * Decodes the user-visible key (key, len bytes) into *out. Returns 0, or
  * -1 when it has no '|' (a bare client address, as POST reset=ADDRESS
- * names one) or an empty scope; *out is then zeroed but for key and
- * key_len. Reads only.
+ * names one); *out is then zeroed but for key, key_len and window (-1).
+ * An empty name ("|CLIENT") decodes. Reads only.
  */
 int hl_slotkey_decode(const char *key, size_t len, hl_slotkey_t *out);
 

@@ -34,6 +34,7 @@ static const struct {
     { 0, "d0host:ban|127.0.0.1" },
     { 0, "d0/login|127.0.0.1" },
     { 0, "d0/login|ban|127.0.0.1" },
+    { 0, "d0|127.0.0.1" },
     { 0, "d0ban" },
     { 0, "d0" },
     { 0, "d" },
@@ -103,7 +104,9 @@ static void test_malformed(void)
     ok(hl_slotkey_decode("203.0.113.7", 11, &k) == -1 && k.key_len == 11
        && k.client == NULL && k.kind == HL_SLOTKEY_QUOTA,
        "no '|': a bare client address");
-    ok(hl_slotkey_decode("|203.0.113.7", 12, &k) == -1, "empty scope");
+    ok(hl_slotkey_decode("|203.0.113.7", 12, &k) == 0 && k.name_len == 0
+       && k.client_len == 11 && k.kind == HL_SLOTKEY_QUOTA,
+       "empty name: the client after the '|'");
     ok(hl_slotkey_decode("ban|1.2.3.4", 3, &k) == -1,
        "the length bounds the key: no '|' within it");
     ok(hl_slotkey_decode_slot("d0", 2, &k) == -1 && k.window == -1
