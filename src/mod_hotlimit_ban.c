@@ -102,9 +102,8 @@ apr_array_header_t *hl_ban_list(const server_rec *view, apr_pool_t *p,
     return c.bans;
 }
 
-void hl_ban_write_json(request_rec *r, const server_rec *view)
+void hl_ban_write_json(request_rec *r, const apr_array_header_t *bans)
 {
-    apr_array_header_t *bans = hl_ban_list(view, r->pool, hl_mono_ms());
     int i;
 
     ap_rputs("\"bans\":[", r);

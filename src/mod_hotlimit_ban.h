@@ -24,9 +24,9 @@ typedef struct {
 apr_array_header_t *hl_ban_list(const server_rec *view, apr_pool_t *p,
                                 int64_t now_ms);
 
-/* Writes the ?json field "bans":[{"key":...,"left_s":N},...] to r (the
- * bans the page of server view shows). */
-void hl_ban_write_json(request_rec *r, const server_rec *view);
+/* Writes the ?json field "bans":[{"key":...,"left_s":N},...] to r: the
+ * bans listed by hl_ban_list (of hl_ban_entry_t). */
+void hl_ban_write_json(request_rec *r, const apr_array_header_t *bans);
 
 /* Writes the ?metrics gauge hotlimit_bans_active (bans in force that the
  * page of server view shows) to r. */

@@ -17,6 +17,7 @@
 #include "mod_hotlimit_conf.h"
 #include "mod_hotlimit_modstatus.h"
 #include "mod_hotlimit_status.h"
+#include "mod_hotlimit_status_html.h"
 #include "hl_render.h"
 
 /* Writes the ?auto lines: one "Key: value" each, no spaces in keys,

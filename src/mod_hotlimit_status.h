@@ -42,8 +42,4 @@ typedef struct {
  */
 hl_status_summary_t *hl_status_summary(request_rec *r);
 
-/* Returns secs as "42 s", "5 min 3 s", "2 h 7 min" or "3 d 2 h 7 min",
- * allocated from p; never NULL. */
-const char *hl_status_duration(apr_pool_t *p, int64_t secs);
-
 #endif
