@@ -98,7 +98,10 @@ local function sliding(key, limit, w)
   return 0, 0, reset - now, at - now, t, c, p
 end
 
-local function gcra(key, limit, w, burst)
+-- Whether units (1 .. burst) fit: the TAT, clamped with the bucket's own
+-- tolerance, is at most tau - (units - 1) intervals ahead; an admission's
+-- reset is when the bucket is full again after the units (gcra_check_n).
+local function gcra(key, limit, w, burst, units)
   local tat = load(key)
   local now_us = now * 1000
   local interval = ceil_div(w * 1000, limit)
@@ -106,11 +109,12 @@ local function gcra(key, limit, w, burst)
   local tau = (b - 1) * interval
   if tat > now_us + tau + interval then tat = now_us + tau + interval end
   local eff = math.max(tat, now_us)
-  if eff - now_us <= tau then
-    return 1, math.floor((tau - (eff - now_us)) / interval),
-           ceil_div(eff + interval - now_us, 1000), 0, tat, 0, 0
+  local room = tau - (units - 1) * interval
+  if eff - now_us <= room then
+    return 1, math.floor((room - (eff - now_us)) / interval),
+           ceil_div(eff + units * interval - now_us, 1000), 0, tat, 0, 0
   end
-  return 0, 0, ceil_div(eff - now_us, 1000), ceil_div(eff - tau - now_us, 1000), tat, 0, 0
+  return 0, 0, ceil_div(eff - now_us, 1000), ceil_div(eff - room - now_us, 1000), tat, 0, 0
 end
 
 -- algo=log: the sliding log of src/hl_log.c. Drops the entries that left
@@ -321,16 +325,17 @@ if ARGV[1] == 'r' then
   return { given }
 end
 
--- Checks whether units (>= 1) fit in a window now: one unit fits with
--- units - 1 less room (limit, or gcra burst); more than the window holds
--- never fits (retry after a window). Returns what a check returns.
+-- Checks whether units (>= 1) fit in a window now (hl_bucket_check_n):
+-- fixed and sliding, where one unit fits with units - 1 less room; gcra,
+-- where units fit the burst (see gcra); more than the window holds never
+-- fits (retry after a window). Returns what a check returns.
 local function check_units(algo, key, limit, w, burst, units)
   local cap = (algo == 2 and burst > 0) and burst or limit
   local room = cap - units + 1
   local r
   if room < 1 then room = cap end
   if algo == 1 then r = { sliding(key, room, w) }
-  elseif algo == 2 then r = { gcra(key, limit, w, (units > 1) and room or burst) }
+  elseif algo == 2 then r = { gcra(key, limit, w, burst, (units > cap) and 1 or units) }
   else r = { fixed(key, room, w) } end
   if units > cap then r[1] = 0; r[2] = 0; r[4] = w end
   return r
