@@ -101,13 +101,19 @@ end
 -- Whether units (1 .. burst) fit: the TAT, clamped with the bucket's own
 -- tolerance, is at most tau - (units - 1) intervals ahead; an admission's
 -- reset is when the bucket is full again after the units (gcra_check_n).
+-- A TAT further ahead than tau + interval (a cost charged on a full
+-- bucket) is pulled back and kept so, as hl_bucket.c does: it drains from
+-- there, not from where the charge left it.
 local function gcra(key, limit, w, burst, units)
   local tat = load(key)
   local now_us = now * 1000
   local interval = ceil_div(w * 1000, limit)
   local b = (burst > 0) and burst or limit
   local tau = (b - 1) * interval
-  if tat > now_us + tau + interval then tat = now_us + tau + interval end
+  if tat > now_us + tau + interval then
+    tat = now_us + tau + interval
+    store(key, tat, 0, 0, ceil_div(tat - now_us, 1000) + 1)
+  end
   local eff = math.max(tat, now_us)
   local room = tau - (units - 1) * interval
   if eff - now_us <= room then
@@ -161,14 +167,19 @@ local function log_commit(key, w, n)
 end
 
 -- Counts n requests (at most the window's limit: a cost charge never
--- outlasts its window) in a window whose state was rolled to now. Returns
--- the state's new t.
+-- outlasts its window) in a window whose state was rolled to now. gcra
+-- moves the TAT (as the check clamped it) n intervals on, no further than
+-- n single commits would: now + tau + 2 intervals (hl_bucket_commit_n).
+-- Returns the state's new t.
 local function commit(algo, key, limit, w, burst, t, c, p, n)
   if n > limit then n = limit end
   if algo == 3 then return log_commit(key, w, n) end
   if algo == 2 then
     local now_us = now * 1000
-    local tat = math.max(t, now_us) + n * ceil_div(w * 1000, limit)
+    local interval = ceil_div(w * 1000, limit)
+    local b = (burst > 0) and burst or limit
+    local tat = math.min(math.max(t, now_us) + n * interval,
+                         now_us + (b + 1) * interval)
     store(key, tat, 0, 0, ceil_div(tat - now_us, 1000) + 1)
     return tat
   elseif algo == 1 then
