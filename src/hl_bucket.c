@@ -364,14 +364,16 @@ static uint32_t sliding_refund(hl_bucket_t *b, const hl_policy_t *p,
 }
 
 /* Gives back the n units of the GCRA commit that produced TAT mark, if no
- * commit came since: the TAT moves back n intervals, never below 0 (see
- * hl_bucket_refund_n). Returns n or 0. */
+ * commit came since and they have not drained yet (the TAT still ahead of
+ * now: a TAT behind it reads as a full bucket already): the TAT moves
+ * back n intervals, never below 0 (see hl_bucket_refund_n). Returns n or
+ * 0. */
 static uint32_t gcra_refund(hl_bucket_t *b, const hl_policy_t *p,
-                            int64_t mark, uint32_t n)
+                            int64_t now, int64_t mark, uint32_t n)
 {
     int64_t interval = gcra_interval_us(p);
 
-    if (b->t != mark || n == 0)
+    if (b->t != mark || n == 0 || b->t <= now * 1000)
         return 0;
     if ((int64_t)n >= b->t / interval + 1)
         b->t = 0;
@@ -396,7 +398,7 @@ uint32_t hl_bucket_refund_n(hl_bucket_t *b, const hl_policy_t *p,
     case HL_ALGO_SLIDING:
         return sliding_refund(b, p, now, mark, n);
     case HL_ALGO_GCRA:
-        return gcra_refund(b, p, mark, n);
+        return gcra_refund(b, p, now, mark, n);
     default:
         return fixed_refund(b, p, now, mark, n);
     }

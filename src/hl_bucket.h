@@ -94,8 +94,10 @@ int64_t hl_bucket_mark(const hl_bucket_t *b);
  *   sliding - from the window it was counted in, the current or, once
  *             that ended, the previous one (its weight), never below 0;
  *   gcra    - only while no other request was counted since (the TAT is
- *             still the one its commit produced): the TAT moves back one
- *             interval, the state the bucket would have had without it.
+ *             still the one its commit produced) and the unit has not
+ *             drained (the TAT is still ahead of now_ms): the TAT moves
+ *             back one interval, the state the bucket would have had
+ *             without it.
  * So a refund never frees room in a window instance it was not counted
  * in: after a rollover (or a counter evicted and made again) nothing
  * happens. Never fails.

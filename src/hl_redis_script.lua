@@ -287,7 +287,8 @@ if ARGV[1] == 'l' then return list(KEYS[1], tonumber(ARGV[2])) end
 -- counted in still holds it (its mark, returned by the decision): fixed -
 -- the same window start; sliding - the same aligned window, or its count
 -- as the previous window's once it moved on; gcra - the same TAT (no
--- request counted since). Never below zero, never in a window that began
+-- request counted since), still ahead of now (not drained: a key whose
+-- TTL ran out is one). Never below zero, never in a window that began
 -- since, and never a second decision. ARGV as for "d" with one quota,
 -- then one mark per window. Returns { windows given back }.
 -- Gives back at most n units under those rules (n > 1: the unused part of
@@ -304,8 +305,8 @@ local function refund_one(algo, key, limit, w, mark, n)
   end
   if algo == 2 then
     local tat = load(key)
-    if tat ~= mark then return 0 end
     local now_us = now * 1000
+    if tat ~= mark or tat <= now_us then return 0 end
     tat = tat - n * ceil_div(w * 1000, limit)
     if tat <= now_us then redis.call('DEL', key)
     else store(key, tat, 0, 0, ceil_div(tat - now_us, 1000) + 1) end

@@ -535,6 +535,28 @@ static void seq_gcra(const char *extra, int64_t start)
     side_close(&s);
 }
 
+/* gcra count=failures refunds around the moment the unit drains (its
+ * TAT: one interval after a request on a full bucket): a millisecond
+ * before it the unit is given back, at it and after it there is nothing
+ * left to give back. */
+static void seq_gcra_refund_edge(int64_t start)
+{
+    static const int64_t after[] = { 999, 1000, 1001, 1002 };
+    side_t s;
+    int64_t t = start;
+    int i;
+
+    side_open_one(&s, "gcra refunds as the unit drains", "3/3s algo=gcra count=failures");
+    for (i = 0; i < 24; ++i) {
+        if (side_decide(&s, t, 0))
+            side_refund(&s, 0, t += after[i % 4]);
+        t += 3000;
+    }
+    for (i = 0; i < 5; ++i)      /* then the burst, and past it */
+        side_decide(&s, t, 0);
+    side_close(&s);
+}
+
 /* What follows an admitted request's response. */
 typedef enum {
     AFTER_COUNT,     /* cost= without reserve=: its cost (1 .. 30, over the
@@ -662,6 +684,7 @@ int main(void)
     seq_gcra("burst=3", T0 + 251);
     seq_gcra("burst=15", T0 + 252);
     seq_after_all("gcra", "burst=30 ", T0 + 253);
+    seq_gcra_refund_edge(T0 + 255);
     for (i = 0; i < sizeof(random_specs) / sizeof(random_specs[0]); ++i)
         seq_random(random_specs[i], T0 + 17 * (int64_t)i + 5, means[i]);
     rs_stop();
