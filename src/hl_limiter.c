@@ -298,24 +298,28 @@ void hl_limiter_count(hl_slots_t *t, const hl_quota_t *q, hl_origin_t origin,
                           now_ms, NULL);
 }
 
-/* Counts n in every window of q (hl_limiter_count_refs_n), writing where
- * each window's units sit into marks unless it is NULL. */
+/* Counts n in every window of q (hl_limiter_count_refs_n), capped at each
+ * window's COUNT, or with `whole` (a reservation, which the decision found
+ * to fit) at what the window holds (window_cap: a gcra burst may be
+ * more); writes where each window's units sit into marks unless it is
+ * NULL. */
 static void count_windows(hl_slots_t *t, const hl_quota_t *q,
                           const hl_slot_ref_t *refs, uint64_t cls,
-                          int64_t now_ms, uint32_t n, int64_t *marks);
+                          int64_t now_ms, uint32_t n, int whole,
+                          int64_t *marks);
 
 void hl_limiter_count_refs(hl_slots_t *t, const hl_quota_t *q,
                            const hl_slot_ref_t *refs, uint64_t cls,
                            int64_t now_ms, int64_t *marks)
 {
-    count_windows(t, q, refs, cls, now_ms, 1, marks);
+    count_windows(t, q, refs, cls, now_ms, 1, 0, marks);
 }
 
 void hl_limiter_count_refs_n(hl_slots_t *t, const hl_quota_t *q,
                              const hl_slot_ref_t *refs, uint64_t cls,
                              int64_t now_ms, uint32_t n)
 {
-    count_windows(t, q, refs, cls, now_ms, n, NULL);
+    count_windows(t, q, refs, cls, now_ms, n, 0, NULL);
 }
 
 /* Gives back n units in every window of q whose counter instance still
@@ -364,7 +368,7 @@ void hl_limiter_reserve_refs(hl_slots_t *t, const hl_quota_t *q,
                              const hl_slot_ref_t *refs, uint64_t cls,
                              int64_t now_ms, uint32_t n, int64_t *marks)
 {
-    count_windows(t, q, refs, cls, now_ms, n, marks);
+    count_windows(t, q, refs, cls, now_ms, n, 1, marks);
 }
 
 int hl_limiter_settle_refs(hl_slots_t *t, const hl_quota_t *q,
@@ -375,7 +379,7 @@ int hl_limiter_settle_refs(hl_slots_t *t, const hl_quota_t *q,
     if (cost > reserved) {
         /* The excess, in the windows as they are now (capped at each
          * window's COUNT by count_windows). */
-        count_windows(t, q, refs, cls, now_ms, cost - reserved, NULL);
+        count_windows(t, q, refs, cls, now_ms, cost - reserved, 0, NULL);
         return q->nwindows;
     }
     if (cost == reserved)
@@ -385,7 +389,8 @@ int hl_limiter_settle_refs(hl_slots_t *t, const hl_quota_t *q,
 
 static void count_windows(hl_slots_t *t, const hl_quota_t *q,
                           const hl_slot_ref_t *refs, uint64_t cls,
-                          int64_t now_ms, uint32_t n, int64_t *marks)
+                          int64_t now_ms, uint32_t n, int whole,
+                          int64_t *marks)
 {
     int i;
 
@@ -393,11 +398,12 @@ static void count_windows(hl_slots_t *t, const hl_quota_t *q,
         hl_policy_t pol;
         hl_verdict_t v;
         hl_slot_t *s;
-        uint32_t k;
+        uint32_t k, most;
         int64_t mark;
 
         hl_policy_from_quota(q, i, &pol);
-        k = n < pol.limit || pol.limit == 0 ? n : pol.limit;
+        most = whole ? window_cap(&pol) : pol.limit;
+        k = n < most || most == 0 ? n : most;
         s = ref_slot(t, q, &refs[i], NULL, cls, now_ms);
         /* The check only rolls the counter forward; it tells whether these
          * requests take the last room the window has. */

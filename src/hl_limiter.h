@@ -84,8 +84,9 @@ void hl_limiter_decide_refs_n(hl_slots_t *t, const hl_quota_t *q,
                               int64_t now_ms, int commit, uint32_t units,
                               hl_decision_t *d);
 
-/* Counts a reservation of n units in every window of q (capped at each
- * window's COUNT), writing where they sit into marks (for
+/* Counts a reservation of n units in every window of q (capped at what
+ * each window holds: its COUNT, or a gcra burst, which the decision
+ * found it to fit), writing where they sit into marks (for
  * hl_limiter_settle_refs). For a request decided with several quotas,
  * counted once all admitted it. Never fails. */
 void hl_limiter_reserve_refs(hl_slots_t *t, const hl_quota_t *q,

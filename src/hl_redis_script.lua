@@ -167,12 +167,14 @@ local function log_commit(key, w, n)
 end
 
 -- Counts n requests (at most the window's limit: a cost charge never
--- outlasts its window) in a window whose state was rolled to now. gcra
--- moves the TAT (as the check clamped it) n intervals on, no further than
--- n single commits would: now + tau + 2 intervals (hl_bucket_commit_n).
--- Returns the state's new t.
-local function commit(algo, key, limit, w, burst, t, c, p, n)
-  if n > limit then n = limit end
+-- outlasts its window; with whole, a reservation the check found to fit,
+-- at most what the window holds: a gcra burst may be more) in a window
+-- whose state was rolled to now. gcra moves the TAT (as the check clamped
+-- it) n intervals on, no further than n single commits would: now + tau +
+-- 2 intervals (hl_bucket_commit_n). Returns the state's new t.
+local function commit(algo, key, limit, w, burst, t, c, p, n, whole)
+  local most = (whole and algo == 2 and burst > 0) and burst or limit
+  if n > most then n = most end
   if algo == 3 then return log_commit(key, w, n) end
   if algo == 2 then
     local now_us = now * 1000
@@ -370,7 +372,7 @@ if ARGV[1] == 's' then
                                      tonumber(ARGV[9 + 3 * nw + j - 1]), reserved - cost)
     elseif cost > reserved then
       local r = check_units(algo, KEYS[j], limit, w, burst, 1)
-      commit(algo, KEYS[j], limit, w, burst, r[5], r[6], r[7], cost - reserved)
+      commit(algo, KEYS[j], limit, w, burst, r[5], r[6], r[7], cost - reserved, false)
       touched = touched + 1
     end
   end
@@ -422,7 +424,9 @@ for i = 1, nitems do
     local x = it.w[j]
     local r = x.r
     local t = r[5]
-    if count then t = commit(it.algo, x.key, x.limit, x.win, x.burst, r[5], r[6], r[7], n) end
+    if count then
+      t = commit(it.algo, x.key, x.limit, x.win, x.burst, r[5], r[6], r[7], n, mode == 'd')
+    end
     -- At its limit now: refused, or counted up to its limit.
     if r[1] == 0 or (count and r[2] < math.min(n, x.limit)) then
       list_add(x.key, expires(it.algo, t, x.win))

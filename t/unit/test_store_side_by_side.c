@@ -377,6 +377,16 @@ static void side_count(side_t *s, int q, uint32_t cost, int64_t now)
     hl_decide_count_locked(&table, &s->shm[q], cost, now);
     eval(b, 1, 'c', cost, now, &r);
     rs_free(&r);
+    if (getenv("TRACE")) {
+        int j; for (j = 0; j < s->q[q].nwindows; ++j) {
+            hl_slot_t *sl = hl_slots_find_hashed(&table, s->shm[q].refs[j].key, s->shm[q].refs[j].len, s->shm[q].refs[j].hash);
+            char k[200]; const char *g[2] = { "GET", k }; rs_reply_t x;
+            snprintf(k, sizeof k, "{hl}:%.*s", (int)s->shm[q].refs[j].len, s->shm[q].refs[j].key);
+            rs_command(2, g, NULL, &x);
+            printf("# TRACE step %d count %u at +%lld w%d shm t=%lld redis %s\n", s->steps, cost, (long long)(now - T0), j, (long long)(sl ? sl->bucket.t : -1), x.str ? x.str : "nil");
+            rs_free(&x);
+        }
+    }
 }
 
 /* The last request's unit of quota q given back (count=failures: a
@@ -557,6 +567,32 @@ static void seq_gcra_refund_edge(int64_t start)
     side_close(&s);
 }
 
+/* gcra with a burst above its count and reservations between the two
+ * (they fit the burst): taken whole, then settled below, at and above
+ * them; alone and beside a second quota. */
+static void seq_gcra_reserve_burst(int plain, int64_t start)
+{
+    static const uint32_t units[] = { 15, 1, 1, 12, 19, 20, 21, 3, 14, 16 };
+    const char *specs[2] = { "10/10s algo=gcra burst=20 cost=header:X-Cost reserve=4",
+                             "100/10s algo=fixed" };
+    char name[160];
+    side_t s;
+    int64_t t = start;
+    size_t i;
+
+    snprintf(name, sizeof(name), "gcra reservations over the count %s%s",
+             specs[0], plain ? " + 100/10s" : "");
+    side_open(&s, name, specs, plain ? 2 : 1, 0);
+    for (i = 0; i < 60; ++i) {
+        uint32_t u = units[i % 10];
+        if (side_decide(&s, t, u))
+            side_settle(&s, 0, i % 3 == 0 ? u : i % 3 == 1 ? u / 2 : u + 3,
+                        t += 500);
+        t += i % 7 == 6 ? 12000 : 700;
+    }
+    side_close(&s);
+}
+
 /* What follows an admitted request's response. */
 typedef enum {
     AFTER_COUNT,     /* cost= without reserve=: its cost (1 .. 30, over the
@@ -685,6 +721,8 @@ int main(void)
     seq_gcra("burst=15", T0 + 252);
     seq_after_all("gcra", "burst=30 ", T0 + 253);
     seq_gcra_refund_edge(T0 + 255);
+    seq_gcra_reserve_burst(0, T0 + 260);
+    seq_gcra_reserve_burst(1, T0 + 261);
     for (i = 0; i < sizeof(random_specs) / sizeof(random_specs[0]); ++i)
         seq_random(random_specs[i], T0 + 17 * (int64_t)i + 5, means[i]);
     rs_stop();
