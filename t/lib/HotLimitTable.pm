@@ -450,6 +450,11 @@ sub stop {
     # The slotmem persistence files (~10 MB for the table) are of no use
     # once the instance is gone; the logs stay.
     unlink glob "$self->{dir}/run/*.persist" unless $o{keep};
+    # A child that died on a signal is said on the test's output (not a
+    # failure of this test: t/99-error-log.t judges the suite's own server).
+    print STDERR "# WARNING: $self->{name}: $_\n"
+        for grep { /exit signal (?!Killed)|Segmentation fault|double free|stack smashing/ }
+            $self->log_lines(0);
 }
 
 # Returns the pids of the processes whose parent is $ppid (default: this
