@@ -6,6 +6,7 @@
  */
 #include <string.h>
 #include "hl_decide.h"
+#include "hl_tightest.h"
 
 void hl_decide_prepare(const hl_slots_t *t, hl_decide_item_t *it)
 {
@@ -161,12 +162,10 @@ int hl_decide_tightest(const hl_decision_t *d)
 {
     int i, best = 0;
 
-    for (i = 1; i < d->nwindows && i < HL_MAX_WINDOWS; ++i) {
-        const hl_verdict_t *v = &d->windows[i], *b = &d->windows[best];
-        if (v->remaining < b->remaining
-            || (v->remaining == b->remaining
-                && hl_decide_reset_s(d, i) > hl_decide_reset_s(d, best)))
+    for (i = 1; i < d->nwindows && i < HL_MAX_WINDOWS; ++i)
+        if (hl_tightest_beats(d->windows[i].remaining, hl_decide_reset_s(d, i),
+                              d->windows[best].remaining,
+                              hl_decide_reset_s(d, best)))
             best = i;
-    }
     return best;
 }

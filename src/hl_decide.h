@@ -126,9 +126,10 @@ int hl_decide_settle_locked(hl_slots_t *t, const hl_decide_item_t *it,
 int hl_decide_primary(hl_decide_item_t *const *items, int n);
 
 /*
- * Returns the index of the window of d with the least remaining (ties: the
- * one that takes longer to reset, then the first): the window RateLimit
- * and HOTLIMIT_REMAINING describe. 0 when d has no window.
+ * Returns the index of the window of d that binds (hl_tightest_beats: the
+ * least remaining; ties: the one that takes longer to reset, then the
+ * first): the window RateLimit and HOTLIMIT_REMAINING describe. 0 when d
+ * has no window.
  */
 int hl_decide_tightest(const hl_decision_t *d);
 

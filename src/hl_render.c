@@ -16,6 +16,7 @@
 #include "hl_render.h"
 #include "hl_fmt.h"
 #include "hl_buf.h"
+#include "hl_tightest.h"
 
 /* ---- a string that grows inside a pool --------------------------------- */
 
@@ -574,9 +575,8 @@ int hl_render_tightest(const hl_policy_view_t *pol, int n)
     int i, best = 0;
 
     for (i = 1; pol != NULL && i < n; i++)
-        if (pol[i].remaining < pol[best].remaining
-            || (pol[i].remaining == pol[best].remaining
-                && pol[i].reset_s > pol[best].reset_s))
+        if (hl_tightest_beats(pol[i].remaining, pol[i].reset_s,
+                              pol[best].remaining, pol[best].reset_s))
             best = i;
     return best;
 }

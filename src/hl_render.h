@@ -86,9 +86,9 @@ void hl_render_distinct_names(apr_pool_t *p, hl_policy_view_t *pol, int n);
  */
 char *hl_render_ratelimit_header(apr_pool_t *p, const hl_policy_view_t *pol, int n);
 
-/* Returns the index of the policy with the least remaining (ties: the
- * larger reset_s, then the first): the one RateLimit describes. 0 when
- * n <= 1 or pol is NULL. */
+/* Returns the index of the policy that binds (hl_tightest_beats: the
+ * least remaining; ties: the larger reset_s, then the first): the one
+ * RateLimit describes. 0 when n <= 1 or pol is NULL. */
 int hl_render_tightest(const hl_policy_view_t *pol, int n);
 
 /* Returns the start of a RateLimit value for the policy called name,
