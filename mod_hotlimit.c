@@ -276,16 +276,12 @@ static const char *set_quota(cmd_parms *cmd, void *dconf, int argc,
     dq->main_stats_hash = hl_limiter_class_of(0, 0, dq->scope_hash);
     /* What the headers and the environment say of this quota never
      * changes: render it once. */
+    hl_render_quota_views(cmd->pool, &dq->quota, NULL, views);
     for (i = 0; i < dq->quota.nwindows; ++i) {
-        const hl_window_t *w = &dq->quota.windows[i];
-        char name[48];
-        dq->names[i] = apr_pstrdup(cmd->pool, hl_window_name(w, name, sizeof(name)));
-        dq->limits[i] = apr_psprintf(cmd->pool, "%u", (unsigned)w->count);
+        dq->names[i] = views[i].name;
+        dq->limits[i] = hl_render_count(cmd->pool, views[i].limit);
         dq->rl_prefix[i] = hl_render_ratelimit_prefix(cmd->pool, dq->names[i]);
         dq->rl_prefix_len[i] = strlen(dq->rl_prefix[i]);
-        views[i].name = dq->names[i];
-        views[i].limit = w->count;
-        views[i].window_s = (w->window_ms + 999) / 1000;
     }
     dq->policy_header = hl_render_policy_header(cmd->pool, views,
                                                 dq->quota.nwindows);

@@ -35,6 +35,37 @@ static void sb_add_u64(hl_buf_t *b, unsigned long long v)
     hl_buf_addn(b, num, hl_fmt_u64(num, v));
 }
 
+/* ---- what the responses say of a quota ---------------------------------- */
+
+void hl_render_quota_views(apr_pool_t *p, const hl_quota_t *q,
+                           const char *const *names, hl_policy_view_t *v)
+{
+    int i;
+
+    for (i = 0; i < q->nwindows && i < HL_MAX_WINDOWS; ++i) {
+        const hl_window_t *w = &q->windows[i];
+
+        if (names != NULL)
+            v[i].name = names[i];
+        else {
+            char name[48];
+            v[i].name = apr_pstrdup(p, hl_window_name(w, name, sizeof(name)));
+        }
+        v[i].limit = w->count;
+        v[i].window_s = (w->window_ms + 999) / 1000;
+        v[i].remaining = 0;
+        v[i].reset_s = 0;
+        v[i].violated = 0;
+    }
+}
+
+char *hl_render_count(apr_pool_t *p, uint32_t count)
+{
+    char num[HL_FMT_U64_MAX];
+
+    return apr_pstrmemdup(p, num, hl_fmt_u64(num, count));
+}
+
 /* ---- escapers ---------------------------------------------------------- */
 
 /*
@@ -448,7 +479,7 @@ char *hl_render_template(apr_pool_t *p, const char *tpl,
     if (tpl == NULL)
         return apr_pstrdup(p, "");
     values[0] = apr_ltoa(p, retry_of(info));
-    values[1] = pol ? apr_psprintf(p, "%lu", (unsigned long)pol->limit) : "";
+    values[1] = pol ? hl_render_count(p, pol->limit) : "";
     values[2] = pol ? hl_html_escape(p, window_text(p, pol)) : "";
     values[3] = hl_html_escape(p, info->route);
     values[4] = hl_html_escape(p, info->lang ? info->lang : "en");
@@ -539,7 +570,7 @@ char *hl_render_policy_header(apr_pool_t *p, const hl_policy_view_t *pol, int n)
             sb_add(&b, ", ");
         sb_add_sf_string(&b, pol[i].name);
         sb_add(&b, ";q=");
-        sb_add_u64(&b, pol[i].limit);
+        sb_add(&b, hl_render_count(p, pol[i].limit));
         sb_add(&b, ";w=");
         sb_add_u64(&b, pol[i].window_s);
     }

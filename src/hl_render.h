@@ -22,6 +22,22 @@ typedef struct {
     int         violated;    /* 1 if this window rejected the request */
 } hl_policy_view_t;
 
+/*
+ * Fills v[0 .. q->nwindows) with the windows of q as clients and the
+ * RateLimit headers are shown them: name (names[i] when names is not NULL,
+ * else hl_window_name of the window, allocated from p), limit (its COUNT)
+ * and window_s (its WINDOW in whole seconds, rounded up); remaining,
+ * reset_s and violated are 0, for the caller to fill from a decision.
+ * Never fails.
+ */
+void hl_render_quota_views(apr_pool_t *p, const hl_quota_t *q,
+                           const char *const *names, hl_policy_view_t *v);
+
+/* Returns COUNT in decimal ("5"), as RateLimit-Policy's q=,
+ * HOTLIMIT_LIMIT and a template's {{LIMIT}} show it; allocated from p.
+ * Never NULL. */
+char *hl_render_count(apr_pool_t *p, uint32_t count);
+
 /* Everything the 429 response says. */
 typedef struct {
     const char             *route;        /* matched route, e.g. "/user/login" */

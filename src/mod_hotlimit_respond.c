@@ -32,16 +32,8 @@ static hl_policy_view_t *policy_views(request_rec *r, const hl_match_t *m)
     hl_policy_view_t *v = apr_pcalloc(r->pool, sizeof(*v) * HL_MAX_WINDOWS);
     int i;
 
+    hl_render_quota_views(r->pool, q, m->dq ? m->dq->names : NULL, v);
     for (i = 0; i < q->nwindows; ++i) {
-        const hl_window_t *w = &q->windows[i];
-        if (m->dq)
-            v[i].name = m->dq->names[i];
-        else {
-            char name[48];
-            v[i].name = apr_pstrdup(r->pool, hl_window_name(w, name, sizeof(name)));
-        }
-        v[i].limit = w->count;
-        v[i].window_s = (w->window_ms + 999) / 1000;
         v[i].remaining = d->windows[i].remaining;
         v[i].reset_s = hl_decide_reset_s(d, i);
         v[i].violated = !d->windows[i].admit;
@@ -89,24 +81,21 @@ static const hl_rendered_t *rendered_texts(request_rec *r, const hl_quota_t *q)
     uint64_t key = quota_key(q);
     hl_rendered_t *e = &rendered[key % HL_RENDER_CACHE];
     hl_policy_view_t v[HL_MAX_WINDOWS];
-    char names[HL_MAX_WINDOWS][48];
     const char *text;
     int i;
 
     if (e->key == key)
         return e;
     e->key = 0;
+    hl_render_quota_views(r->pool, q, NULL, v);
     for (i = 0; i < q->nwindows; ++i) {
-        const hl_window_t *w = &q->windows[i];
-        v[i].name = hl_window_name(w, names[i], sizeof(names[i]));
-        v[i].limit = w->count;
-        v[i].window_s = (w->window_ms + 999) / 1000;
         text = hl_render_ratelimit_prefix(r->pool, v[i].name);
         if (strlen(text) >= sizeof(e->prefix[i]))
             return NULL;
         strcpy(e->prefix[i], text);
         e->prefix_len[i] = strlen(text);
-        hl_fmt_u64(e->limit[i], w->count);
+        apr_cpystrn(e->limit[i], hl_render_count(r->pool, v[i].limit),
+                    sizeof(e->limit[i]));
     }
     text = hl_render_policy_header(r->pool, v, q->nwindows);
     if (strlen(text) >= sizeof(e->policy))
@@ -218,7 +207,7 @@ void hl_respond_annotate(request_rec *r, const hl_match_t *all, int n,
     env_put(r->subprocess_env, "HOTLIMIT_LIMIT",
         m->dq ? m->dq->limits[t]
               : texts ? apr_pstrdup(r->pool, texts->limit[t])
-                      : apr_psprintf(r->pool, "%u", q->windows[t].count));
+                      : hl_render_count(r->pool, q->windows[t].count));
     env_put(r->subprocess_env, "HOTLIMIT_REMAINING", remaining);
     if (!headers)
         return;

@@ -455,6 +455,43 @@ static void test_distinct_names(void)
     ok(1, "distinct names: none, or NULL, is a no-op");
 }
 
+/* A quota's windows as the responses show them: names rendered or given,
+ * COUNT, WINDOW rounded up to whole seconds, nothing of a decision. */
+static void test_quota_views(void)
+{
+    static const char *const given[] = { "a", "b", "c" };
+    const char *argv[] = { "5/1m", "30/1h", "3/1500ms" };
+    hl_policy_view_t v[HL_MAX_WINDOWS];
+    hl_quota_t q;
+    char err[256];
+
+    memset(v, 0x5a, sizeof(v));
+    ok(hl_quota_parse_args(&q, 3, argv, err, sizeof(err)) == 0, "views: quota parsed");
+    hl_render_quota_views(pool, &q, NULL, v);
+    is_str(v[0].name, "5/1m", "views: a rendered name");
+    is_str(v[2].name, "3/1500ms", "views: a name in milliseconds");
+    is_int(v[1].limit, 30, "views: the limit is COUNT");
+    is_int(v[0].window_s, 60, "views: WINDOW in seconds");
+    is_int(v[2].window_s, 2, "views: WINDOW rounded up to a whole second");
+    ok(v[1].remaining == 0 && v[1].reset_s == 0 && v[1].violated == 0,
+       "views: nothing of a decision");
+    hl_render_quota_views(pool, &q, given, v);
+    is_str(v[1].name, "b", "views: a name given is kept");
+    is_str(hl_render_policy_header(pool, v, q.nwindows),
+           "\"a\";q=5;w=60, \"b\";q=30;w=3600, \"c\";q=3;w=2",
+           "views: as RateLimit-Policy lists them");
+}
+
+/* COUNT in decimal: one text for RateLimit-Policy, HOTLIMIT_LIMIT and
+ * {{LIMIT}}. */
+static void test_count(void)
+{
+    is_str(hl_render_count(pool, 0), "0", "count: 0");
+    is_str(hl_render_count(pool, 5), "5", "count: 5");
+    is_str(hl_render_count(pool, 1000000), "1000000", "count: 1000000");
+    is_str(hl_render_count(pool, 4294967295u), "4294967295", "count: the largest");
+}
+
 int main(void)
 {
     apr_initialize();
@@ -468,6 +505,8 @@ int main(void)
     test_headers();
     test_remaining();
     test_distinct_names();
+    test_quota_views();
+    test_count();
     apr_pool_destroy(pool);
     apr_terminate();
     return done_testing();
