@@ -71,6 +71,7 @@
 #include "hl_php.h"
 #include "hl_reserve.h"
 #include "hl_route.h"
+#include "hl_slotkey.h"
 #include "hl_table.h"
 #include "hl_store.h"
 
@@ -479,6 +480,24 @@ static void match_classes(hl_match_t *m, const hl_server_conf_t *sc,
     m->item.stats_hash = hl_limiter_class_of(0, sc->tag_hash, scope_hash);
 }
 
+/* Returns the counter key of client (clen bytes) under scope (scope_len
+ * bytes) in r's server sc (hl_slotkey_encode: "host:port" + scope + "|" +
+ * client), allocated from r->pool in one piece, and its length in *klen.
+ * Never fails. */
+static char *counter_key(request_rec *r, const hl_server_conf_t *sc,
+                         const char *scope, size_t scope_len,
+                         const char *client, size_t clen, size_t *klen)
+{
+    char *key;
+
+    *klen = hl_slotkey_encode(NULL, 0, sc->tag, sc->tag_len, scope,
+                              scope_len, client, clen);
+    key = apr_palloc(r->pool, *klen + 1);
+    hl_slotkey_encode(key, *klen + 1, sc->tag, sc->tag_len, scope, scope_len,
+                      client, clen);
+    return key;
+}
+
 /*
  * Fills match m for quota q (not copied: it must outlive the decision)
  * counted under scope (scope_len bytes, hash scope_hash) in r's server,
@@ -516,13 +535,7 @@ static void add_match(request_rec *r, const hl_server_conf_t *sc,
                          ap_get_module_config(r->per_dir_config, &hotlimit_module),
                          sc, q, client, &clen);
 
-        klen = sc->tag_len + scope_len + 1 + clen;
-        key = apr_palloc(r->pool, klen + 1);
-        memcpy(key, sc->tag, sc->tag_len);
-        memcpy(key + sc->tag_len, scope, scope_len);
-        key[sc->tag_len + scope_len] = '|';
-        memcpy(key + sc->tag_len + scope_len + 1, client, clen);
-        key[klen] = '\0';
+        key = counter_key(r, sc, scope, scope_len, client, clen, &klen);
         /* The same counter as the last one prepared (a table rule, or a
          * key from a header): its text says so. */
         m->prepared = kept->key_len == klen && kept->origin == origin
@@ -726,14 +739,9 @@ static void ban_item(request_rec *r, const hl_server_conf_t *sc,
                      const hl_client_t *cl, const char *scope,
                      const hl_quota_t *q, hl_decide_item_t *it)
 {
-    size_t slen = strlen(scope), klen = sc->tag_len + slen + 1 + cl->key_len;
-    char *key = apr_palloc(r->pool, klen + 1);
+    size_t slen = strlen(scope), klen;
+    char *key = counter_key(r, sc, scope, slen, cl->key, cl->key_len, &klen);
 
-    memcpy(key, sc->tag, sc->tag_len);
-    memcpy(key + sc->tag_len, scope, slen);
-    key[sc->tag_len + slen] = '|';
-    memcpy(key + sc->tag_len + slen + 1, cl->key, cl->key_len);
-    key[klen] = '\0';
     memset(it, 0, sizeof(*it));
     it->quota = q;
     it->origin = HL_ORIGIN_DIRECTIVE;
