@@ -21,12 +21,11 @@
 /* Route names in the statistics table (hl_stats.c): entries must survive
  * restarts. */
 #define HL_SEED_STATS 0x5354415453ULL       /* "STATS" */
-/* Route names in the table image and the table digest (hl_table.c): fixed,
- * so images are reproducible. */
+/* Route names in the table image and the table digest (hl_table.c), and
+ * the scopes and virtual hosts eviction classes and statistics are made of
+ * (hl_table_route_hash): fixed, so images are reproducible; class hashes
+ * are persisted with the slot table. */
 #define HL_SEED_TABLE 0x686c7461626c6531ULL /* "hltable1" */
-/* Eviction classes (hl_limiter.c), the origin xored in: class hashes are
- * persisted with the slot table. */
-#define HL_SEED_CLASS 0x636c617373686c31ULL /* "classhl1" */
 
 /*
  * Returns the seeded 64-bit hash of len bytes at data (data may be NULL

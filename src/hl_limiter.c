@@ -17,6 +17,7 @@
 #include <string.h>
 #include "hl_hash.h"
 #include "hl_limiter.h"
+#include "hl_table.h"
 
 /* The slot table knows which tag keeps a log (hl_slots.h). */
 typedef char hl_log_tag_matches[HL_SLOT_TAG_LOG == HL_ALGO_LOG + 1 ? 1 : -1];
@@ -34,11 +35,6 @@ static uint8_t slot_tag_of(hl_algo_t algo)
 static uint8_t slot_tag(const hl_quota_t *q)
 {
     return slot_tag_of(q->algo);
-}
-
-uint64_t hl_limiter_scope_hash(const char *scope, size_t len)
-{
-    return hl_hash64(scope, len, HL_SEED_CLASS);
 }
 
 /* The origin is folded in, so 'd' and 't' quotas of one scope are two
@@ -61,7 +57,7 @@ uint64_t hl_limiter_class_of(hl_origin_t origin, uint64_t host_hash,
 uint64_t hl_limiter_class(hl_origin_t origin, const char *scope,
                           size_t scope_len)
 {
-    return hl_limiter_class_of(origin, 0, hl_limiter_scope_hash(scope, scope_len));
+    return hl_limiter_class_of(origin, 0, hl_table_route_hash(scope, scope_len));
 }
 
 size_t hl_limiter_slot_key(char out[HL_KEY_MAX], hl_origin_t origin, int i,

@@ -151,15 +151,12 @@ void hl_limiter_follow_refs(hl_slots_t *t, const hl_quota_t *q,
 
 /*
  * Returns the eviction class of a quota from precomputed hashes: the hash
- * of its scope (hl_limiter_scope_hash) and of the virtual host it counts
- * in (0 for the main server). Equals hl_limiter_class(origin, scope) when
- * host_hash is 0. Never 0.
+ * of its scope and of the virtual host it counts in (hl_table_route_hash
+ * of each; 0 for the main server). Equals hl_limiter_class(origin, scope)
+ * when host_hash is 0. Never 0.
  */
 uint64_t hl_limiter_class_of(hl_origin_t origin, uint64_t host_hash,
                              uint64_t scope_hash);
-
-/* Returns the hash of a scope (len bytes) used by hl_limiter_class_of. */
-uint64_t hl_limiter_scope_hash(const char *scope, size_t len);
 
 /*
  * Decides on one request of `key` ("scope|client", any length: it is

@@ -178,8 +178,11 @@ void hl_table_plan_quota(const hl_quota_t *base, const hl_plan_t *p,
 /* Returns 1 if address ip is in the table's exempt list. */
 int hl_table_exempt(const hl_table_t *t, const hl_cidr_t *ip);
 
-/* Returns the hash a rule of route (len bytes) carries in hl_rule_t.hash:
- * fixed, so it may name a route anywhere (statistics, eviction classes). */
+/* Returns the hash of a route or counted scope (len bytes): the one a rule
+ * of route carries in hl_rule_t.hash, and the hash of a scope (a quota's,
+ * a ban's) and of a virtual host's tag that eviction classes and
+ * statistics are made of (hl_limiter_class_of). Fixed, so it may name a
+ * route anywhere; persisted with the slot table and the statistics. */
 uint64_t hl_table_route_hash(const char *route, size_t len);
 
 #endif

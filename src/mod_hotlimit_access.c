@@ -748,7 +748,7 @@ static void ban_item(request_rec *r, const hl_server_conf_t *sc,
     it->key = key;
     it->key_len = klen;
     it->cls = hl_limiter_class_of(HL_ORIGIN_DIRECTIVE, sc->tag_hash,
-                                  hl_limiter_scope_hash(scope, slen));
+                                  hl_table_route_hash(scope, slen));
     it->exact = 1;   /* a refusal counted ahead would ban early */
 }
 

@@ -6,6 +6,7 @@
  */
 #include "hl_decide.h"
 #include "hl_quota.h"
+#include "hl_table.h"
 #include "hl_tap.h"
 #include "hl_spec.h"
 
@@ -59,7 +60,7 @@ static void item(hl_decide_item_t *it, const hl_quota_t *q, const char *key,
     it->key = key;
     it->key_len = strlen(key);
     it->cls = hl_limiter_class(HL_ORIGIN_DIRECTIVE, key, scope);
-    it->stats_hash = hl_limiter_scope_hash(key, scope);
+    it->stats_hash = hl_table_route_hash(key, scope);
     it->stats_name = key;   /* fine for tests: a name per item */
     hl_decide_prepare(&table, it);
 }

@@ -2,6 +2,7 @@
 #include <stdlib.h>
 #include "hl_tap.h"
 #include "hl_limiter.h"
+#include "hl_table.h"
 
 static hl_slots_t table(uint32_t capacity)
 {
@@ -76,6 +77,15 @@ static void test_flood(void)
           == hl_limiter_class(HL_ORIGIN_DIRECTIVE, "/login|x", 6)
        && hl_limiter_class(HL_ORIGIN_DIRECTIVE, "/login", 6) != 0,
        "class: origin and scope only, never 0");
+    /* One scope hash: a ban's class (hl_limiter_class) and a quota's
+     * (from the hash its configuration or the table image keeps). */
+    ok(hl_limiter_class(HL_ORIGIN_DIRECTIVE, "ban", 3)
+       == hl_limiter_class_of(HL_ORIGIN_DIRECTIVE, 0,
+                              hl_table_route_hash("ban", 3))
+       && hl_limiter_class(HL_ORIGIN_TABLE, "/login", 6)
+          == hl_limiter_class_of(HL_ORIGIN_TABLE, 0,
+                                 hl_table_route_hash("/login", 6)),
+       "class: made of the scope's hl_table_route_hash");
 
     for (f = 0; f < sizeof(floods) / sizeof(floods[0]); f++) {
         hl_slots_t t = table(64);
