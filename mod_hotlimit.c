@@ -24,9 +24,6 @@
 #include "apr_file_io.h"
 #include "apr_optional.h"
 #include "apr_optional_hooks.h"
-#include "ap_provider.h"
-#include "ap_slotmem.h"
-#include "mod_watchdog.h"
 #include "mod_status.h"
 
 #include "src/mod_hotlimit_conf.h"
@@ -796,6 +793,7 @@ static int hl_check_config(apr_pool_t *pconf, apr_pool_t *plog,
 {
     const hl_server_conf_t *sc = ap_get_module_config(s->module_config,
                                                       &hotlimit_module);
+    hl_watchdog_fns_t watchdog;
     const char *why;
     int rc = OK;
     (void)pconf;
@@ -803,15 +801,14 @@ static int hl_check_config(apr_pool_t *pconf, apr_pool_t *plog,
 
     if (!sc->table_source)
         return OK;
-    if (!ap_lookup_provider(AP_SLOTMEM_PROVIDER_GROUP, "shm",
-                            AP_SLOTMEM_PROVIDER_VERSION)) {
+    if (!hl_table_slotmem()) {
         ap_log_error(APLOG_MARK, APLOG_EMERG, 0, s,
                      "HL00010: HotLimitQuotaTable needs mod_slotmem_shm, "
                      "which is not loaded (a2enmod slotmem_shm, or "
                      "LoadModule slotmem_shm_module)");
         rc = !OK;
     }
-    if (!APR_RETRIEVE_OPTIONAL_FN(ap_watchdog_get_instance)) {
+    if (!hl_table_watchdog(&watchdog)) {
         ap_log_error(APLOG_MARK, APLOG_EMERG, 0, s,
                      "HL00011: HotLimitQuotaTable needs mod_watchdog, which "
                      "is not loaded (LoadModule watchdog_module)");

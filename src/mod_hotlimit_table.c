@@ -568,6 +568,20 @@ static apr_status_t on_watchdog(int state, void *data, apr_pool_t *ptemp)
 
 /* ---- setup -------------------------------------------------------------- */
 
+const ap_slotmem_provider_t *hl_table_slotmem(void)
+{
+    return ap_lookup_provider(AP_SLOTMEM_PROVIDER_GROUP, "shm",
+                              AP_SLOTMEM_PROVIDER_VERSION);
+}
+
+int hl_table_watchdog(hl_watchdog_fns_t *fns)
+{
+    fns->get_instance = APR_RETRIEVE_OPTIONAL_FN(ap_watchdog_get_instance);
+    fns->register_callback =
+        APR_RETRIEVE_OPTIONAL_FN(ap_watchdog_register_callback);
+    return fns->get_instance != NULL && fns->register_callback != NULL;
+}
+
 /* Creates or re-attaches the table item. Returns OK or an HTTP error. */
 static int create_region(apr_pool_t *pconf, server_rec *s, const char *source)
 {
@@ -578,8 +592,7 @@ static int create_region(apr_pool_t *pconf, server_rec *s, const char *source)
     void *base = NULL;
     apr_status_t rv;
 
-    shm = ap_lookup_provider(AP_SLOTMEM_PROVIDER_GROUP, "shm",
-                             AP_SLOTMEM_PROVIDER_VERSION);
+    shm = hl_table_slotmem();
     if (!shm) {
         ap_log_error(APLOG_MARK, APLOG_CRIT, 0, s,
                      "HL00201: mod_slotmem_shm is not loaded: the quota table "
@@ -653,8 +666,7 @@ int hl_table_post_config(apr_pool_t *pconf, apr_pool_t *ptemp, server_rec *s)
 {
     hl_server_conf_t *sc = ap_get_module_config(s->module_config,
                                                 &hotlimit_module);
-    APR_OPTIONAL_FN_TYPE(ap_watchdog_get_instance) *get_instance;
-    APR_OPTIONAL_FN_TYPE(ap_watchdog_register_callback) *register_cb;
+    hl_watchdog_fns_t watchdog;
     ap_watchdog_t *wd;
     hl_reloader_t *rl;
     void *curl_done = NULL;
@@ -684,9 +696,7 @@ int hl_table_post_config(apr_pool_t *pconf, apr_pool_t *ptemp, server_rec *s)
     }
     reloader = rl;
 
-    get_instance = APR_RETRIEVE_OPTIONAL_FN(ap_watchdog_get_instance);
-    register_cb = APR_RETRIEVE_OPTIONAL_FN(ap_watchdog_register_callback);
-    if (!get_instance || !register_cb) {
+    if (!hl_table_watchdog(&watchdog)) {
         ap_log_error(APLOG_MARK, APLOG_CRIT, 0, s,
                      "HL00407: HotLimitQuotaTable needs mod_watchdog, which "
                      "is not loaded");
@@ -710,9 +720,10 @@ int hl_table_post_config(apr_pool_t *pconf, apr_pool_t *ptemp, server_rec *s)
     }
 
     interval = sc->reload_interval;
-    rv = get_instance(&wd, HL_WATCHDOG_NAME, 0, 1, pconf);
+    rv = watchdog.get_instance(&wd, HL_WATCHDOG_NAME, 0, 1, pconf);
     if (rv == APR_SUCCESS)
-        rv = register_cb(wd, apr_time_from_sec(interval), rl, on_watchdog);
+        rv = watchdog.register_callback(wd, apr_time_from_sec(interval), rl,
+                                        on_watchdog);
     if (rv != APR_SUCCESS) {
         ap_log_error(APLOG_MARK, APLOG_CRIT, rv, s,
                      "HL00409: cannot register the quota table reloader "

@@ -5,6 +5,9 @@
 #ifndef MOD_HOTLIMIT_TABLE_H
 #define MOD_HOTLIMIT_TABLE_H
 
+#include "ap_slotmem.h"
+#include "mod_watchdog.h"
+
 #include "mod_hotlimit_conf.h"
 #include "hl_quota.h"
 #include "hl_cidr.h"
@@ -56,6 +59,22 @@ typedef struct {
     int         has_ban;     /* the table's "ban" (overrides HotLimitBan) */
     hl_ban_t    ban;
 } hl_table_hit_t;
+
+/* Returns mod_slotmem_shm's provider, which holds the table, or NULL when
+ * that module is not loaded. Logs nothing: the caller says what it means
+ * where it asks (configtest, start). */
+const ap_slotmem_provider_t *hl_table_slotmem(void);
+
+/* mod_watchdog's functions, which run the table's reloader. */
+typedef struct {
+    APR_OPTIONAL_FN_TYPE(ap_watchdog_get_instance)      *get_instance;
+    APR_OPTIONAL_FN_TYPE(ap_watchdog_register_callback) *register_callback;
+} hl_watchdog_fns_t;
+
+/* Fills *fns with mod_watchdog's functions. Returns 1, or 0 when
+ * mod_watchdog is not loaded (a function is missing). Logs nothing, as
+ * hl_table_slotmem. */
+int hl_table_watchdog(hl_watchdog_fns_t *fns);
 
 /* Returns 1 if HotLimitQuotaTable is configured (after post_config). */
 int hl_table_configured(void);
