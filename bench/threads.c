@@ -75,11 +75,11 @@ static int decide(const hl_quota_t *q, const char *key, int64_t now_ms)
     it.stats_hash = 42;
     it.stats_name = "/bench";
     hl_decide_prepare(&stripes[0], &it);
-    it.shard = (unsigned)((it.refs[0].hash >> 40) % nstripes);
-    tables[0] = &stripes[it.shard];
-    pthread_mutex_lock(&locks[it.shard].m);
+    it.stripe = (unsigned)((it.refs[0].hash >> 40) % nstripes);
+    tables[0] = &stripes[it.stripe];
+    pthread_mutex_lock(&locks[it.stripe].m);
     admit = hl_decide_locked(tables, items, 1, now_ms);
-    pthread_mutex_unlock(&locks[it.shard].m);
+    pthread_mutex_unlock(&locks[it.stripe].m);
     hl_decide_stats(&stats, items, 1, now_ms);
     return admit;
 }

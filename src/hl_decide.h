@@ -45,7 +45,7 @@ typedef struct {
                                       client is banned) */
     int               exact;       /* each decision asks the store itself
                                       (never a lease: ban counters) */
-    unsigned          shard;       /* the store's own: which of its tables */
+    unsigned          stripe;      /* the store's own: which of its tables */
     hl_slot_ref_t     refs[HL_MAX_WINDOWS];  /* from hl_decide_prepare */
     hl_decision_t     decision;    /* from hl_decide_locked */
     uint32_t          reserve;     /* reserve= (issue 19): the units a cost=

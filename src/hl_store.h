@@ -36,7 +36,7 @@ typedef struct {
 typedef struct {
     const char *name;          /* "shm", for messages */
     /* Prepares one item before any lock or round trip: fills its refs
-     * (slot keys and their hashes) and shard, from its key, origin and
+     * (slot keys and their hashes) and stripe, from its key, origin and
      * number of windows only, so a caller may keep them for the same
      * item later (mod_hotlimit_access.c does, per connection). Never
      * fails. */

@@ -117,7 +117,7 @@ typedef struct {
     char          key[HL_PREPARED_KEY_MAX];
     hl_origin_t   origin;
     int           nwindows;
-    unsigned      shard;
+    unsigned      stripe;
     hl_slot_ref_t refs[HL_MAX_WINDOWS];
 } hl_prepared_t;
 
@@ -543,7 +543,7 @@ static void add_match(request_rec *r, const hl_server_conf_t *sc,
                       && memcmp(kept->key, key, klen) == 0;
     }
     if (m->prepared) {
-        m->item.shard = kept->shard;
+        m->item.stripe = kept->stripe;
         memcpy(m->item.refs, kept->refs,
                sizeof(kept->refs[0]) * (size_t)q->nwindows);
     }
@@ -887,7 +887,7 @@ static int keep_prepared(hl_client_t *cl, const hl_server_conf_t *sc,
     memcpy(kept->key, m->item.key, m->item.key_len);
     kept->origin = m->item.origin;
     kept->nwindows = q->nwindows;
-    kept->shard = m->item.shard;
+    kept->stripe = m->item.stripe;
     memcpy(kept->refs, m->item.refs, sizeof(kept->refs[0]) * (size_t)q->nwindows);
     return 1;
 }

@@ -22,7 +22,7 @@ typedef struct {
                                     table route, after "host:port" in a vhost */
     const hl_dir_quota_t *dq;    /* a directive quota's precomputed texts,
                                     NULL for table rules */
-    int           prepared;      /* item.refs and .shard filled already
+    int           prepared;      /* item.refs and .stripe filled already
                                     (from the connection's last one) */
     int           prepaid;       /* counted already, by the HTTP/1.1 request
                                     this HTTP/2 stream replays (h2c upgrade,

@@ -697,7 +697,7 @@ static void shm_prepare(void *ctx, hl_decide_item_t *it)
 {
     (void)ctx;
     hl_decide_prepare(&store_slots[0], it);
-    it->shard = (unsigned)((it->refs[0].hash >> 40) % store_nstripes);
+    it->stripe = (unsigned)((it->refs[0].hash >> 40) % store_nstripes);
 }
 
 /* Adds stripe k to the ascending set locks[0 .. n) (room for one more)
@@ -727,8 +727,8 @@ static int shm_decide(void *ctx, hl_decide_item_t *const *items, int n,
     (void)ctx;
 
     for (i = 0; i < n; ++i) {
-        tables[i] = &store_slots[items[i]->shard];
-        nlocks = add_lock(locks, nlocks, items[i]->shard);
+        tables[i] = &store_slots[items[i]->stripe];
+        nlocks = add_lock(locks, nlocks, items[i]->stripe);
     }
     for (i = 0; i < nlocks; ++i)
         if (lock_stripe(locks[i]) != APR_SUCCESS) {
@@ -750,21 +750,21 @@ static int shm_count(void *ctx, const hl_decide_item_t *it, uint32_t n,
 {
     (void)ctx;
 
-    if (lock_stripe(it->shard) != APR_SUCCESS)
+    if (lock_stripe(it->stripe) != APR_SUCCESS)
         return -1;
-    hl_decide_count_locked(&store_slots[it->shard], it, n, now_ms);
-    unlock_stripe(it->shard);
+    hl_decide_count_locked(&store_slots[it->stripe], it, n, now_ms);
+    unlock_stripe(it->stripe);
     return 0;
 }
 
 int hl_store_follow(hl_decide_item_t *it, const hl_verdict_t *v, uint32_t n,
                     int64_t now_ms)
 {
-    if (lock_stripe(it->shard) != APR_SUCCESS)
+    if (lock_stripe(it->stripe) != APR_SUCCESS)
         return -1;
-    hl_limiter_follow_refs(&store_slots[it->shard], it->quota, it->refs,
+    hl_limiter_follow_refs(&store_slots[it->stripe], it->quota, it->refs,
                            it->cls, now_ms, v, n);
-    unlock_stripe(it->shard);
+    unlock_stripe(it->stripe);
     return 0;
 }
 
@@ -775,10 +775,10 @@ static int shm_refund(void *ctx, const hl_decide_item_t *it, int64_t now_ms)
     int refunded;
     (void)ctx;
 
-    if (lock_stripe(it->shard) != APR_SUCCESS)
+    if (lock_stripe(it->stripe) != APR_SUCCESS)
         return -1;
-    refunded = hl_decide_refund_locked(&store_slots[it->shard], it, now_ms);
-    unlock_stripe(it->shard);
+    refunded = hl_decide_refund_locked(&store_slots[it->stripe], it, now_ms);
+    unlock_stripe(it->stripe);
     return refunded;
 }
 
@@ -790,10 +790,11 @@ static int shm_settle(void *ctx, const hl_decide_item_t *it, uint32_t cost,
     int touched;
     (void)ctx;
 
-    if (lock_stripe(it->shard) != APR_SUCCESS)
+    if (lock_stripe(it->stripe) != APR_SUCCESS)
         return -1;
-    touched = hl_decide_settle_locked(&store_slots[it->shard], it, cost, now_ms);
-    unlock_stripe(it->shard);
+    touched = hl_decide_settle_locked(&store_slots[it->stripe], it, cost,
+                                      now_ms);
+    unlock_stripe(it->stripe);
     return touched;
 }
 
