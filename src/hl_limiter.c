@@ -167,9 +167,9 @@ static void counter_expiry(hl_slots_t *t, hl_slot_t *s, const hl_policy_t *p,
     s->bucket.count = hl_log_length(l);
 }
 
-/* Returns the slot of prepared window ref in class cls, created if needed,
- * looked for first where *hint says (hint NULL: no hint; else updated).
- * Never NULL. */
+/* Returns the slot of window ref (hl_limiter_refs) in class cls, created
+ * if needed, looked for first where *hint says (hint NULL: no hint; else
+ * updated). Never NULL. */
 static hl_slot_t *ref_slot(hl_slots_t *t, const hl_quota_t *q,
                            const hl_slot_ref_t *ref, uint32_t *hint,
                            uint64_t cls, int64_t now_ms)

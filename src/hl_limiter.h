@@ -57,7 +57,7 @@ void hl_limiter_refs(const hl_slots_t *t, hl_origin_t origin, int nwindows,
                      const char *key, size_t keylen, hl_slot_ref_t *refs);
 
 /*
- * hl_limiter_decide with the slot keys prepared by hl_limiter_refs and the
+ * hl_limiter_decide with the slot keys computed by hl_limiter_refs and the
  * eviction class given (hl_limiter_class or hl_limiter_class_of): nothing
  * is hashed or formatted here. Updates each ref's hint. Never fails.
  */
@@ -107,7 +107,7 @@ int hl_limiter_settle_refs(hl_slots_t *t, const hl_quota_t *q,
                            const int64_t *marks, uint32_t reserved,
                            uint32_t cost, int64_t now_ms);
 
-/* hl_limiter_count with prepared slot keys and class; writes where each
+/* hl_limiter_count with computed slot keys and class; writes where each
  * window's unit sits into marks[0 .. nwindows) unless marks is NULL (for
  * hl_limiter_refund_refs). Never fails. */
 void hl_limiter_count_refs(hl_slots_t *t, const hl_quota_t *q,

@@ -38,8 +38,9 @@ typedef struct {
     /* Prepares one item before any lock or round trip: fills its refs
      * (slot keys and their hashes) and stripe, from its key, origin and
      * number of windows only, so a caller may keep them for the same
-     * item later (mod_hotlimit_access.c does, per connection). Never
-     * fails. */
+     * item later (mod_hotlimit_access.c does, per connection). A
+     * "prepared" item below is one whose refs and stripe are filled,
+     * by this call or copied from such a kept one. Never fails. */
     void (*prepare)(void *ctx, hl_decide_item_t *it);
     /* Decides *items[0 .. n) at now_ms (hl_decide_locked's semantics).
      * Returns 1 admitted, 0 rejected, -1 when the store cannot answer

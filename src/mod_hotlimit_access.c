@@ -102,10 +102,11 @@ typedef struct {
     hl_match_t   matches[HL_MAX_MATCHES];  /* matches, for log_transaction */
 } hl_pending_t;
 
-#define HL_PREPARED_KEY_MAX 256  /* longest counter key kept prepared */
+#define HL_LAST_COUNTER_KEY_MAX 256  /* longest counter key kept */
 
-/* The counter last prepared for a connection's client: the store's
- * prepare reads only the key, its origin and the number of windows
+/* The counter a connection keeps for its client: the key, slot keys
+ * (refs) and stripe of the last counter the store prepared for it. The
+ * store's prepare reads only the key, its origin and the number of windows
  * (hl_store.h), so a later match with the same key text and origin, and
  * no more windows, has the same slot keys, hashes and stripe. A directive
  * quota of the configuration files keyed by the client address is also
@@ -114,12 +115,12 @@ typedef struct {
     const hl_dir_quota_t   *dq;    /* NULL: not found by address */
     const hl_server_conf_t *sc;    /* the key starts with its tag */
     size_t        key_len;         /* 0: nothing kept */
-    char          key[HL_PREPARED_KEY_MAX];
+    char          key[HL_LAST_COUNTER_KEY_MAX];
     hl_origin_t   origin;
     int           nwindows;
     unsigned      stripe;
     hl_slot_ref_t refs[HL_MAX_WINDOWS];
-} hl_prepared_t;
+} hl_last_counter_t;
 
 /* The client address of a connection, parsed once: keep-alive requests
  * (and, behind mod_remoteip, requests for the same client) reuse it. */
@@ -132,7 +133,7 @@ typedef struct {
     char      key[HL_KEY_MAX + 1]; /* the by=ip client key */
     hl_upgrade_note_t *upgrade;    /* what an h2c upgrade request was
                                       counted under, for its HTTP/2 replay */
-    hl_prepared_t prepared;        /* this client's counter last prepared */
+    hl_last_counter_t last_counter; /* this client's counter last prepared */
     int       switched;            /* the client changed at this request
                                       (behind a proxy): nothing is kept */
     int       table_kept;          /* 1: table_hit is the table's answer
@@ -188,8 +189,8 @@ static hl_client_t *client_of(request_rec *r, const hl_server_conf_t *sc)
     }
     else
         cl->switched = 1;
-    cl->prepared.dq = NULL;        /* another client: its counters differ */
-    cl->prepared.key_len = 0;
+    cl->last_counter.dq = NULL;    /* another client: its counters differ */
+    cl->last_counter.key_len = 0;
     cl->table_kept = 0;            /* and the table's exempt list may not
                                       say the same of it */
     cl->ip[0] = '\0';
@@ -511,17 +512,17 @@ static void add_match(request_rec *r, const hl_server_conf_t *sc,
                       const char *route, hl_origin_t origin, int dry_run,
                       const hl_dir_quota_t *dq)
 {
-    const hl_prepared_t *kept = &cl->prepared;
+    const hl_last_counter_t *last = &cl->last_counter;
     size_t clen, klen;
     char *key;
 
-    m->prepared = dq && kept->dq == dq && kept->sc == sc;
-    if (m->prepared) {
+    m->refs_reused = dq && last->dq == dq && last->sc == sc;
+    if (m->refs_reused) {
         /* The same client under the same quota: the same counter (kept
-         * by its quota only for by=ip, keep_prepared). */
+         * by its quota only for by=ip, keep_last_counter). */
         m->by_address = 1;
-        klen = kept->key_len;
-        key = apr_pstrmemdup(r->pool, kept->key, klen);
+        klen = last->key_len;
+        key = apr_pstrmemdup(r->pool, last->key, klen);
     }
     else {
         const char *client = client_part(r, q, cl, &clen);
@@ -536,16 +537,16 @@ static void add_match(request_rec *r, const hl_server_conf_t *sc,
                          sc, q, client, &clen);
 
         key = counter_key(r, sc, scope, scope_len, client, clen, &klen);
-        /* The same counter as the last one prepared (a table rule, or a
-         * key from a header): its text says so. */
-        m->prepared = kept->key_len == klen && kept->origin == origin
-                      && kept->nwindows >= q->nwindows
-                      && memcmp(kept->key, key, klen) == 0;
+        /* The same counter as the one kept (a table rule, or a key from
+         * a header): its text says so. */
+        m->refs_reused = last->key_len == klen && last->origin == origin
+                         && last->nwindows >= q->nwindows
+                         && memcmp(last->key, key, klen) == 0;
     }
-    if (m->prepared) {
-        m->item.stripe = kept->stripe;
-        memcpy(m->item.refs, kept->refs,
-               sizeof(kept->refs[0]) * (size_t)q->nwindows);
+    if (m->refs_reused) {
+        m->item.stripe = last->stripe;
+        memcpy(m->item.refs, last->refs,
+               sizeof(last->refs[0]) * (size_t)q->nwindows);
     }
 
     m->dq = dq;
@@ -563,7 +564,7 @@ static void add_match(request_rec *r, const hl_server_conf_t *sc,
     m->item.stats_name_len = sc->tag_len + scope_len;
     m->item.peek = 0;
     m->item.exact = 0;
-    m->prepaid = 0;
+    m->counted_by_upgrade = 0;
 }
 
 /*
@@ -671,8 +672,8 @@ static int collect_matches(request_rec *r, const hl_dir_conf_t *dc,
 /* [reserve=] Sets the reservation of each cost= match whose quota has
  * reserve= (hl_reserve_units), reading a JSON body for max_tokens once
  * (mod_hotlimit_body.c: bounded memory; a body over HotLimitBodyMemory is
- * read from its first bytes held in memory). A look (a prepaid replay)
- * reserves nothing. Never fails. */
+ * read from its first bytes held in memory). A look (a replay counted
+ * by its upgrade) reserves nothing. Never fails. */
 static void set_reservations(request_rec *r, hl_match_t *m, int n)
 {
     const char *head = NULL;
@@ -873,10 +874,10 @@ static int drop_decided(const hl_pending_t *p, hl_match_t *m, int n)
  * by the client address alone (a header, cookie, user or parameter key
  * may differ from one request to the next); else by its key text.
  * Returns 1 if kept, else 0. */
-static int keep_prepared(hl_client_t *cl, const hl_server_conf_t *sc,
-                         const hl_match_t *m)
+static int keep_last_counter(hl_client_t *cl, const hl_server_conf_t *sc,
+                             const hl_match_t *m)
 {
-    hl_prepared_t *kept = &cl->prepared;
+    hl_last_counter_t *kept = &cl->last_counter;
     const hl_quota_t *q = m->item.quota;
 
     if (cl->switched || m->item.key_len >= sizeof(kept->key))
@@ -898,14 +899,15 @@ static void keep_hints(hl_client_t *cl, const hl_match_t *m)
 {
     int w;
 
-    for (w = 0; w < m->item.quota->nwindows && w < cl->prepared.nwindows; ++w)
-        cl->prepared.refs[w].hint = m->item.refs[w].hint;
+    for (w = 0; w < m->item.quota->nwindows && w < cl->last_counter.nwindows;
+         ++w)
+        cl->last_counter.refs[w].hint = m->item.refs[w].hint;
 }
 
-/* Marks prepaid the matches of m (n) that the HTTP/1.1 request r replays
- * as an HTTP/2 stream was counted under (h2c upgrade): the note is on the
- * master connection's client record. */
-static void claim_prepaid(request_rec *r, hl_match_t *m, int n)
+/* Marks counted_by_upgrade the matches of m (n) that the HTTP/1.1
+ * request r replays as an HTTP/2 stream was counted under (h2c upgrade):
+ * the note is on the master connection's client record. */
+static void claim_counted_by_upgrade(request_rec *r, hl_match_t *m, int n)
 {
     const conn_rec *c1 = r->connection->master;
     const hl_client_t *master = ap_get_module_config(c1->conn_config,
@@ -963,7 +965,7 @@ static int limit_request(request_rec *r, hl_stage_t stage)
     if (n < 0 || (n == 0 && !ban_m))
         return DECLINED;
     if (n > 0 && r->connection->master)
-        claim_prepaid(r, m, n);
+        claim_counted_by_upgrade(r, m, n);
     set_reservations(r, m, n);
     if ((i = hl_body_refusal(r)) != DECLINED)
         return i;            /* a body read for reserve=max_tokens */
@@ -974,16 +976,16 @@ static int limit_request(request_rec *r, hl_stage_t stage)
     store = hl_store_get();
     items = ban_m ? all + 1 : all;
     for (i = 0, kept = -1; i < n; ++i)
-        if (m[i].prepared && kept < 0)
+        if (m[i].refs_reused && kept < 0)
             kept = i;
     for (i = 0; i < n; ++i) {
         items[i] = &m[i].item;
-        if (!m[i].prepared) {
+        if (!m[i].refs_reused) {
             store->ops->prepare(store->ctx, items[i]);
             /* One counter is kept: the first, unless one was found kept
              * (two would take each other's place at every request). */
             if (kept == -1)
-                kept = keep_prepared(cl, sc, &m[i]) ? i : -2;
+                kept = keep_last_counter(cl, sc, &m[i]) ? i : -2;
         }
     }
     if (ban_m) {

@@ -22,19 +22,22 @@ typedef struct {
                                     table route, after "host:port" in a vhost */
     const hl_dir_quota_t *dq;    /* a directive quota's precomputed texts,
                                     NULL for table rules */
-    int           prepared;      /* item.refs and .stripe filled already
-                                    (from the connection's last one) */
-    int           prepaid;       /* counted already, by the HTTP/1.1 request
-                                    this HTTP/2 stream replays (h2c upgrade,
-                                    mod_hotlimit_upgrade.h) */
+    int           refs_reused;   /* item.refs and .stripe copied from the
+                                    counter the connection kept
+                                    (hl_last_counter_t): the store's
+                                    prepare is skipped */
+    int           counted_by_upgrade;  /* counted already, by the HTTP/1.1
+                                    request this HTTP/2 stream replays (h2c
+                                    upgrade, mod_hotlimit_upgrade.h) */
     int           by_address;    /* the key's client part is the client
                                     address (by=ip, or a key that fell back
                                     to it): only such refusals feed a ban
                                     (HotLimitBan) */
-    int64_t       prepaid_marks[HL_MAX_WINDOWS];  /* [exact count=failures]
-                                    prepaid: where the upgrading request's
-                                    units sit (hl_decision_t.marks), for
-                                    the replay's refund */
+    int64_t       upgrade_marks[HL_MAX_WINDOWS];  /* [exact count=failures]
+                                    counted_by_upgrade: where the upgrading
+                                    request's units sit
+                                    (hl_decision_t.marks), for the
+                                    replay's refund */
 } hl_match_t;
 
 /*

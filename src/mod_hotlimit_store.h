@@ -64,9 +64,10 @@ void hl_store_scan(int (*fn)(const hl_slot_t *s, void *baton), void *baton);
 const hl_store_t *hl_store_shm(void);
 
 /*
- * Makes the shared-memory counters of a prepared item follow what a remote
- * store answered at now_ms: v[0 .. nwindows) its checks, then n requests
- * counted there (hl_limiter_follow_refs), under the item's stripe lock.
+ * Makes the shared-memory counters of a prepared item (its refs and
+ * stripe filled, hl_store.h) follow what a remote store answered at
+ * now_ms: v[0 .. nwindows) its checks, then n requests counted there
+ * (hl_limiter_follow_refs), under the item's stripe lock.
  * Returns 0, or -1 when the mutex failed (logged).
  */
 int hl_store_follow(hl_decide_item_t *it, const hl_verdict_t *v, uint32_t n,

@@ -43,7 +43,7 @@ static uint64_t key_hash(const hl_decide_item_t *it)
 /* Returns 1 if match m was counted when its request was admitted. */
 static int counted_at_admission(const hl_match_t *m)
 {
-    return !m->prepaid && !m->item.peek
+    return !m->counted_by_upgrade && !m->item.peek
            && !hl_quota_after_response(m->item.quota);
 }
 
@@ -116,8 +116,9 @@ int hl_upgrade_claim(const conn_rec *master, hl_upgrade_note_t *note,
             /* Decided for its headers: a peek never counts, a dry run
              * never refuses, and no statistics (the upgrading request
              * was counted in them). */
-            m[i].prepaid = 1;
-            memcpy(m[i].prepaid_marks, note->marks[j], sizeof(m[i].prepaid_marks));
+            m[i].counted_by_upgrade = 1;
+            memcpy(m[i].upgrade_marks, note->marks[j],
+                   sizeof(m[i].upgrade_marks));
             m[i].item.peek = 1;
             m[i].item.dry_run = 1;
             m[i].item.stats_name = NULL;
@@ -139,7 +140,7 @@ void hl_upgrade_settle(hl_match_t *m)
     hl_decision_t *d = &m->item.decision;
     int i;
 
-    if (!m->prepaid)
+    if (!m->counted_by_upgrade)
         return;
     /* The peek asked about one more request; this one is counted already:
      * what it leaves is one more, or 0 when the window is full now. */
@@ -154,5 +155,5 @@ void hl_upgrade_settle(hl_match_t *m)
         d->remaining += 1;
     d->admit = 1;
     d->retry_after_s = 0;
-    memcpy(d->marks, m->prepaid_marks, sizeof(d->marks));
+    memcpy(d->marks, m->upgrade_marks, sizeof(d->marks));
 }

@@ -40,17 +40,18 @@ void hl_upgrade_note(request_rec *r, hl_upgrade_note_t **slot,
  * Claims, once each, the keys of note (master's, the master connection of
  * a request on an HTTP/2 secondary connection; NULL: no note) among
  * m[0 .. n), if the note is of the request that upgraded master, and
- * marks those matches prepaid (checked for the headers only: never
- * counted, never refusing, not in the statistics). Safe against the other
- * streams of the connection claiming at the same time. Returns how many
- * were claimed. Cannot fail.
+ * marks those matches counted_by_upgrade (checked for the headers only:
+ * never counted, never refusing, not in the statistics). Safe against the
+ * other streams of the connection claiming at the same time. Returns how
+ * many were claimed. Cannot fail.
  */
 int hl_upgrade_claim(const conn_rec *master, hl_upgrade_note_t *note,
                      hl_match_t *m, int n);
 
-/* Turns the peek of a prepaid match m (nothing for another match) into
- * the decision of the request that was counted: admitted, with one more
- * left than the peek said unless the window is full now. Cannot fail. */
+/* Turns the peek of a match m counted_by_upgrade (nothing for another
+ * match) into the decision of the request that was counted: admitted,
+ * with one more left than the peek said unless the window is full now.
+ * Cannot fail. */
 void hl_upgrade_settle(hl_match_t *m);
 
 /* Returns 1 if r answered 101 and its connection now speaks h2c: its

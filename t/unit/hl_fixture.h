@@ -29,7 +29,8 @@ static void fresh(void)
     hl_slots_attach(&table, mem, size, FIXTURE_CAPACITY, 11);
 }
 
-/* Fills item it for quota q and key ("scope|client"), prepared. */
+/* Fills item it for quota q and key ("scope|client"), its refs
+ * computed (hl_decide_prepare). */
 static void item(hl_decide_item_t *it, const hl_quota_t *q, const char *key)
 {
     size_t scope = (size_t)(strchr(key, '|') - key);

@@ -47,7 +47,8 @@ static void fresh(void)
     hl_stats_clear(&stats);
 }
 
-/* Fills item it for quota q and key ("scope|client"), prepared. */
+/* Fills item it for quota q and key ("scope|client"), its refs
+ * computed (hl_decide_prepare). */
 static void item(hl_decide_item_t *it, const hl_quota_t *q, const char *key,
                  int dry_run)
 {

@@ -24,8 +24,8 @@
 
 #define NOW 5000000LL
 
-/* Fills item it for quota q and key, prepared, reserving what q reserves
- * without a body. */
+/* Fills item it for quota q and key, its refs computed
+ * (hl_decide_prepare), reserving what q reserves without a body. */
 static void reserving(hl_decide_item_t *it, const hl_quota_t *q,
                       const char *key)
 {
