@@ -100,7 +100,7 @@ typedef struct {
     int          user_pending;     /* a by=user quota waits for fixups */
     int          nmatches;         /* admitted count=failures|status */
     hl_match_t   matches[HL_MAX_MATCHES];  /* matches, for log_transaction */
-} hl_pending_t;
+} hl_request_state_t;
 
 #define HL_LAST_COUNTER_KEY_MAX 256  /* longest counter key kept */
 
@@ -146,19 +146,19 @@ typedef struct {
 /* Returns the state of the client request r belongs to, created on first
  * use (from that request's pool), or NULL when create is 0 and there is
  * none yet. */
-static hl_pending_t *request_state(request_rec *r, int create)
+static hl_request_state_t *request_state(request_rec *r, int create)
 {
     request_rec *top = hl_client_request(r);
-    hl_pending_t *p = ap_get_module_config(top->request_config,
-                                           &hotlimit_module);
-    if (!p && create) {
-        p = apr_palloc(top->pool, sizeof(*p));
-        p->ndecided = 0;
-        p->user_pending = 0;
-        p->nmatches = 0;
-        ap_set_module_config(top->request_config, &hotlimit_module, p);
+    hl_request_state_t *state = ap_get_module_config(top->request_config,
+                                                     &hotlimit_module);
+    if (!state && create) {
+        state = apr_palloc(top->pool, sizeof(*state));
+        state->ndecided = 0;
+        state->user_pending = 0;
+        state->nmatches = 0;
+        ap_set_module_config(top->request_config, &hotlimit_module, state);
     }
-    return p;
+    return state;
 }
 
 /* Returns the parsed client address of r, cached on its connection (from
@@ -213,42 +213,45 @@ static int same_text(const char *a, const char *b)
 
 /* Returns 1 if r looks at what the last decision of its client request
  * looked at (same configuration, path, query and PATH_INFO). */
-static int same_as_decided(const hl_pending_t *p, const request_rec *r)
+static int same_as_decided(const hl_request_state_t *state,
+                           const request_rec *r)
 {
-    return p->conf == (const void *)r->per_dir_config
-           && same_text(p->uri, r->uri)
-           && same_text(p->args, r->args)
-           && same_text(p->path_info, r->path_info);
+    return state->conf == (const void *)r->per_dir_config
+           && same_text(state->uri, r->uri)
+           && same_text(state->args, r->args)
+           && same_text(state->path_info, r->path_info);
 }
 
 /* Records what r looks at as the last decision of its client request. */
-static void remember_decided_request(hl_pending_t *p, const request_rec *r)
+static void remember_decided_request(hl_request_state_t *state,
+                                     const request_rec *r)
 {
-    p->conf = r->per_dir_config;
-    p->uri = r->uri;
-    p->args = r->args;
-    p->path_info = r->path_info;
+    state->conf = r->per_dir_config;
+    state->uri = r->uri;
+    state->args = r->args;
+    state->path_info = r->path_info;
 }
 
 /* Returns 1 if match m was already decided for this client request. */
-static int already_decided(const hl_pending_t *p, const hl_match_t *m)
+static int already_decided(const hl_request_state_t *state,
+                           const hl_match_t *m)
 {
     int i;
 
-    for (i = 0; i < p->ndecided; ++i)
-        if (p->decided[i].origin == (char)m->item.origin
-            && !strcmp(p->decided[i].key, m->item.key))
+    for (i = 0; i < state->ndecided; ++i)
+        if (state->decided[i].origin == (char)m->item.origin
+            && !strcmp(state->decided[i].key, m->item.key))
             return 1;
     return 0;
 }
 
 /* Remembers that match m was decided for this client request. */
-static void remember_decided(hl_pending_t *p, const hl_match_t *m)
+static void remember_decided(hl_request_state_t *state, const hl_match_t *m)
 {
-    if (p->ndecided < HL_MAX_DECIDED) {
-        p->decided[p->ndecided].origin = (char)m->item.origin;
-        p->decided[p->ndecided].key = m->item.key;
-        p->ndecided++;
+    if (state->ndecided < HL_MAX_DECIDED) {
+        state->decided[state->ndecided].origin = (char)m->item.origin;
+        state->decided[state->ndecided].key = m->item.key;
+        state->ndecided++;
     }
 }
 
@@ -699,11 +702,12 @@ static void set_reservations(request_rec *r, hl_match_t *m, int n)
     }
 }
 
-/* Remembers admitted count=failures|status (to give back) and
- * cost=header: (to count) matches for log_transaction (of r's client request); a table rule's quota is copied
- * with its match. One that does not fit is logged (HL00104), not counted. */
-static void remember_pending(request_rec *r, hl_pending_t *p,
-                             const hl_match_t *m, int n)
+/* Remembers in state the admitted count=failures|status (to give back)
+ * and cost=header: (to count) matches of r's client request for
+ * log_transaction; a table rule's quota is copied with its match. One
+ * that does not fit is logged (HL00104), not counted. */
+static void remember_after_response(request_rec *r, hl_request_state_t *state,
+                                    const hl_match_t *m, int n)
 {
     int i;
 
@@ -714,14 +718,14 @@ static void remember_pending(request_rec *r, hl_pending_t *p,
              && !hl_quota_refunds(m[i].item.quota))
             || !m[i].item.decision.admit)
             continue;
-        if (p->nmatches >= HL_MAX_MATCHES) {
+        if (state->nmatches >= HL_MAX_MATCHES) {
             ap_log_rerror(APLOG_MARK, APLOG_WARNING, 0, r,
                           "HL00104: more than %d quotas counted after the "
                           "response in one client request: route=%s not "
                           "counted", HL_MAX_MATCHES, m[i].route);
             continue;
         }
-        copy = &p->matches[p->nmatches++];
+        copy = &state->matches[state->nmatches++];
         *copy = m[i];
         if (!m[i].dq) {         /* a table rule's, in the caller's frame */
             copy->quota_copy = *m[i].item.quota;
@@ -851,12 +855,12 @@ static const hl_ban_t *server_ban(const hl_server_conf_t *sc,
 
 /* Drops from m (n entries) the matches this client request was already
  * decided on. Returns how many are left. */
-static int drop_decided(const hl_pending_t *p, hl_match_t *m, int n)
+static int drop_decided(const hl_request_state_t *state, hl_match_t *m, int n)
 {
     int i, kept = 0;
 
     for (i = 0; i < n; ++i) {
-        if (already_decided(p, &m[i]))
+        if (already_decided(state, &m[i]))
             continue;
         if (kept != i)
             m[kept] = m[i];
@@ -930,7 +934,7 @@ static int limit_request(request_rec *r, hl_stage_t stage)
     hl_table_hit_t hit;
     const hl_table_hit_t *table = NULL;
     const hl_ban_t *ban;
-    hl_pending_t *state;
+    hl_request_state_t *state;
     int n, i, admit, primary, kept;
 
     /* Subrequests are lookups, not served (a fast redirect is decided at
@@ -1023,7 +1027,7 @@ static int limit_request(request_rec *r, hl_stage_t stage)
             note_refusal(r, sc, ban, cl);
         return hl_respond_reject(r, &m[primary]);
     }
-    remember_pending(r, state, m, n);
+    remember_after_response(r, state, m, n);
     hl_upgrade_note(r, &cl->upgrade, m, n);
     return DECLINED;
 }
@@ -1061,7 +1065,7 @@ int hl_access_checker(request_rec *r)
  * usual request leaves fixups at once. */
 static int decided_as_is(request_rec *r)
 {
-    const hl_pending_t *state = request_state(r, 0);
+    const hl_request_state_t *state = request_state(r, 0);
 
     return state && same_as_decided(state, r) && !state->user_pending;
 }
@@ -1133,12 +1137,13 @@ static void settle(request_rec *r, const hl_store_t *store,
 
 int hl_log_transaction(request_rec *r)
 {
-    hl_pending_t *p = ap_get_module_config(r->request_config, &hotlimit_module);
+    hl_request_state_t *state = ap_get_module_config(r->request_config,
+                                                     &hotlimit_module);
     request_rec *last = r;
     const hl_store_t *store;
     int i;
 
-    if (!p || p->nmatches == 0)
+    if (!state || state->nmatches == 0)
         return DECLINED;
     while (last->next)
         last = last->next;
@@ -1147,8 +1152,8 @@ int hl_log_transaction(request_rec *r)
     if (hl_upgrade_switched(last))
         return DECLINED;
     store = hl_store_get();
-    for (i = 0; i < p->nmatches; ++i) {
-        hl_match_t *m = &p->matches[i];
+    for (i = 0; i < state->nmatches; ++i) {
+        hl_match_t *m = &state->matches[i];
         int counted = hl_quota_counts_status(m->item.quota, last->status);
 
         if (hl_quota_refunds(m->item.quota)) {
