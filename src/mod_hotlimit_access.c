@@ -921,6 +921,16 @@ static void claim_counted_by_upgrade(request_rec *r, hl_match_t *m, int n)
         hl_upgrade_claim(c1, master->upgrade, m, n);
 }
 
+/* What limit_request's kept holds when it is no match's index (the
+ * match whose counter the connection keeps, keep_last_counter). */
+enum {
+    HL_KEPT_NONE_YET = -1,     /* no match reuses the kept counter: the
+                                  first one prepared is offered */
+    HL_KEPT_DECLINED = -2      /* that one was not kept (too long a key,
+                                  or the client switched): no other is
+                                  offered at this request */
+};
+
 /* Runs the whole decision for r at one stage. Returns DECLINED, or the
  * 429 outcome (DONE / HTTP_TOO_MANY_REQUESTS). */
 static int limit_request(request_rec *r, hl_stage_t stage)
@@ -979,7 +989,7 @@ static int limit_request(request_rec *r, hl_stage_t stage)
      * request is refused by it before any quota is asked (hl_decide.h). */
     store = hl_store_get();
     items = ban_m ? all + 1 : all;
-    for (i = 0, kept = -1; i < n; ++i)
+    for (i = 0, kept = HL_KEPT_NONE_YET; i < n; ++i)
         if (m[i].refs_reused && kept < 0)
             kept = i;
     for (i = 0; i < n; ++i) {
@@ -988,8 +998,9 @@ static int limit_request(request_rec *r, hl_stage_t stage)
             store->ops->prepare(store->ctx, items[i]);
             /* One counter is kept: the first, unless one was found kept
              * (two would take each other's place at every request). */
-            if (kept == -1)
-                kept = keep_last_counter(cl, sc, &m[i]) ? i : -2;
+            if (kept == HL_KEPT_NONE_YET)
+                kept = keep_last_counter(cl, sc, &m[i]) ? i
+                                                        : HL_KEPT_DECLINED;
         }
     }
     if (ban_m) {
