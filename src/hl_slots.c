@@ -330,17 +330,6 @@ static uint32_t class_intern(hl_slots_t *t, uint64_t cls)
     return r;
 }
 
-/* Returns -1 when cls has no record yet and one would be added, else the
- * record it uses (0 for cls 0 and once every record is taken). */
-int hl_slots_class_of(const hl_slots_t *t, uint64_t cls)
-{
-    uint32_t r = class_find(t, cls, NULL);
-
-    if (r != 0 || cls == 0 || t->hdr->nclasses >= HL_CLASSES)
-        return (int)r;
-    return -1;
-}
-
 /* Records idx as just returned by hl_slots_get. */
 static void remember(hl_slots_t *t, uint32_t idx)
 {
@@ -1017,36 +1006,6 @@ int hl_slots_remove(hl_slots_t *t, const char *key, size_t len)
         return 0;
     free_slot(t, idx);
     return 1;
-}
-
-/*
- * Returns the number of slots fn was called on (class by class, level by
- * level from 0 up, most recently used first); stops after the first
- * call that returns nonzero. fn must not change the table. Never more than
- * capacity calls.
- */
-uint32_t hl_slots_foreach(hl_slots_t *t,
-                          int (*fn)(const hl_slot_t *s, void *baton),
-                          void *baton)
-{
-    uint32_t c, n = 0;
-    int l;
-
-    for (c = 0; c < t->hdr->nclasses; c++) {
-        for (l = 0; l < HL_SLOT_LEVELS; l++) {
-            uint32_t idx = t->classes[c].head[l];
-
-            while (idx != 0 && n < t->hdr->capacity) {
-                const hl_slot_t *s = slot_at(t, idx);
-
-                n++;
-                if (fn(s, baton) != 0)
-                    return n;
-                idx = s->lru_next;
-            }
-        }
-    }
-    return n;
 }
 
 uint32_t hl_slots_scan(hl_slots_t *t, uint32_t from, uint32_t max,

@@ -242,23 +242,8 @@ uint8_t hl_slots_fill_level(uint32_t used, uint32_t limit);
  */
 void hl_slots_set_level(hl_slots_t *t, hl_slot_t *s, uint8_t level);
 
-/*
- * Returns the index of the class record of class hash cls (0 for hash 0 or
- * a class sharing record 0), or -1 if it has none yet. Never creates one.
- */
-int hl_slots_class_of(const hl_slots_t *t, uint64_t cls);
-
 /* Frees the slot of key. Returns 1 if it existed, 0 otherwise. */
 int hl_slots_remove(hl_slots_t *t, const char *key, size_t len);
-
-/*
- * Calls fn for every used slot: class by class (record order), in each
- * class level by level from 0 up, most recently used first;
- * stops early when fn returns nonzero. Returns the number of slots visited.
- */
-uint32_t hl_slots_foreach(hl_slots_t *t,
-                          int (*fn)(const hl_slot_t *s, void *baton),
-                          void *baton);
 
 /*
  * Calls fn for the used slots among slots from .. from + max - 1 (in array

@@ -49,6 +49,62 @@ static long simple_id(const hl_slot_t *s)
     return strtol(tmp + 1, NULL, 10);
 }
 
+/*
+ * Calls fn for every used slot of t: class by class (record order), in
+ * each class level by level from 0 up, most recently used first, along
+ * the table's own lists; stops after the first call that returns
+ * nonzero. Returns the number of slots fn was called on, never more than
+ * the capacity. fn must not change the table.
+ */
+static uint32_t walk_slots(const hl_slots_t *t,
+                           int (*fn)(const hl_slot_t *s, void *baton),
+                           void *baton)
+{
+    uint32_t c, n = 0;
+    int l;
+
+    for (c = 0; c < t->hdr->nclasses; c++) {
+        for (l = 0; l < HL_SLOT_LEVELS; l++) {
+            uint32_t idx = t->classes[c].head[l];
+
+            while (idx != 0 && n < t->hdr->capacity) {
+                const hl_slot_t *s = &t->slots[idx - 1];
+
+                n++;
+                if (fn(s, baton) != 0)
+                    return n;
+                idx = s->lru_next;
+            }
+        }
+    }
+    return n;
+}
+
+/*
+ * Returns the index of the class record of class hash cls, looked up as
+ * the table does: through its class index, an open-addressing table
+ * probed from cls's position up to an empty entry. 0 for hash 0, and for a
+ * class sharing record 0 (every record taken); -1 if it has none yet and
+ * one would be added.
+ */
+static int class_record(const hl_slots_t *t, uint64_t cls)
+{
+    uint32_t pos = (uint32_t)cls & (HL_CLASS_INDEX - 1), probes;
+
+    if (cls == 0)
+        return 0;
+    for (probes = 0; probes < HL_CLASS_INDEX; probes++) {
+        uint32_t r = t->class_index[pos];
+
+        if (r == 0)
+            break;
+        if (r < t->hdr->nclasses && t->classes[r].hash == cls)
+            return (int)r;
+        pos = (pos + 1) & (HL_CLASS_INDEX - 1);
+    }
+    return t->hdr->nclasses >= HL_CLASSES ? 0 : -1;
+}
+
 /* Gets "k<id>" and marks it never expiring; returns the slot. */
 static hl_slot_t *get_id(hl_slots_t *t, uint32_t id, int64_t now, int *created)
 {
@@ -90,7 +146,7 @@ static int has_id(hl_slots_t *t, uint32_t id)
     return hl_slots_find(t, k, len) != NULL;
 }
 
-/* foreach callback: appends the slot's id to an array. */
+/* walk_slots callback: appends the slot's id to an array. */
 typedef struct {
     long ids[4096];
     uint32_t n;
@@ -135,7 +191,7 @@ static int check_structure(const hl_slots_t *t)
     n += t->class_index[0] != 0;
     if (n != h->nclasses - 1) { why = "class index entries != nclasses - 1"; goto out; }
     for (i = 1; i < h->nclasses; i++) {
-        if (hl_slots_class_of(t, t->classes[i].hash) != (int)i) {
+        if (class_record(t, t->classes[i].hash) != (int)i) {
             why = "class record not found through the index"; goto out;
         }
     }
@@ -567,13 +623,13 @@ static void test_fill_evict(void)
         is_int(wrong, 0, "all new keys present");
     }
     c->n = 0;
-    is_int(hl_slots_foreach(&t, collect_cb, c), 1024, "foreach visits 1024");
+    is_int(walk_slots(&t, collect_cb, c), 1024, "walk visits 1024");
     for (i = 0, bad = 0; i < 1000; i++)
         bad += c->ids[i] != (long)(2023 - i);
     want = 1023;  /* then the surviving multiples of 3, newest first */
     for (i = 1000; i < 1024; i++, want -= 3)
         bad += c->ids[i] != want;
-    is_int(bad, 0, "foreach order is MRU first");
+    is_int(bad, 0, "walk order is MRU first");
     ok(check_structure(&t), "table sound after evictions");
 
     for (i = 2024; i < 5024; i++)
@@ -743,7 +799,7 @@ static void test_lru_order(void)
 
     hl_slots_attach(&t, mem, size, 8, 9);
     c->n = 0;
-    is_int(hl_slots_foreach(&t, collect_cb, c), 0, "foreach on an empty table: 0");
+    is_int(walk_slots(&t, collect_cb, c), 0, "walk on an empty table: 0");
     get_id(&t, 1, 0, NULL);
     get_id(&t, 2, 0, NULL);
     get_id(&t, 3, 0, NULL);
@@ -751,17 +807,17 @@ static void test_lru_order(void)
     get_id(&t, 2, 0, NULL);
     ok(hl_slots_find(&t, "k1", 2) != NULL, "find k1 (does not touch the order)");
     c->n = 0;
-    is_int(hl_slots_foreach(&t, collect_cb, c), 4, "foreach visits 4");
+    is_int(walk_slots(&t, collect_cb, c), 4, "walk visits 4");
     ok(c->ids[0] == 2 && c->ids[1] == 4 && c->ids[2] == 3 && c->ids[3] == 1,
        "order MRU first: k2 k4 k3 k1");
     c->n = 0;
     c->stop_after = 2;
-    is_int(hl_slots_foreach(&t, collect_cb, c), 2, "foreach stops when fn returns nonzero");
+    is_int(walk_slots(&t, collect_cb, c), 2, "walk stops when fn returns nonzero");
     hl_slots_remove(&t, "k4", 2);
     get_id(&t, 1, 0, NULL);
     c->n = 0;
     c->stop_after = 0;
-    hl_slots_foreach(&t, collect_cb, c);
+    walk_slots(&t, collect_cb, c);
     ok(c->n == 3 && c->ids[0] == 1 && c->ids[1] == 2 && c->ids[2] == 3,
        "after remove k4 and get k1: k1 k2 k3");
     ok(check_structure(&t), "table sound");
@@ -903,7 +959,7 @@ static int intact(hl_slots_t *t, uint32_t id, uint32_t count, int at_limit,
 
     return s != NULL && s->bucket.count == count
            && (s->level == HL_SLOT_FULL) == at_limit
-           && (int)s->cls == hl_slots_class_of(t, cls);
+           && (int)s->cls == class_record(t, cls);
 }
 
 static void test_class_flood(void)
@@ -935,7 +991,7 @@ static void test_class_flood(void)
                 "quota A's key at limit intact", floods[f], lim ? " at limit" : "");
             okf(intact(&t, 2, 1, 0, CLASS_A),
                 "... and its live key not at limit too (%u)", floods[f]);
-            okf(t.classes[hl_slots_class_of(&t, CLASS_B)].count == 62
+            okf(t.classes[class_record(&t, CLASS_B)].count == 62
                 && t.hdr->used == 64 && t.hdr->evictions == floods[f] - 62,
                 "... B holds the other 62 slots, %llu evictions",
                 (unsigned long long)t.hdr->evictions);
@@ -952,7 +1008,7 @@ static void test_class_flood(void)
         get_in(&t, 1000 + i, CLASS_A, 2000, NULL);
     ok(intact(&t, 1, 3, 1, CLASS_A), "flood of 100000 fresh keys of the same quota: "
        "its key at limit intact");
-    is_int(t.classes[hl_slots_class_of(&t, CLASS_A)].count, 64, "one class holds the table");
+    is_int(t.classes[class_record(&t, CLASS_A)].count, 64, "one class holds the table");
     ok(check_structure(&t), "table sound");
     /* ... but at-limit keys go, oldest first, once no other key is left */
     hl_slots_clear(&t);
@@ -1050,7 +1106,7 @@ static void test_fill_levels(void)
     for (i = 0, bad = 0; i < 48; i++)
         bad += !has_id(&t, i);
     is_int(bad, 0, "100 new keys of B (16 slots, level 0): A's 48 keys at level 3 kept");
-    is_int(t.classes[hl_slots_class_of(&t, CLASS_B)].count, 16, "B still holds 16");
+    is_int(t.classes[class_record(&t, CLASS_B)].count, 16, "B still holds 16");
     hl_slots_set_level(&t, hl_slots_find(&t, "k40", 3), 0);
     get_in(&t, 300, CLASS_B, 1000, NULL);
     ok(!has_id(&t, 40) && has_id(&t, 299),
@@ -1115,7 +1171,7 @@ static void test_class_expiry(void)
     for (i = 0, d = 0; i < 16; i++)
         d += !has_id(&t, i);
     is_int(d, 0, "A's 16 live keys intact");
-    is_int(t.classes[hl_slots_class_of(&t, CLASS_B)].count, 48, "B holds the other 48");
+    is_int(t.classes[class_record(&t, CLASS_B)].count, 48, "B holds the other 48");
     ok(check_structure(&t), "table sound");
     free(mem);
 }
@@ -1137,8 +1193,8 @@ static void test_class_misc(void)
     }
     is_int(bad, 0, "1023 classes get their own record, the rest share record 0");
     is_int(t.hdr->nclasses, HL_CLASSES, "every record taken");
-    is_int(hl_slots_class_of(&t, 0x5000 + 1099), 0, "class_of a late class: 0");
-    is_int(hl_slots_class_of(&t, 0x5000 + 5), 6, "class_of an early class: its record");
+    is_int(class_record(&t, 0x5000 + 1099), 0, "class_of a late class: 0");
+    is_int(class_record(&t, 0x5000 + 5), 6, "class_of an early class: its record");
     ok(check_structure(&t), "table sound with every record taken");
     {   /* kept by attach */
         hl_slots_t t2;
@@ -1146,8 +1202,8 @@ static void test_class_misc(void)
     }
     hl_slots_clear(&t);
     is_int(t.hdr->nclasses, 1, "clear drops every class");
-    is_int(hl_slots_class_of(&t, 0x5000), -1, "class_of an unknown class: -1");
-    is_int(hl_slots_class_of(&t, 0), 0, "class_of hash 0: 0");
+    is_int(class_record(&t, 0x5000), -1, "class_of an unknown class: -1");
+    is_int(class_record(&t, 0), 0, "class_of hash 0: 0");
 
     /* a key asked for in another class moves there */
     s = get_in(&t, 1, CLASS_A, 1000, NULL);
@@ -1155,9 +1211,9 @@ static void test_class_misc(void)
     set_full(&t, s, 1);
     s2 = get_in(&t, 1, CLASS_B, 1000, &created);
     ok(s2 == s && !created && s->bucket.count == 9 && s->level == HL_SLOT_FULL
-       && (int)s->cls == hl_slots_class_of(&t, CLASS_B), "moved to B, counter and flag kept");
-    ok(t.classes[hl_slots_class_of(&t, CLASS_A)].count == 0
-       && t.classes[hl_slots_class_of(&t, CLASS_B)].count == 1, "class counts follow");
+       && (int)s->cls == class_record(&t, CLASS_B), "moved to B, counter and flag kept");
+    ok(t.classes[class_record(&t, CLASS_A)].count == 0
+       && t.classes[class_record(&t, CLASS_B)].count == 1, "class counts follow");
     s2 = hl_slots_get(&t, "k1", 2, 2, CLASS_B, 1000, &created);
     ok(s2 == s && s->bucket.count == 0 && s->level == 0,
        "another tag: bucket reset and no longer at limit");
@@ -1431,7 +1487,7 @@ typedef struct {
     uint32_t c, l, i, bad;
 } order_check_t;
 
-/* foreach callback: the slot must be the next key of the model's lists,
+/* walk_slots callback: the slot must be the next key of the model's lists,
  * class by class, level by level. */
 static int order_cb(const hl_slot_t *s, void *baton)
 {
@@ -1476,7 +1532,7 @@ static uint32_t compare_all(hl_slots_t *t, const model_t *m)
                                || s->level != m->level[id]))
             bad++;
     }
-    if (hl_slots_foreach(t, order_cb, &oc) != m->n)
+    if (walk_slots(t, order_cb, &oc) != m->n)
         bad++;
     if (t->hdr->nclasses != m->nrec)
         bad++;
