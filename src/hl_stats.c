@@ -6,7 +6,6 @@
  */
 #include <string.h>
 #include "hl_stats.h"
-#include "hl_hash.h"
 
 void hl_stats_clear(hl_stats_t *st)
 {
@@ -69,15 +68,6 @@ static hl_route_stat_t *stats_entry(hl_stats_t *st, const char *route,
         __atomic_store_n(&st->routes[0].hash, 1, __ATOMIC_RELEASE);
     }
     return &st->routes[0];
-}
-
-void hl_stats_add(hl_stats_t *st, const char *route, hl_decision_kind_t kind,
-                  int64_t now_ms)
-{
-    if ((unsigned)kind > HL_DECISION_DRY_RUN)
-        return;
-    hl_stats_add_hashed(st, hl_hash64(route, strnlen(route, HL_STATS_ROUTE_MAX - 1),
-                                      HL_SEED_STATS), route, kind, now_ms);
 }
 
 /* Returns the tick number of now_ms (0 for a negative time). */

@@ -52,15 +52,10 @@ void hl_stats_clear(hl_stats_t *st);
 
 /*
  * Counts one decision of `kind` for route (NUL-terminated; longer names are
- * cut) at now_ms (ms, >= 0; for the history). Never fails: an unplaceable
- * route is counted under "(other)".
- */
-void hl_stats_add(hl_stats_t *st, const char *route, hl_decision_kind_t kind,
-                  int64_t now_ms);
-
-/*
- * hl_stats_add with the route's hash computed by the caller (outside any
- * lock); the same route must always come with the same hash. Never fails.
+ * cut) at now_ms (ms, >= 0; for the history), with the route's hash
+ * computed by the caller (outside any lock); the same route must always
+ * come with the same hash. Never fails: an unplaceable route is counted
+ * under "(other)".
  */
 void hl_stats_add_hashed(hl_stats_t *st, uint64_t hash, const char *route,
                          hl_decision_kind_t kind, int64_t now_ms);

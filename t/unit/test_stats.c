@@ -2,8 +2,20 @@
 #include <stdlib.h>
 #include "hl_tap.h"
 #include "hl_stats.h"
+#include "hl_hash.h"
 
 #define NOW 1000000000LL   /* a monotonic clock reading, ms */
+
+/* Counts one decision of kind for route (NUL-terminated) at now_ms, under
+ * the hash of its name as kept (cut to HL_STATS_ROUTE_MAX - 1 bytes). */
+static void stats_add(hl_stats_t *st, const char *route,
+                      hl_decision_kind_t kind, int64_t now_ms)
+{
+    hl_stats_add_hashed(st, hl_hash64(route,
+                                      strnlen(route, HL_STATS_ROUTE_MAX - 1),
+                                      HL_SEED_STATS),
+                        route, kind, now_ms);
+}
 
 static const hl_route_stat_t *find(const hl_stats_t *st, const char *route)
 {
@@ -22,24 +34,24 @@ int main(void)
     uint64_t total = 0;
     int i;
 
-    hl_stats_add(st, "/user/login", HL_DECISION_ADMITTED, NOW);
-    hl_stats_add(st, "/user/login", HL_DECISION_ADMITTED, NOW);
-    hl_stats_add(st, "/user/login", HL_DECISION_REJECTED, NOW);
-    hl_stats_add(st, "/api", HL_DECISION_DRY_RUN, NOW);
+    stats_add(st, "/user/login", HL_DECISION_ADMITTED, NOW);
+    stats_add(st, "/user/login", HL_DECISION_ADMITTED, NOW);
+    stats_add(st, "/user/login", HL_DECISION_REJECTED, NOW);
+    stats_add(st, "/api", HL_DECISION_DRY_RUN, NOW);
     e = find(st, "/user/login");
     ok(e != NULL, "route entry created");
     is_int(e ? e->count[HL_DECISION_ADMITTED] : 0, 2, "two admitted");
     is_int(e ? e->count[HL_DECISION_REJECTED] : 0, 1, "one rejected");
     e = find(st, "/api");
     is_int(e ? e->count[HL_DECISION_DRY_RUN] : 0, 1, "dry run counted apart");
-    hl_stats_add(st, "/user/login", (hl_decision_kind_t)7, NOW);
+    stats_add(st, "/user/login", (hl_decision_kind_t)7, NOW);
     e = find(st, "/user/login");
     is_int(e->count[0] + e->count[1] + e->count[2], 3, "unknown kind ignored");
 
     /* Long names are cut, never overflow. */
     memset(route, 'x', sizeof(route) - 1);
     route[sizeof(route) - 1] = '\0';
-    hl_stats_add(st, route, HL_DECISION_ADMITTED, NOW);
+    stats_add(st, route, HL_DECISION_ADMITTED, NOW);
     route[HL_STATS_ROUTE_MAX - 1] = '\0';
     ok(find(st, route) != NULL, "long route kept, cut to HL_STATS_ROUTE_MAX-1");
 
@@ -47,7 +59,7 @@ int main(void)
     hl_stats_clear(st);
     for (i = 0; i < 3 * HL_STATS_ROUTES; ++i) {
         snprintf(route, sizeof(route), "/r/%d", i);
-        hl_stats_add(st, route, HL_DECISION_ADMITTED, NOW);
+        stats_add(st, route, HL_DECISION_ADMITTED, NOW);
     }
     for (i = 0; i < HL_STATS_ROUTES; ++i)
         total += st->routes[i].count[HL_DECISION_ADMITTED];
@@ -60,10 +72,10 @@ int main(void)
         int64_t t0 = NOW - NOW % HL_STATS_TICK_MS;   /* start of a tick */
 
         hl_stats_clear(st);
-        hl_stats_add(st, "/h", HL_DECISION_ADMITTED, t0);
-        hl_stats_add(st, "/h", HL_DECISION_ADMITTED, t0 + HL_STATS_TICK_MS - 1);
-        hl_stats_add(st, "/h", HL_DECISION_REJECTED, t0 + HL_STATS_TICK_MS);
-        hl_stats_add(st, "/h", HL_DECISION_DRY_RUN, t0 + 3 * HL_STATS_TICK_MS);
+        stats_add(st, "/h", HL_DECISION_ADMITTED, t0);
+        stats_add(st, "/h", HL_DECISION_ADMITTED, t0 + HL_STATS_TICK_MS - 1);
+        stats_add(st, "/h", HL_DECISION_REJECTED, t0 + HL_STATS_TICK_MS);
+        stats_add(st, "/h", HL_DECISION_DRY_RUN, t0 + 3 * HL_STATS_TICK_MS);
         e = find(st, "/h");
         hl_stats_history(e, t0 + 3 * HL_STATS_TICK_MS + 5, h);
         is_int(h[HL_STATS_HISTORY - 1][HL_DECISION_DRY_RUN], 1,
@@ -85,7 +97,7 @@ int main(void)
         is_int(h[HL_STATS_HISTORY - 1][HL_DECISION_ADMITTED], 0,
                "history: the cell of a tick one turn back reads 0");
         /* A cell reused one turn later restarts at 1. */
-        hl_stats_add(st, "/h", HL_DECISION_ADMITTED,
+        stats_add(st, "/h", HL_DECISION_ADMITTED,
                      t0 + HL_STATS_HISTORY * HL_STATS_TICK_MS);
         hl_stats_history(e, t0 + HL_STATS_HISTORY * HL_STATS_TICK_MS, h);
         is_int(h[HL_STATS_HISTORY - 1][HL_DECISION_ADMITTED], 1,
