@@ -19,6 +19,7 @@
 
 #include "hl_decide.h"
 #include "hl_quota.h"
+#include "hl_table.h"
 
 #define CAPACITY   65536
 #define MAX_STRIPE 16
@@ -71,7 +72,8 @@ static int decide(const hl_quota_t *q, const char *key, int64_t now_ms)
     it.origin = HL_ORIGIN_DIRECTIVE;
     it.key = key;
     it.key_len = strlen(key);
-    it.cls = hl_limiter_class(HL_ORIGIN_DIRECTIVE, "/bench", 6);
+    it.cls = hl_limiter_class_of(HL_ORIGIN_DIRECTIVE, 0,
+                                 hl_table_route_hash("/bench", 6));
     it.stats_hash = 42;
     it.stats_name = "/bench";
     hl_decide_prepare(&stripes[0], &it);

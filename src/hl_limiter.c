@@ -17,7 +17,6 @@
 #include <string.h>
 #include "hl_hash.h"
 #include "hl_limiter.h"
-#include "hl_table.h"
 
 /* The slot table knows which tag keeps a log (hl_slots.h). */
 typedef char hl_log_tag_matches[HL_SLOT_TAG_LOG == HL_ALGO_LOG + 1 ? 1 : -1];
@@ -52,12 +51,6 @@ uint64_t hl_limiter_class_of(hl_origin_t origin, uint64_t host_hash,
     h *= 0x94d049bb133111ebULL;
     h ^= h >> 31;
     return h != 0 ? h : 1;
-}
-
-uint64_t hl_limiter_class(hl_origin_t origin, const char *scope,
-                          size_t scope_len)
-{
-    return hl_limiter_class_of(origin, 0, hl_table_route_hash(scope, scope_len));
 }
 
 size_t hl_limiter_slot_key(char out[HL_KEY_MAX], hl_origin_t origin, int i,
@@ -181,19 +174,6 @@ static hl_slot_t *ref_slot(hl_slots_t *t, const hl_quota_t *q,
                                cls, now_ms, hint);
 }
 
-void hl_limiter_decide(hl_slots_t *t, const hl_quota_t *q, hl_origin_t origin,
-                       const char *key, size_t keylen, size_t scope_len,
-                       int64_t now_ms, int commit, hl_decision_t *d)
-{
-    hl_slot_ref_t refs[HL_MAX_WINDOWS];
-
-    hl_limiter_refs(t, origin, q->nwindows, key, keylen, refs);
-    hl_limiter_decide_refs(t, q, refs,
-                           hl_limiter_class(origin, key, scope_len < keylen
-                                                         ? scope_len : keylen),
-                           now_ms, commit, d);
-}
-
 void hl_limiter_decide_refs(hl_slots_t *t, const hl_quota_t *q,
                             hl_slot_ref_t *refs, uint64_t cls,
                             int64_t now_ms, int commit, hl_decision_t *d)
@@ -279,19 +259,6 @@ void hl_limiter_peek_refs(hl_slots_t *t, const hl_quota_t *q,
     }
     if (q->nwindows == 0)
         d->remaining = 0;
-}
-
-void hl_limiter_count(hl_slots_t *t, const hl_quota_t *q, hl_origin_t origin,
-                      const char *key, size_t keylen, size_t scope_len,
-                      int64_t now_ms)
-{
-    hl_slot_ref_t refs[HL_MAX_WINDOWS];
-
-    hl_limiter_refs(t, origin, q->nwindows, key, keylen, refs);
-    hl_limiter_count_refs(t, q, refs,
-                          hl_limiter_class(origin, key, scope_len < keylen
-                                                        ? scope_len : keylen),
-                          now_ms, NULL);
 }
 
 /* Counts n in every window of q (hl_limiter_count_refs_n), capped at each

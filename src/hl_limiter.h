@@ -57,9 +57,14 @@ void hl_limiter_refs(const hl_slots_t *t, hl_origin_t origin, int nwindows,
                      const char *key, size_t keylen, hl_slot_ref_t *refs);
 
 /*
- * hl_limiter_decide with the slot keys computed by hl_limiter_refs and the
- * eviction class given (hl_limiter_class or hl_limiter_class_of): nothing
- * is hashed or formatted here. Updates each ref's hint. Never fails.
+ * Decides on one request against every window of q at now_ms, its slot
+ * keys computed by hl_limiter_refs and its eviction class given
+ * (hl_limiter_class_of: keys of one quota never evict the live counters of
+ * another, hl_slots.h): nothing is hashed or formatted here. When commit
+ * is nonzero and every window admits, counts the request in every window.
+ * Sets each window's fill level (full when it has no request left) and
+ * updates each ref's hint. Never fails: a full table frees or evicts
+ * (see hl_slots_get).
  */
 void hl_limiter_decide_refs(hl_slots_t *t, const hl_quota_t *q,
                             hl_slot_ref_t *refs, uint64_t cls,
@@ -107,9 +112,12 @@ int hl_limiter_settle_refs(hl_slots_t *t, const hl_quota_t *q,
                            const int64_t *marks, uint32_t reserved,
                            uint32_t cost, int64_t now_ms);
 
-/* hl_limiter_count with computed slot keys and class; writes where each
- * window's unit sits into marks[0 .. nwindows) unless marks is NULL (for
- * hl_limiter_refund_refs). Never fails. */
+/* Counts one finished request in every window of q, its slot keys and
+ * class as for hl_limiter_decide_refs (count=failures|status: the
+ * decision was made before the handler, the counting happens once the
+ * status is known); writes where each window's unit sits into
+ * marks[0 .. nwindows) unless marks is NULL (for hl_limiter_refund_refs).
+ * Never fails. */
 void hl_limiter_count_refs(hl_slots_t *t, const hl_quota_t *q,
                            const hl_slot_ref_t *refs, uint64_t cls,
                            int64_t now_ms, int64_t *marks);
@@ -152,42 +160,10 @@ void hl_limiter_follow_refs(hl_slots_t *t, const hl_quota_t *q,
 /*
  * Returns the eviction class of a quota from precomputed hashes: the hash
  * of its scope and of the virtual host it counts in (hl_table_route_hash
- * of each; 0 for the main server). Equals hl_limiter_class(origin, scope)
- * when host_hash is 0. Never 0.
+ * of each; 0 for the main server). Never 0.
  */
 uint64_t hl_limiter_class_of(hl_origin_t origin, uint64_t host_hash,
                              uint64_t scope_hash);
-
-/*
- * Decides on one request of `key` ("scope|client", any length: it is
- * compacted to fit a slot) against every window of q at now_ms. The first
- * scope_len bytes of key are the quota's scope: with origin they name the
- * eviction class of its slots (hl_slots.h), so that keys of one quota never
- * evict the live counters of another. When commit is nonzero and every
- * window admits, counts the request in every window. Sets each window's
- * fill level (full when it has no request left). Never fails: a full
- * table frees or evicts (see hl_slots_get).
- */
-void hl_limiter_decide(hl_slots_t *t, const hl_quota_t *q, hl_origin_t origin,
-                       const char *key, size_t keylen, size_t scope_len,
-                       int64_t now_ms, int commit, hl_decision_t *d);
-
-/*
- * Counts one finished request of `key` in every window of q (used by
- * count=failures|status: the decision was made before the handler, the
- * counting happens once the status is known). scope_len as for
- * hl_limiter_decide. Never fails.
- */
-void hl_limiter_count(hl_slots_t *t, const hl_quota_t *q, hl_origin_t origin,
-                      const char *key, size_t keylen, size_t scope_len,
-                      int64_t now_ms);
-
-/*
- * Returns the eviction class hash of the quota with this origin and scope
- * (scope_len bytes), as passed to hl_slots_get; never 0.
- */
-uint64_t hl_limiter_class(hl_origin_t origin, const char *scope,
-                          size_t scope_len);
 
 /*
  * Removes the counters of `key` ("route|client") for every window and

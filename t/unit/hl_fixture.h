@@ -9,6 +9,7 @@
 
 #include <string.h>
 #include "hl_decide.h"
+#include "hl_limiter_calls.h"
 
 #define FIXTURE_CAPACITY 256
 
@@ -40,7 +41,7 @@ static void item(hl_decide_item_t *it, const hl_quota_t *q, const char *key)
     it->origin = HL_ORIGIN_DIRECTIVE;
     it->key = key;
     it->key_len = strlen(key);
-    it->cls = hl_limiter_class(HL_ORIGIN_DIRECTIVE, key, scope);
+    it->cls = limiter_class(HL_ORIGIN_DIRECTIVE, key, scope);
     hl_decide_prepare(&table, it);
 }
 

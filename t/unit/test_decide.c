@@ -5,6 +5,7 @@
  * peek (the ban check) and cost= charges.
  */
 #include "hl_decide.h"
+#include "hl_limiter_calls.h"
 #include "hl_quota.h"
 #include "hl_table.h"
 #include "hl_tap.h"
@@ -60,7 +61,7 @@ static void item(hl_decide_item_t *it, const hl_quota_t *q, const char *key,
     it->dry_run = dry_run;
     it->key = key;
     it->key_len = strlen(key);
-    it->cls = hl_limiter_class(HL_ORIGIN_DIRECTIVE, key, scope);
+    it->cls = limiter_class(HL_ORIGIN_DIRECTIVE, key, scope);
     it->stats_hash = hl_table_route_hash(key, scope);
     it->stats_name = key;   /* fine for tests: a name per item */
     hl_decide_prepare(&table, it);

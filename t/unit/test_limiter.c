@@ -3,6 +3,7 @@
 #include "hl_tap.h"
 #include "hl_limiter.h"
 #include "hl_table.h"
+#include "hl_limiter_calls.h"
 
 static hl_slots_t table(uint32_t capacity)
 {
@@ -39,7 +40,7 @@ static hl_quota_t quota(const char *a, const char *b)
 static int hit(hl_slots_t *t, const hl_quota_t *q, const char *key, int64_t now,
                hl_decision_t *d)
 {
-    hl_limiter_decide(t, q, HL_ORIGIN_DIRECTIVE, key, strlen(key),
+    limiter_decide(t, q, HL_ORIGIN_DIRECTIVE, key, strlen(key),
                       scope_len(key, strlen(key)), now, 1, d);
     return d->admit;
 }
@@ -71,18 +72,18 @@ static void test_flood(void)
     int i, at_limit = 0, admitted;
     size_t f;
 
-    ok(hl_limiter_class(HL_ORIGIN_DIRECTIVE, "/login", 6)
-       != hl_limiter_class(HL_ORIGIN_TABLE, "/login", 6)
-       && hl_limiter_class(HL_ORIGIN_DIRECTIVE, "/login", 6)
-          == hl_limiter_class(HL_ORIGIN_DIRECTIVE, "/login|x", 6)
-       && hl_limiter_class(HL_ORIGIN_DIRECTIVE, "/login", 6) != 0,
+    ok(limiter_class(HL_ORIGIN_DIRECTIVE, "/login", 6)
+       != limiter_class(HL_ORIGIN_TABLE, "/login", 6)
+       && limiter_class(HL_ORIGIN_DIRECTIVE, "/login", 6)
+          == limiter_class(HL_ORIGIN_DIRECTIVE, "/login|x", 6)
+       && limiter_class(HL_ORIGIN_DIRECTIVE, "/login", 6) != 0,
        "class: origin and scope only, never 0");
-    /* One scope hash: a ban's class (hl_limiter_class) and a quota's
+    /* One scope hash: the one-call form's class (limiter_class) and a quota's
      * (from the hash its configuration or the table image keeps). */
-    ok(hl_limiter_class(HL_ORIGIN_DIRECTIVE, "ban", 3)
+    ok(limiter_class(HL_ORIGIN_DIRECTIVE, "ban", 3)
        == hl_limiter_class_of(HL_ORIGIN_DIRECTIVE, 0,
                               hl_table_route_hash("ban", 3))
-       && hl_limiter_class(HL_ORIGIN_TABLE, "/login", 6)
+       && limiter_class(HL_ORIGIN_TABLE, "/login", 6)
           == hl_limiter_class_of(HL_ORIGIN_TABLE, 0,
                                  hl_table_route_hash("/login", 6)),
        "class: made of the scope's hl_table_route_hash");
@@ -163,15 +164,15 @@ static void test_flood(void)
         free(t.hdr);
     }
 
-    {   /* hl_limiter_count flags the counter it fills */
+    {   /* limiter_count flags the counter it fills */
         hl_slots_t t = table(64);
         hl_quota_t q2 = quota("2/1m", NULL);
 
-        hl_limiter_count(&t, &q2, HL_ORIGIN_DIRECTIVE, "/f|1", 4, 2, now);
+        limiter_count(&t, &q2, HL_ORIGIN_DIRECTIVE, "/f|1", 4, 2, now);
         ok(window_count(&t, "/f|1", 0, &at_limit) == 1 && !at_limit, "count 1 of 2: not at limit");
-        hl_limiter_count(&t, &q2, HL_ORIGIN_DIRECTIVE, "/f|1", 4, 2, now);
+        limiter_count(&t, &q2, HL_ORIGIN_DIRECTIVE, "/f|1", 4, 2, now);
         ok(window_count(&t, "/f|1", 0, &at_limit) == 2 && at_limit, "count 2 of 2: at limit");
-        hl_limiter_decide(&t, &q2, HL_ORIGIN_DIRECTIVE, "/f|1", 4, 2, now + 61000, 0, &d);
+        limiter_decide(&t, &q2, HL_ORIGIN_DIRECTIVE, "/f|1", 4, 2, now + 61000, 0, &d);
         ok(d.admit && window_count(&t, "/f|1", 0, &at_limit) == 0 && !at_limit,
            "a decision in the next window clears the flag");
         free(t.hdr);
@@ -181,7 +182,7 @@ static void test_flood(void)
         hl_slots_t t = table(64);
         hl_quota_t q2 = quota("100/1m", "1000/1h");
         hl_slot_ref_t refs[HL_MAX_WINDOWS];
-        uint64_t cls = hl_limiter_class(HL_ORIGIN_DIRECTIVE, "/c", 2);
+        uint64_t cls = limiter_class(HL_ORIGIN_DIRECTIVE, "/c", 2);
 
         hl_limiter_refs(&t, HL_ORIGIN_DIRECTIVE, 2, "/c|1", 4, refs);
         hl_limiter_count_refs_n(&t, &q2, refs, cls, now, 90);
@@ -304,7 +305,7 @@ static void test_follow(void)
 {
     hl_quota_t q = quota("1/1h", NULL), two = quota("3/1m", "10/1h");
     hl_slot_ref_t refs[HL_MAX_WINDOWS];
-    uint64_t cls = hl_limiter_class(HL_ORIGIN_DIRECTIVE, "/q", 2);
+    uint64_t cls = limiter_class(HL_ORIGIN_DIRECTIVE, "/q", 2);
     hl_verdict_t v[HL_MAX_WINDOWS];
     int64_t now = 1700000000000LL;
     hl_decision_t d;
@@ -358,7 +359,7 @@ int main(void)
 
     /* Three in the 2 s window, then the short window rejects. */
     for (i = 0; i < 4; ++i) {
-        hl_limiter_decide(&t, &q, HL_ORIGIN_DIRECTIVE, k, strlen(k), scope_len(k, strlen(k)), now, 1, &d);
+        limiter_decide(&t, &q, HL_ORIGIN_DIRECTIVE, k, strlen(k), scope_len(k, strlen(k)), now, 1, &d);
         admitted += d.admit;
     }
     is_int(admitted, 3, "3/2s admits three");
@@ -370,43 +371,43 @@ int main(void)
     /* After the short window: two more, then the long window rejects. */
     now += 2000;
     for (i = 0; i < 3; ++i)
-        hl_limiter_decide(&t, &q, HL_ORIGIN_DIRECTIVE, k, strlen(k), scope_len(k, strlen(k)), now, 1, &d);
+        limiter_decide(&t, &q, HL_ORIGIN_DIRECTIVE, k, strlen(k), scope_len(k, strlen(k)), now, 1, &d);
     ok(!d.admit && d.windows[0].admit && !d.windows[1].admit, "1m window violated after 5");
     ok(d.retry_after_s >= 57 && d.retry_after_s <= 60, "retry points to the 1m window end");
     is_int(d.remaining, 0, "least remaining is 0");
 
     /* Another client and another origin have their own counters. */
-    hl_limiter_decide(&t, &q, HL_ORIGIN_DIRECTIVE, "/user/login|198.51.100.1", 24, scope_len("/user/login|198.51.100.1", 24), now, 1, &d);
+    limiter_decide(&t, &q, HL_ORIGIN_DIRECTIVE, "/user/login|198.51.100.1", 24, scope_len("/user/login|198.51.100.1", 24), now, 1, &d);
     ok(d.admit, "other client admitted");
     is_int(d.remaining, 2, "other client: 2 left in the 2s window");
-    hl_limiter_decide(&t, &q, HL_ORIGIN_TABLE, k, strlen(k), scope_len(k, strlen(k)), now, 1, &d);
+    limiter_decide(&t, &q, HL_ORIGIN_TABLE, k, strlen(k), scope_len(k, strlen(k)), now, 1, &d);
     ok(d.admit, "a table rule on the same key has its own counter");
 
     /* commit = 0 never counts. */
     for (i = 0; i < 10; ++i)
-        hl_limiter_decide(&t, &q, HL_ORIGIN_DIRECTIVE, "/x|1", 4, scope_len("/x|1", 4), now, 0, &d);
+        limiter_decide(&t, &q, HL_ORIGIN_DIRECTIVE, "/x|1", 4, scope_len("/x|1", 4), now, 0, &d);
     ok(d.admit, "decisions without commit never exhaust the quota");
 
-    /* hl_limiter_count counts after the fact (count=failures). */
+    /* limiter_count counts after the fact (count=failures). */
     for (i = 0; i < 3; ++i)
-        hl_limiter_count(&t, &q, HL_ORIGIN_DIRECTIVE, "/f|1", 4, scope_len("/f|1", 4), now);
-    hl_limiter_decide(&t, &q, HL_ORIGIN_DIRECTIVE, "/f|1", 4, scope_len("/f|1", 4), now, 0, &d);
+        limiter_count(&t, &q, HL_ORIGIN_DIRECTIVE, "/f|1", 4, scope_len("/f|1", 4), now);
+    limiter_decide(&t, &q, HL_ORIGIN_DIRECTIVE, "/f|1", 4, scope_len("/f|1", 4), now, 0, &d);
     ok(!d.admit, "three counted failures exhaust 3/2s");
 
     /* Reset clears every window of a key, for both origins. */
     is_int(hl_limiter_reset(&t, k, strlen(k)), 4, "reset removes 2 windows x 2 origins");
-    hl_limiter_decide(&t, &q, HL_ORIGIN_DIRECTIVE, k, strlen(k), scope_len(k, strlen(k)), now, 1, &d);
+    limiter_decide(&t, &q, HL_ORIGIN_DIRECTIVE, k, strlen(k), scope_len(k, strlen(k)), now, 1, &d);
     ok(d.admit, "admitted after reset");
     is_int(hl_limiter_reset(&t, "/none|1", 7), 0, "reset of an unknown key removes nothing");
 
     /* A changed window applies to the existing counter at once. */
     {
         hl_quota_t q1 = quota("2/1h", NULL), q2 = quota("2/1s", NULL);
-        hl_limiter_decide(&t, &q1, HL_ORIGIN_TABLE, "/w|1", 4, scope_len("/w|1", 4), now, 1, &d);
-        hl_limiter_decide(&t, &q1, HL_ORIGIN_TABLE, "/w|1", 4, scope_len("/w|1", 4), now, 1, &d);
-        hl_limiter_decide(&t, &q1, HL_ORIGIN_TABLE, "/w|1", 4, scope_len("/w|1", 4), now + 1500, 1, &d);
+        limiter_decide(&t, &q1, HL_ORIGIN_TABLE, "/w|1", 4, scope_len("/w|1", 4), now, 1, &d);
+        limiter_decide(&t, &q1, HL_ORIGIN_TABLE, "/w|1", 4, scope_len("/w|1", 4), now, 1, &d);
+        limiter_decide(&t, &q1, HL_ORIGIN_TABLE, "/w|1", 4, scope_len("/w|1", 4), now + 1500, 1, &d);
         ok(!d.admit, "2/1h exhausted");
-        hl_limiter_decide(&t, &q2, HL_ORIGIN_TABLE, "/w|1", 4, scope_len("/w|1", 4), now + 1500, 1, &d);
+        limiter_decide(&t, &q2, HL_ORIGIN_TABLE, "/w|1", 4, scope_len("/w|1", 4), now + 1500, 1, &d);
         ok(d.admit, "window shortened to 1s: the old counter follows the new window");
     }
 
@@ -417,11 +418,11 @@ int main(void)
         memcpy(b, a, sizeof(b));
         b[599] = 'b';
         hl_quota_t q1 = quota("1/1m", NULL);
-        hl_limiter_decide(&t, &q1, HL_ORIGIN_DIRECTIVE, a, sizeof(a), scope_len(a, sizeof(a)), now, 1, &d);
+        limiter_decide(&t, &q1, HL_ORIGIN_DIRECTIVE, a, sizeof(a), scope_len(a, sizeof(a)), now, 1, &d);
         ok(d.admit, "long key a admitted");
-        hl_limiter_decide(&t, &q1, HL_ORIGIN_DIRECTIVE, b, sizeof(b), scope_len(b, sizeof(b)), now, 1, &d);
+        limiter_decide(&t, &q1, HL_ORIGIN_DIRECTIVE, b, sizeof(b), scope_len(b, sizeof(b)), now, 1, &d);
         ok(d.admit, "long key b differing in its last byte has its own counter");
-        hl_limiter_decide(&t, &q1, HL_ORIGIN_DIRECTIVE, a, sizeof(a), scope_len(a, sizeof(a)), now, 1, &d);
+        limiter_decide(&t, &q1, HL_ORIGIN_DIRECTIVE, a, sizeof(a), scope_len(a, sizeof(a)), now, 1, &d);
         ok(!d.admit, "long key a rejected on its second request");
     }
 
@@ -432,12 +433,12 @@ int main(void)
         char key[32];
         for (i = 0; i < 1000; ++i) {
             snprintf(key, sizeof(key), "/r|10.0.%d.%d", i / 256, i % 256);
-            hl_limiter_decide(&small, &q1, HL_ORIGIN_DIRECTIVE, key, strlen(key), scope_len(key, strlen(key)), now, 1, &d);
+            limiter_decide(&small, &q1, HL_ORIGIN_DIRECTIVE, key, strlen(key), scope_len(key, strlen(key)), now, 1, &d);
         }
         ok(small.hdr->used == 64 && small.hdr->evictions > 0, "full table evicts, never fails");
-        hl_limiter_decide(&small, &q1, HL_ORIGIN_DIRECTIVE, "/hot|1", 6, scope_len("/hot|1", 6), now, 1, &d);
-        hl_limiter_decide(&small, &q1, HL_ORIGIN_DIRECTIVE, "/hot|1", 6, scope_len("/hot|1", 6), now, 1, &d);
-        hl_limiter_decide(&small, &q1, HL_ORIGIN_DIRECTIVE, "/hot|1", 6, scope_len("/hot|1", 6), now, 1, &d);
+        limiter_decide(&small, &q1, HL_ORIGIN_DIRECTIVE, "/hot|1", 6, scope_len("/hot|1", 6), now, 1, &d);
+        limiter_decide(&small, &q1, HL_ORIGIN_DIRECTIVE, "/hot|1", 6, scope_len("/hot|1", 6), now, 1, &d);
+        limiter_decide(&small, &q1, HL_ORIGIN_DIRECTIVE, "/hot|1", 6, scope_len("/hot|1", 6), now, 1, &d);
         ok(!d.admit, "a hot key is still limited in a full table");
         free(small.hdr);
     }

@@ -5,6 +5,7 @@
 #include <string.h>
 #include "hl_tap.h"
 #include "hl_limiter.h"
+#include "hl_limiter_calls.h"
 #include "hl_log.h"
 
 static hl_slots_t table(uint32_t capacity, void **mem, size_t *size)
@@ -38,7 +39,7 @@ static hl_quota_t quota(const char *a, const char *b, const char *c)
 static int hit(hl_slots_t *t, const hl_quota_t *q, const char *key,
                int64_t now, hl_decision_t *d)
 {
-    hl_limiter_decide(t, q, HL_ORIGIN_DIRECTIVE, key, strlen(key), 2, now, 1, d);
+    limiter_decide(t, q, HL_ORIGIN_DIRECTIVE, key, strlen(key), 2, now, 1, d);
     return d->admit;
 }
 
@@ -204,7 +205,7 @@ static void test_refund(void)
     hl_quota_t q = quota("2/10s", "algo=log", "count=failures");
     hl_slot_ref_t refs[HL_MAX_WINDOWS];
     hl_decision_t d;
-    uint64_t cls = hl_limiter_class(HL_ORIGIN_DIRECTIVE, "s", 1);
+    uint64_t cls = limiter_class(HL_ORIGIN_DIRECTIVE, "s", 1);
     int64_t marks[HL_MAX_WINDOWS];
 
     hl_limiter_refs(&t, HL_ORIGIN_DIRECTIVE, 1, "s|k", 3, refs);

@@ -6,6 +6,7 @@
  * a client wait longer than its window.
  */
 #include "hl_limiter.h"
+#include "hl_limiter_calls.h"
 #include "hl_quota.h"
 #include "hl_tap.h"
 
@@ -46,7 +47,7 @@ static hl_decision_t hit(hl_slots_t *t, const hl_quota_t *q, const char *key,
 {
     hl_decision_t d;
 
-    hl_limiter_decide(t, q, HL_ORIGIN_DIRECTIVE, key, strlen(key),
+    limiter_decide(t, q, HL_ORIGIN_DIRECTIVE, key, strlen(key),
                       (size_t)(strchr(key, '|') - key), now, 1, &d);
     return d;
 }
