@@ -148,7 +148,6 @@ static void *merge_server_conf(apr_pool_t *p, void *basev, void *addv)
 
     c->slots = base->slots;            /* main server only */
     c->persist = base->persist;
-    c->store = base->store;
     c->redis = base->redis;
     c->store_timeout = base->store_timeout;
     c->store_lease = base->store_lease;
@@ -507,7 +506,6 @@ static const char *set_store(cmd_parms *cmd, void *dconf, const char *arg)
             return apr_psprintf(cmd->pool, "%s: bad store '%s': %s",
                                 cmd->cmd->name, arg, why);
     }
-    server_conf(cmd)->store = arg;
     return NULL;
 }
 

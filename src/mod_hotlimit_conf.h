@@ -187,8 +187,8 @@ typedef struct {
     int                 ipv6_prefix;      /* HotLimitIPv6Prefix */
     apr_array_header_t *exempt;           /* of hl_cidr_t (HotLimitExempt) */
     const char         *error_template;   /* file contents, or NULL */
-    const char         *store;            /* HotLimitStore */
-    hl_redis_conf_t    *redis;            /* HotLimitStore redis://, or NULL */
+    hl_redis_conf_t    *redis;            /* HotLimitStore redis:// or unix:,
+                                             parsed; NULL: shm (the default) */
     int                 store_timeout;    /* HotLimitStoreTimeout, ms */
     int                 store_lease;      /* HotLimitStoreLease, units */
     hl_store_failure_t  store_failure;    /* HotLimitStoreFailure */
