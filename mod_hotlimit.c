@@ -736,11 +736,6 @@ static void resolve_servers(apr_pool_t *pconf, server_rec *main_server)
             sc->store_failure = HL_STORE_FAIL_LOCAL;
         if (sc->store_lease == HL_UNSET)
             sc->store_lease = 0;
-        if (sc->redis) {
-            sc->redis->timeout_ms = sc->store_timeout;
-            sc->redis->failure = sc->store_failure;
-            sc->redis->lease_max = sc->store_lease;
-        }
         if (s->is_virtual) {
             sc->tag = apr_psprintf(pconf, "%s:%u",
                                    s->server_hostname ? s->server_hostname : "",

@@ -174,9 +174,6 @@ typedef struct {
     const char        *user;       /* ACL user, or NULL */
     const char        *password;   /* or NULL: no AUTH */
     const char        *prefix;     /* of every key, "hl:" */
-    int                timeout_ms; /* HotLimitStoreTimeout */
-    hl_store_failure_t failure;    /* HotLimitStoreFailure */
-    int                lease_max;  /* HotLimitStoreLease, 0: off */
 } hl_redis_conf_t;
 
 /* Per-server configuration. Server-wide settings are read from the main

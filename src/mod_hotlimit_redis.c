@@ -73,7 +73,10 @@ typedef struct {
     uint32_t pad;
 } hl_redis_shared_t;
 
-static const hl_redis_conf_t *rconf;     /* this generation's settings */
+static const hl_redis_conf_t *rconf;     /* this generation's address */
+static const hl_server_conf_t *rsc;      /* and the main server's settings:
+                                            HotLimitStoreTimeout, ...Failure,
+                                            ...Lease */
 static hl_redis_shared_t *rshared;
 static server_rec *rserver;
 static char script_sha[41];
@@ -211,8 +214,8 @@ static const char *where(apr_pool_t *p)
 /* Returns HotLimitStoreFailure's setting, as written. */
 static const char *failure_name(void)
 {
-    return rconf->failure == HL_STORE_FAIL_OPEN ? "open"
-           : rconf->failure == HL_STORE_FAIL_CLOSED ? "closed" : "local";
+    return rsc->store_failure == HL_STORE_FAIL_OPEN ? "open"
+           : rsc->store_failure == HL_STORE_FAIL_CLOSED ? "closed" : "local";
 }
 
 /* ---- the breaker (hl_breaker.c) ------------------------------------------ */
@@ -222,7 +225,7 @@ static const char *failure_name(void)
 static int may_try(int64_t now)
 {
     return hl_breaker_may_try(&rshared->breaker, now,
-                              2 * (int64_t)rconf->timeout_ms + 1000);
+                              2 * (int64_t)rsc->store_timeout + 1000);
 }
 
 /* Records a failed round trip (why: for the log) and opens the breaker
@@ -540,7 +543,7 @@ static void follow_reply(const redisReply *reply, hl_decide_item_t *const *items
     long long grant;
     int all, i, j;
 
-    if (rconf->failure != HL_STORE_FAIL_LOCAL || reply->elements < 3)
+    if (rsc->store_failure != HL_STORE_FAIL_LOCAL || reply->elements < 3)
         return;
     all = reply->element[0]->integer != 0;
     grant = reply->element[1]->integer > 0 ? reply->element[1]->integer : 0;
@@ -628,9 +631,9 @@ static int fallback(hl_decide_item_t *const *items, int n, int64_t now)
     const hl_store_t *local = hl_store_shm();
 
     __atomic_add_fetch(&rshared->fallbacks, 1, __ATOMIC_RELAXED);
-    if (rconf->failure == HL_STORE_FAIL_CLOSED)
+    if (rsc->store_failure == HL_STORE_FAIL_CLOSED)
         return -2;
-    if (rconf->failure == HL_STORE_FAIL_OPEN) {
+    if (rsc->store_failure == HL_STORE_FAIL_OPEN) {
         int i;
         for (i = 0; i < n; ++i) {
             memset(&items[i]->decision, 0, sizeof(items[i]->decision));
@@ -660,7 +663,7 @@ static void redis_prepare(void *ctx, hl_decide_item_t *it)
  * COUNT into some WINDOW span), with HotLimitStoreLease set. */
 static int leasable(hl_decide_item_t *const *items, int n)
 {
-    return rconf->lease_max > 0 && n == 1 && !items[0]->peek
+    return rsc->store_lease > 0 && n == 1 && !items[0]->peek
            && !items[0]->exact && !items[0]->dry_run
            && items[0]->quota->algo != HL_ALGO_GCRA
            && items[0]->quota->algo != HL_ALGO_LOG
@@ -687,7 +690,7 @@ static int from_lease(uint64_t key, hl_decide_item_t *it, uint32_t *want,
     }
     /* The clock is read under the lock: a unit is never taken on a time
      * read before a wait, when its window may have ended meanwhile. */
-    got = hl_lease_take(&leases, key, hl_mono_ms(), (uint32_t)rconf->lease_max,
+    got = hl_lease_take(&leases, key, hl_mono_ms(), (uint32_t)rsc->store_lease,
                         &it->decision, want);
     pthread_mutex_unlock(&lease_lock);
     return got;
@@ -701,7 +704,7 @@ static void keep_lease(uint64_t key, const redisReply *reply,
 {
     long long units = reply->element[1]->integer;
 
-    if (units <= 0 || units > rconf->lease_max)
+    if (units <= 0 || units > rsc->store_lease)
         return;
     pthread_mutex_lock(&lease_lock);
     /* A reset since the request asked: the units may have been counted in
@@ -784,7 +787,7 @@ static int redis_count(void *ctx, const hl_decide_item_t *it, uint32_t cost,
     items[0] = (hl_decide_item_t *)it;
     if (!may_try(now)) {
         const hl_store_t *local = hl_store_shm();
-        return rconf->failure == HL_STORE_FAIL_LOCAL
+        return rsc->store_failure == HL_STORE_FAIL_LOCAL
                ? local->ops->count(local->ctx, it, cost, now) : 0;
     }
     reply = send_call(items, 1, "c", cost, 0, now, &why);
@@ -830,7 +833,7 @@ static int redis_refund(void *ctx, const hl_decide_item_t *it, int64_t now)
     items[0] = (hl_decide_item_t *)it;
     if (!may_try(now)) {
         const hl_store_t *local = hl_store_shm();
-        return rconf->failure == HL_STORE_FAIL_LOCAL
+        return rsc->store_failure == HL_STORE_FAIL_LOCAL
                ? local->ops->refund(local->ctx, it, now) : 0;
     }
     reply = send_call(items, 1, "r", 0, 0, now, &why);
@@ -864,7 +867,7 @@ static int redis_settle(void *ctx, const hl_decide_item_t *it, uint32_t cost,
     items[0] = (hl_decide_item_t *)it;
     if (!may_try(now)) {
         const hl_store_t *local = hl_store_shm();
-        return rconf->failure == HL_STORE_FAIL_LOCAL
+        return rsc->store_failure == HL_STORE_FAIL_LOCAL
                ? local->ops->settle(local->ctx, it, cost, now) : 0;
     }
     reply = send_call(items, 1, "s", cost, 0, now, &why);
@@ -1095,11 +1098,12 @@ int hl_redis_post_config(apr_pool_t *pconf, server_rec *s)
     int i;
 
     rconf = sc->redis;
+    rsc = sc;
     if (!rconf)
         return OK;
     rserver = s;
     rwhere = where(pconf);
-    hl_redis_conn_setup(rconf);
+    hl_redis_conn_setup(rconf, sc->store_timeout);
     apr_pool_userdata_get(&found, HL_REDIS_LIFE_KEY, pp);
     if (!found) {
         if (apr_shm_create(&shm, sizeof(hl_redis_shared_t), NULL, pp) != APR_SUCCESS) {
@@ -1119,7 +1123,7 @@ int hl_redis_post_config(apr_pool_t *pconf, server_rec *s)
         apr_snprintf(script_sha + 2 * i, 3, "%02x", digest[i]);
     ap_log_error(APLOG_MARK, APLOG_INFO, 0, s,
                  "HL00705: counters in Redis at %s (timeout %d ms, on "
-                 "failure: %s)", rwhere, rconf->timeout_ms, failure_name());
+                 "failure: %s)", rwhere, rsc->store_timeout, failure_name());
     return OK;
 }
 

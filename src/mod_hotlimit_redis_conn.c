@@ -54,6 +54,7 @@ typedef struct hl_waiter {
 } hl_waiter_t;
 
 static const hl_redis_conf_t *cconf;
+static int ctimeout_ms;          /* HotLimitStoreTimeout */
 
 static pthread_mutex_t lane_lock = PTHREAD_MUTEX_INITIALIZER;
 static hl_waiter_t *queue_head, *queue_tail;   /* under lane_lock */
@@ -116,9 +117,10 @@ static __attribute__((noinline)) hl_waiter_t *this_thread_waiter(void)
     return w;
 }
 
-void hl_redis_conn_setup(const hl_redis_conf_t *conf)
+void hl_redis_conn_setup(const hl_redis_conf_t *conf, int timeout_ms)
 {
     cconf = conf;
+    ctimeout_ms = timeout_ms;
 }
 
 /* ---- the connection (the leader's only) ---------------------------------- */
@@ -157,8 +159,8 @@ static redisContext *connection(const char **why)
 
     if (conn)
         return conn;
-    tv.tv_sec = cconf->timeout_ms / 1000;
-    tv.tv_usec = (cconf->timeout_ms % 1000) * 1000;
+    tv.tv_sec = ctimeout_ms / 1000;
+    tv.tv_usec = (ctimeout_ms % 1000) * 1000;
     conn = cconf->socket ? redisConnectUnixWithTimeout(cconf->socket, tv)
                          : redisConnectWithTimeout(cconf->host, cconf->port, tv);
     if (!conn || conn->err) {
@@ -325,8 +327,8 @@ hl_exchange_t hl_redis_exchange(const char *cmd, size_t len,
     }
     drain(w);
     clock_gettime(CLOCK_MONOTONIC, &deadline);
-    deadline.tv_sec += cconf->timeout_ms / 1000;
-    deadline.tv_nsec += (long)(cconf->timeout_ms % 1000) * 1000000L;
+    deadline.tv_sec += ctimeout_ms / 1000;
+    deadline.tv_nsec += (long)(ctimeout_ms % 1000) * 1000000L;
     if (deadline.tv_nsec >= 1000000000L) {
         deadline.tv_sec++;
         deadline.tv_nsec -= 1000000000L;

@@ -10,9 +10,10 @@
 
 #include "mod_hotlimit_conf.h"
 
-/* Sets where connections go and how long a wait may last (post_config,
- * every generation). conf must outlive the generation. */
-void hl_redis_conn_setup(const hl_redis_conf_t *conf);
+/* Sets where connections go (conf) and how long a wait may last
+ * (timeout_ms, HotLimitStoreTimeout) (post_config, every generation).
+ * conf must outlive the generation. */
+void hl_redis_conn_setup(const hl_redis_conf_t *conf, int timeout_ms);
 
 /* What hl_redis_exchange answered. */
 typedef enum {

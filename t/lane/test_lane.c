@@ -214,8 +214,7 @@ int main(void)
     conf.host = "127.0.0.1";
     conf.port = 6379;
     conf.prefix = "hl:";
-    conf.timeout_ms = 3;
-    hl_redis_conn_setup(&conf);
+    hl_redis_conn_setup(&conf, 3);
     for (i = 0; i < THREADS; ++i)
         pthread_create(&t[i], NULL, slot, (void *)i);
     end = now_ms() + SECONDS * 1000;
