@@ -3,8 +3,12 @@
  * merging, and hook registration.
  *
  * Merge rules (per directory): a scope's HotLimitQuota replaces its
- * parent's; HotLimitEngine, HotLimitDryRun, HotLimitHeaders and
- * HotLimitRouteFrom are inherited unless set again. Per server: every field
+ * parent's; HotLimitEngine, HotLimitDryRun, HotLimitHeaders,
+ * HotLimitRouteFrom and the other per-directory settings are inherited
+ * unless set again. Every per-directory record holds final values: a
+ * fresh one starts from the defaults, and a merge takes what the child
+ * sets (hl_dir_conf_t.set) and the parent's values for the rest, so the
+ * use sites read the fields as they are. Per server: every field
  * is inherited from the main server unless the virtual host sets it;
  * HotLimitSlots, HotLimitPersist, HotLimitStore and the quota table
  * directives are read from the main server only.
@@ -46,34 +50,32 @@
 
 /* ---- configuration records ------------------------------------------- */
 
-/* Returns a fresh per-directory record, all fields unset; owned by p. */
+/* Returns a fresh per-directory record holding the defaults, nothing set
+ * (the server's own record is one: a request outside every section reads
+ * it unmerged); owned by p. */
 static void *create_dir_conf(apr_pool_t *p, char *dir)
 {
     hl_dir_conf_t *c = apr_pcalloc(p, sizeof(*c));
     (void)dir;
-    c->engine = HL_UNSET;
-    c->dry_run = HL_UNSET;
-    c->headers = HL_UNSET;
-    c->route_from = HL_ROUTE_FROM_UNSET;
-    c->body_limit = HL_UNSET;
-    c->error_format = HL_UNSET;
-    c->log_refusals = HL_UNSET;
-    c->status = HL_UNSET;
-    c->body_overflow = HL_UNSET;
+    c->engine = 1;
+    c->dry_run = 0;
+    c->headers = 1;
+    c->route_from = HL_ROUTE_FROM_PATH;
+    c->body_limit = HL_DEFAULT_BODY_LIMIT;
+    c->error_format = HL_ERROR_FORMAT_AUTO;
+    c->log_refusals = HL_LOG_REFUSALS_FIRST;
+    c->status = 0;
+    c->body_overflow = HL_BODY_OVERFLOW_REFUSE;
     return c;
 }
 
-#define MERGE_INT(field) (add->field != HL_UNSET ? add->field : base->field)
+/* The child's value of field where it sets it (bit), else the parent's. */
+#define MERGE_SET(field, bit) ((add->set & (bit)) ? add->field : base->field)
 
-/* Returns 1 if c sets nothing (every field unset). */
+/* Returns 1 if c sets nothing (every field default or inherited). */
 static int dir_conf_empty(const hl_dir_conf_t *c)
 {
-    return c->engine == HL_UNSET && c->dry_run == HL_UNSET
-           && c->headers == HL_UNSET && c->route_from == HL_ROUTE_FROM_UNSET
-           && c->body_limit == HL_UNSET && c->nquotas == 0
-           && c->error_format == HL_UNSET
-           && c->log_refusals == HL_UNSET && c->status == HL_UNSET
-           && c->body_overflow == HL_UNSET
+    return c->set == 0 && c->nquotas == 0
            && c->device_name == NULL
            && !c->conc;
 }
@@ -92,20 +94,15 @@ static void *merge_dir_conf(apr_pool_t *p, void *basev, void *addv)
         return basev;
     c = apr_pcalloc(p, sizeof(*c));
 
-    c->engine = MERGE_INT(engine);
-    c->dry_run = MERGE_INT(dry_run);
-    c->headers = MERGE_INT(headers);
-    if (add->route_from != HL_ROUTE_FROM_UNSET) {
-        c->route_from = add->route_from;
-        c->route_arg = add->route_arg;
-    }
-    else {
-        c->route_from = base->route_from;
-        c->route_arg = base->route_arg;
-    }
-    c->body_limit = MERGE_INT(body_limit);
-    c->error_format = MERGE_INT(error_format);
-    c->body_overflow = MERGE_INT(body_overflow);
+    c->set = base->set | add->set;
+    c->engine = MERGE_SET(engine, HL_DIR_SET_ENGINE);
+    c->dry_run = MERGE_SET(dry_run, HL_DIR_SET_DRY_RUN);
+    c->headers = MERGE_SET(headers, HL_DIR_SET_HEADERS);
+    c->route_from = MERGE_SET(route_from, HL_DIR_SET_ROUTE_FROM);
+    c->route_arg = MERGE_SET(route_arg, HL_DIR_SET_ROUTE_FROM);
+    c->body_limit = MERGE_SET(body_limit, HL_DIR_SET_BODY_LIMIT);
+    c->error_format = MERGE_SET(error_format, HL_DIR_SET_ERROR_FORMAT);
+    c->body_overflow = MERGE_SET(body_overflow, HL_DIR_SET_BODY_OVERFLOW);
     if (add->nquotas > 0) {
         c->nquotas = add->nquotas;
         memcpy(c->quotas, add->quotas, sizeof(c->quotas));
@@ -113,8 +110,8 @@ static void *merge_dir_conf(apr_pool_t *p, void *basev, void *addv)
         c->nquotas = base->nquotas;
         memcpy(c->quotas, base->quotas, sizeof(c->quotas));
     }
-    c->log_refusals = MERGE_INT(log_refusals);
-    c->status = MERGE_INT(status);
+    c->log_refusals = MERGE_SET(log_refusals, HL_DIR_SET_LOG_REFUSALS);
+    c->status = MERGE_SET(status, HL_DIR_SET_STATUS);
     /* Device cookies: the nearest section that names one. */
     c->device_name = add->device_name ? add->device_name : base->device_name;
     c->device_max_age = add->device_name ? add->device_max_age
@@ -139,6 +136,8 @@ static void *create_server_conf(apr_pool_t *p, server_rec *s)
     c->quotas = apr_array_make(p, 4, sizeof(const hl_dir_quota_t *));
     return c;
 }
+
+#define MERGE_INT(field) (add->field != HL_UNSET ? add->field : base->field)
 
 /* Returns the merge of the main server `basev` and a virtual host `addv`. */
 static void *merge_server_conf(apr_pool_t *p, void *basev, void *addv)
@@ -310,6 +309,7 @@ static const char *set_engine(cmd_parms *cmd, void *dconf, int on)
 {
     (void)cmd;
     ((hl_dir_conf_t *)dconf)->engine = on;
+    ((hl_dir_conf_t *)dconf)->set |= HL_DIR_SET_ENGINE;
     return NULL;
 }
 
@@ -317,6 +317,7 @@ static const char *set_dry_run(cmd_parms *cmd, void *dconf, int on)
 {
     (void)cmd;
     ((hl_dir_conf_t *)dconf)->dry_run = on;
+    ((hl_dir_conf_t *)dconf)->set |= HL_DIR_SET_DRY_RUN;
     return NULL;
 }
 
@@ -324,6 +325,7 @@ static const char *set_headers(cmd_parms *cmd, void *dconf, int on)
 {
     (void)cmd;
     ((hl_dir_conf_t *)dconf)->headers = on;
+    ((hl_dir_conf_t *)dconf)->set |= HL_DIR_SET_HEADERS;
     return NULL;
 }
 
@@ -335,6 +337,7 @@ static const char *set_error_format(cmd_parms *cmd, void *dconf, const char *arg
     for (i = 0; names[i]; ++i)
         if (!strcasecmp(arg, names[i])) {
             ((hl_dir_conf_t *)dconf)->error_format = i;   /* hl_error_format_t */
+            ((hl_dir_conf_t *)dconf)->set |= HL_DIR_SET_ERROR_FORMAT;
             return NULL;
         }
     return apr_psprintf(cmd->pool, "%s: '%s' is not auto, html, json or problem",
@@ -367,6 +370,7 @@ static const char *set_route_from(cmd_parms *cmd, void *dconf, const char *arg)
                             "a JSON path is 1 to %d letters, digits, '_' or "
                             "'-', with dots between names)",
                             cmd->cmd->name, arg, HL_JSON_PATH_MAX);
+    d->set |= HL_DIR_SET_ROUTE_FROM;
     return NULL;
 }
 
@@ -399,7 +403,12 @@ static const char *parse_bytes(cmd_parms *cmd, const char *arg, long min,
 /* HotLimitBodyLimit BYTES: 0 (never read a body) up to 64 MiB. */
 static const char *set_body_limit(cmd_parms *cmd, void *dconf, const char *arg)
 {
-    return parse_bytes(cmd, arg, 0, &((hl_dir_conf_t *)dconf)->body_limit);
+    hl_dir_conf_t *dc = dconf;
+    const char *err = parse_bytes(cmd, arg, 0, &dc->body_limit);
+
+    if (!err)
+        dc->set |= HL_DIR_SET_BODY_LIMIT;
+    return err;
 }
 
 /* A whole-number server directive: where it is stored and its range. */
@@ -598,6 +607,7 @@ static const char *set_body_overflow(cmd_parms *cmd, void *dconf, const char *ar
     else
         return apr_psprintf(cmd->pool, "%s: bad value '%s' (use refuse or "
                             "path)", cmd->cmd->name, arg);
+    dc->set |= HL_DIR_SET_BODY_OVERFLOW;
     return NULL;
 }
 

@@ -447,8 +447,7 @@ static const hl_table_hit_t *table_answer(request_rec *r,
     const char *uri = r->uri ? r->uri : "/";
     const hl_cidr_t *ip = cl->ok ? &cl->addr : NULL;
     uint32_t version = hl_table_version();
-    int from_path = dc->route_from == HL_ROUTE_FROM_UNSET
-                    || dc->route_from == HL_ROUTE_FROM_PATH;
+    int from_path = dc->route_from == HL_ROUTE_FROM_PATH;
     char route[HL_ROUTE_MAX];
     size_t len;
 

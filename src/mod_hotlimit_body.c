@@ -274,8 +274,7 @@ static apr_off_t body_limit(request_rec *r, int *to_path)
     const hl_dir_conf_t *dc = ap_get_module_config(r->per_dir_config,
                                                    &hotlimit_module);
     *to_path = dc && dc->body_overflow == HL_BODY_OVERFLOW_PATH;
-    return dc && dc->body_limit != HL_UNSET ? dc->body_limit
-                                            : HL_DEFAULT_BODY_LIMIT;
+    return dc ? dc->body_limit : HL_DEFAULT_BODY_LIMIT;
 }
 
 /* Returns HotLimitBodyMemory of r's server. */

@@ -277,7 +277,7 @@ static apr_status_t give_back(void *data)
 }
 
 /* Returns 1 if a refusal in scope should be logged under HotLimitLogRefusals
- * mode (HL_LOG_REFUSALS_*, HL_UNSET: first), setting *skipped to the
+ * mode (HL_LOG_REFUSALS_*), setting *skipped to the
  * refusals of scope not logged since its last line. Under the lock. */
 static int log_due(int mode, unsigned scope, uint32_t *skipped)
 {

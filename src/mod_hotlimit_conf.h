@@ -61,8 +61,7 @@
 
 /* Where the route of a request comes from (HotLimitRouteFrom). */
 typedef enum {
-    HL_ROUTE_FROM_UNSET = 0,
-    HL_ROUTE_FROM_PATH,
+    HL_ROUTE_FROM_PATH = 0,      /* the default */
     HL_ROUTE_FROM_QUERY,
     HL_ROUTE_FROM_PATH_INFO,
     HL_ROUTE_FROM_PARAM,         /* param:NAME, $_REQUEST[NAME] */
@@ -107,30 +106,48 @@ typedef struct {
 
 #define HL_DIR_QUOTAS_MAX 3   /* HotLimitQuota lines in one section */
 
-/* Per-directory configuration; HL_UNSET fields inherit from the parent. */
+/* Which settings a per-directory record sets itself (hl_dir_conf_t.set):
+ * a merge takes these from the child, the others from the parent. */
+#define HL_DIR_SET_ENGINE         (1u << 0)
+#define HL_DIR_SET_DRY_RUN        (1u << 1)
+#define HL_DIR_SET_HEADERS        (1u << 2)
+#define HL_DIR_SET_ROUTE_FROM     (1u << 3)   /* route_from and route_arg */
+#define HL_DIR_SET_BODY_LIMIT     (1u << 4)
+#define HL_DIR_SET_ERROR_FORMAT   (1u << 5)
+#define HL_DIR_SET_LOG_REFUSALS   (1u << 6)
+#define HL_DIR_SET_STATUS         (1u << 7)
+#define HL_DIR_SET_BODY_OVERFLOW  (1u << 8)
+
+/* Per-directory configuration. Every record holds final values, read as
+ * they are: a fresh one the defaults (create_dir_conf), a merged one the
+ * child's settings where it sets them (set) and the parent's elsewhere;
+ * so the server's own record, used unmerged by a request outside every
+ * section, is complete too. */
 typedef struct {
-    int                   engine;      /* HotLimitEngine */
-    int                   dry_run;     /* HotLimitDryRun */
-    int                   headers;     /* HotLimitHeaders */
+    unsigned              set;         /* HL_DIR_SET_*: set here, not
+                                          inherited or defaulted */
+    int                   engine;      /* HotLimitEngine: 0 off, else on */
+    int                   dry_run;     /* HotLimitDryRun: 1 on, else off */
+    int                   headers;     /* HotLimitHeaders: 0 off, else on */
     hl_route_from_t       route_from;  /* HotLimitRouteFrom */
     const char           *route_arg;   /* query:NAME, param:NAME, json:PATH */
-    long                  body_limit;  /* HotLimitBodyLimit, HL_UNSET */
+    long                  body_limit;  /* HotLimitBodyLimit, bytes */
     int                   nquotas;     /* HotLimitQuota lines, each counted */
     const hl_dir_quota_t *quotas[HL_DIR_QUOTAS_MAX];  /* apart; a child's
                                                          replace them all */
     int                   error_format;  /* HotLimitErrorFormat: an
-                                            hl_error_format_t, or HL_UNSET */
+                                            hl_error_format_t */
     /* Log flood and status scope (issue 18): */
     int                   log_refusals; /* HotLimitLogRefusals,
-                                           HL_LOG_REFUSALS_*; HL_UNSET: first */
+                                           HL_LOG_REFUSALS_* */
     int                   status;       /* HotLimitStatus (not .htaccess):
                                            > 0 the status handler answers
                                            here, and nothing is limited or
                                            banned here (HL_STATUS_ON_*:
-                                           where On was set); 0, HL_UNSET:
-                                           off */
+                                           where On was set); 0: off */
     /* Request bodies (mod_hotlimit_body.c): */
-    int                   body_overflow;  /* HotLimitBodyOverflow, HL_UNSET */
+    int                   body_overflow;  /* HotLimitBodyOverflow,
+                                             HL_BODY_OVERFLOW_* */
     /* Device cookies (HotLimitDeviceCookie, mod_hotlimit_device.c): */
     const char           *device_name;    /* cookie name; NULL: inherit */
     int                   device_max_age; /* its Max-Age, seconds */

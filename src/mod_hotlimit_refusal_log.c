@@ -71,6 +71,7 @@ const char *hl_refusal_log_set(cmd_parms *cmd, void *dconf, const char *arg)
     else
         return apr_psprintf(cmd->pool, "%s: bad value '%s' (first, all or off)",
                             cmd->cmd->name, arg);
+    dc->set |= HL_DIR_SET_LOG_REFUSALS;
     return NULL;
 }
 

@@ -9,7 +9,7 @@
 #include "mod_hotlimit_conf.h"
 #include "mod_hotlimit_respond.h"
 
-/* HotLimitLogRefusals (hl_dir_conf_t.log_refusals; HL_UNSET is first). */
+/* HotLimitLogRefusals (hl_dir_conf_t.log_refusals; first by default). */
 #define HL_LOG_REFUSALS_FIRST 1
 #define HL_LOG_REFUSALS_ALL   2
 #define HL_LOG_REFUSALS_OFF   3
@@ -26,8 +26,8 @@ void hl_refusal_log_register(void);
 
 /*
  * Logs the refusal (or would-be refusal under dry run) of match m of r as
- * mode (HL_LOG_REFUSALS_*, HL_UNSET meaning first) says: in full (HL00100,
- * HL00101), summed into a summary line (HL01150 when by_address, i.e. the
+ * mode (HL_LOG_REFUSALS_*) says: in full (HL00100, HL00101), summed into
+ * a summary line (HL01150 when by_address, i.e. the
  * key is the client address, which the line then names; else HL01151;
  * dry run HL01153), or not at all. Written at info for the module, so
  * nothing is done below that level. Never fails: when the shared table

@@ -233,7 +233,7 @@ static hl_body_kind_t body_kind(request_rec *r)
     const hl_dir_conf_t *dc = ap_get_module_config(r->per_dir_config,
                                                    &hotlimit_module);
 
-    switch (dc ? dc->error_format : HL_UNSET) {
+    switch (dc ? dc->error_format : HL_ERROR_FORMAT_AUTO) {
     case HL_ERROR_FORMAT_HTML:    return HL_BODY_HTML;
     case HL_ERROR_FORMAT_JSON:    return HL_BODY_JSON;
     case HL_ERROR_FORMAT_PROBLEM: return HL_BODY_PROBLEM;

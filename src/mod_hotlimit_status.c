@@ -267,6 +267,7 @@ const char *hl_status_set(cmd_parms *cmd, void *dconf, int on)
 {
     ((hl_dir_conf_t *)dconf)->status = !on ? 0
         : cmd->server->is_virtual ? HL_STATUS_ON_VHOST : HL_STATUS_ON_MAIN;
+    ((hl_dir_conf_t *)dconf)->set |= HL_DIR_SET_STATUS;
     /* Outside a section it covers the whole server, which is then never
      * limited or banned: allowed (spec: S), but said. */
     if (on && !cmd->path)
