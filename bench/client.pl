@@ -1,21 +1,21 @@
 #!/usr/bin/perl
-# bench/client.pl PORT N PATH [xff|close]
+# bench/client.pl PORT N PATH [xff|close|xff-close]
 # Sends N GET requests one after the other on ONE keep-alive connection to
 # 127.0.0.1:PORT and reads each response fully. With "xff", request i
 # carries X-Forwarded-For: a distinct public IPv4 address derived from i
 # (11.0.0.1, 11.0.0.2, ...), so every request is a new client key. With
 # "close", each request has a connection of its own (Connection: close),
-# as ab without -k.
+# as ab without -k. "xff-close" does both.
 # Prints "requests=N ok=K other=M"; exit status 1 if any response was not 200.
 use strict;
 use warnings;
 use IO::Socket::INET;
 
 my ($port, $n, $path, $mode) = @ARGV;
-die "usage: $0 PORT N PATH [xff]\n" unless defined $path;
+die "usage: $0 PORT N PATH [xff|close|xff-close]\n" unless defined $path;
 $mode //= '';
-my $xff = $mode eq 'xff';
-my $close = $mode eq 'close';
+my $xff = $mode eq 'xff' || $mode eq 'xff-close';
+my $close = $mode eq 'close' || $mode eq 'xff-close';
 
 my ($s, $ok, $other, $buf) = (undef, 0, 0, '');
 

@@ -233,7 +233,7 @@ EOF
         if [ "$variant" = B ]; then
             echo "HotLimitSlots ${SCENARIO_SLOTS:-$SLOTS}"
             case $scenario in
-                onekey-noheaders|onekey-close)
+                onekey-noheaders|onekey-close|randomip-close)
                     printf '<Location />\n    DirectoryIndex index.html\n    HotLimitQuota %s\n    HotLimitHeaders Off\n</Location>\n' "$QUOTA" ;;
                 onekey|randomip*)
                     printf '<Location />\n    DirectoryIndex index.html\n    HotLimitQuota %s\n</Location>\n' "$QUOTA" ;;
