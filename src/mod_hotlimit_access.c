@@ -136,12 +136,110 @@ typedef struct {
     hl_last_counter_t last_counter; /* this client's counter last prepared */
     int       switched;            /* the client changed at this request
                                       (behind a proxy): nothing is kept */
+    int       fresh;               /* 1: limit_request keeps it as this
+                                      thread's last client */
     int       table_kept;          /* 1: table_hit is the table's answer
                                       for this client and table_uri */
     uint32_t  table_version;       /* hl_table_version it was found at */
     char      table_uri[HL_ROUTE_MAX];
     hl_table_hit_t table_hit;
 } hl_client_t;
+
+/* The client a thread last saw open a connection: a client that opens
+ * a connection per request (as ab without -k) is found here by its
+ * address text, not parsed and its counter's key built and hashed again.
+ * Its address is noted at a connection's first request; the second
+ * connection of that address in a row keeps its parsed address and the
+ * counter it prepares too (whole: full), so a stream of new addresses
+ * costs only the note. The pointers are into one configuration: valid
+ * while its generation is the same. Each thread has its own. */
+typedef struct {
+    int           gen;             /* configuration generation + 1; 0: none */
+    int           v6_prefix;       /* the key was made with */
+    size_t        ip_len;
+    char          ip[64];          /* the address text */
+    int           full;            /* 1: what follows is filled */
+    hl_cidr_t     addr;
+    size_t        key_len;
+    char          key[HL_KEY_MAX + 1];
+    hl_last_counter_t last_counter;
+} hl_thread_client_t;
+
+static __thread hl_thread_client_t thread_client;
+
+/* Returns this thread's last client. Not inlined on purpose: in a module
+ * (-fPIC) every use of a __thread variable's address would call into the
+ * dynamic loader. */
+static __attribute__((noinline)) hl_thread_client_t *this_thread_client(void)
+{
+    return &thread_client;
+}
+
+/* Copies the kept counter from into to (only the bytes in use). */
+static void copy_last_counter(hl_last_counter_t *to,
+                              const hl_last_counter_t *from)
+{
+    to->dq = from->dq;
+    to->sc = from->sc;
+    to->key_len = from->key_len;
+    if (from->key_len == 0)
+        return;
+    memcpy(to->key, from->key, from->key_len);
+    to->origin = from->origin;
+    to->nwindows = from->nwindows;
+    to->stripe = from->stripe;
+    memcpy(to->refs, from->refs, sizeof(from->refs[0]) * (size_t)from->nwindows);
+}
+
+/* Looks up the first client of a new connection, cl (ip already set, len
+ * bytes, 0 if too long), in this thread's last client. Returns 1 with cl
+ * filled when kept whole; else 0, noting the address (cl->fresh = 1 when
+ * it was the last one's: limit_request keeps it whole after deciding). */
+static int client_from_thread(hl_client_t *cl, size_t len,
+                              const hl_server_conf_t *sc)
+{
+    hl_thread_client_t *t = this_thread_client();
+    int gen = ap_state_query(AP_SQ_CONFIG_GEN) + 1;
+
+    cl->fresh = 0;
+    if (len == 0)
+        return 0;
+    if (t->gen == gen && t->ip_len == len && t->v6_prefix == sc->v6_prefix
+        && memcmp(t->ip, cl->ip, len) == 0) {
+        if (!t->full) {
+            cl->fresh = 1;
+            return 0;
+        }
+        cl->addr = t->addr;
+        cl->ok = 1;
+        cl->key_len = t->key_len;
+        memcpy(cl->key, t->key, t->key_len + 1);
+        copy_last_counter(&cl->last_counter, &t->last_counter);
+        return 1;
+    }
+    t->gen = gen;
+    t->v6_prefix = sc->v6_prefix;
+    t->ip_len = len;
+    memcpy(t->ip, cl->ip, len);
+    t->full = 0;
+    return 0;
+}
+
+/* Keeps client cl (fresh), whose counter was just decided, whole as this
+ * thread's last client, if that is still its address. */
+static void client_to_thread(const hl_client_t *cl)
+{
+    hl_thread_client_t *t = this_thread_client();
+
+    if (!cl->ok || t->ip_len >= sizeof(cl->ip)
+        || memcmp(t->ip, cl->ip, t->ip_len + 1) != 0)
+        return;
+    t->addr = cl->addr;
+    t->key_len = cl->key_len;
+    memcpy(t->key, cl->key, cl->key_len + 1);
+    copy_last_counter(&t->last_counter, &cl->last_counter);
+    t->full = 1;
+}
 
 /* Returns the state of the client request r belongs to, created on first
  * use (from that request's pool), or NULL when create is 0 and there is
@@ -197,6 +295,11 @@ static hl_client_t *client_of(request_rec *r, const hl_server_conf_t *sc)
     cl->from_conn = ip == c->client_ip;
     if (len < sizeof(cl->ip))
         memcpy(cl->ip, ip, len + 1);
+    else
+        len = 0;
+    cl->fresh = 0;
+    if (!cl->switched && client_from_thread(cl, len, sc))
+        return cl;
     cl->key_len = hl_client_parse(cl->key, ip, sc->v6_prefix, &cl->addr);
     cl->ok = cl->addr.family != 0;
     return cl;
@@ -1023,6 +1126,10 @@ static int limit_request(request_rec *r, hl_stage_t stage)
 
     if (kept >= 0)
         keep_hints(cl, &m[kept]);
+    if (cl->fresh) {            /* with the hints just found */
+        client_to_thread(cl);
+        cl->fresh = 0;
+    }
     for (i = 0; i < n; ++i) {
         remember_decided(state, &m[i]);
         hl_upgrade_settle(&m[i]);
