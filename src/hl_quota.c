@@ -402,11 +402,6 @@ uint32_t hl_cost_parse_or(const char *value, uint32_t missing)
     return rc == 0 ? (uint32_t)v : missing;
 }
 
-int hl_quota_after_response(const hl_quota_t *q)
-{
-    return q->cost_name[0] != '\0' || q->cost_usage;
-}
-
 int hl_quota_set_reserve(hl_quota_t *q, const char *value, char *err,
                          size_t errlen)
 {
@@ -429,17 +424,6 @@ int hl_quota_set_reserve(hl_quota_t *q, const char *value, char *err,
     q->reserve = (uint32_t)v;
     q->reserve_max_tokens = (uint8_t)by_tokens;
     return 0;
-}
-
-int hl_quota_reserves(const hl_quota_t *q)
-{
-    return q->reserve > 0 && hl_quota_after_response(q);
-}
-
-int hl_quota_refunds(const hl_quota_t *q)
-{
-    return q->count != HL_COUNT_ALL && q->cost_name[0] == '\0'
-           && !q->cost_usage;
 }
 
 /*

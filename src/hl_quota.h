@@ -142,7 +142,10 @@ uint32_t hl_cost_parse_or(const char *value, uint32_t missing);
 /* Returns 1 if q is counted after the response (cost=header: or
  * cost=usage, with any count=), 0 if it is counted at the decision (cost 1,
  * any count=). */
-int hl_quota_after_response(const hl_quota_t *q);
+static inline int hl_quota_after_response(const hl_quota_t *q)
+{
+    return q->cost_name[0] != '\0' || q->cost_usage;
+}
 
 /*
  * Parses a reserve= value (also the JSON table's "reserve"): a whole
@@ -157,12 +160,19 @@ int hl_quota_set_reserve(hl_quota_t *q, const char *value, char *err,
 
 /* Returns 1 if q takes a reservation at admission (a cost= quota with
  * reserve=), else 0. */
-int hl_quota_reserves(const hl_quota_t *q);
+static inline int hl_quota_reserves(const hl_quota_t *q)
+{
+    return q->reserve > 0 && hl_quota_after_response(q);
+}
 
 /* Returns 1 if q takes its unit at the decision and gives it back when
  * the final status is not one it counts (count=failures|status at cost
  * 1: exact under concurrency), else 0. */
-int hl_quota_refunds(const hl_quota_t *q);
+static inline int hl_quota_refunds(const hl_quota_t *q)
+{
+    return q->count != HL_COUNT_ALL && q->cost_name[0] == '\0'
+           && !q->cost_usage;
+}
 
 /* Parses a norm= value ("lower", "digits", "email", "exact"), as the
  * JSON table's "norm" too. Returns 0, or -1 with a message naming value. */

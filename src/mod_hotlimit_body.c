@@ -107,7 +107,7 @@ static ap_filter_rec_t *body_filter_handle;
 /* 1 once this process has made a body record: the thread that makes a
  * request's record is the one that later looks for it, so until then no
  * request of this process has one, and the look costs nothing. */
-static int body_records;
+int hl_body_records;
 
 /* Returns the body record of r's client request, or NULL if none was
  * made. Owned by that request's pool. */
@@ -115,7 +115,7 @@ static hl_body_t *body_of(request_rec *r)
 {
     void *b = NULL;
 
-    if (!body_records)
+    if (!hl_body_records)
         return NULL;            /* none was ever made in this process */
     apr_pool_userdata_get(&b, BODY_KEY, hl_client_request(r)->pool);
     return b;
@@ -379,7 +379,7 @@ static hl_body_t *get_body(request_rec *r, int for_json)
     if (!b) {
         b = apr_pcalloc(top->pool, sizeof(*b));
         apr_pool_userdata_setn(b, BODY_KEY, NULL, top->pool);
-        body_records = 1;
+        hl_body_records = 1;
         b->refuse = OK;
     }
     if (b->decided)
@@ -635,7 +635,7 @@ int hl_request_json_body(request_rec *r, const char **head,
 
 /* Returns DECLINED, or the status that ends r (see mod_hotlimit_body.h),
  * once per client request. */
-int hl_body_refusal(request_rec *r)
+int hl_body_refusal_of(request_rec *r)
 {
     hl_body_t *b = body_of(r);
 

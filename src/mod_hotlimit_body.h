@@ -46,7 +46,16 @@ char *hl_request_json(request_rec *r, const char *path, apr_size_t *len);
  * the error: LimitRequestBody, a bad chunk). The status is returned once
  * per client request (an ErrorDocument it leads to runs as usual).
  */
-int hl_body_refusal(request_rec *r);
+int hl_body_refusal_of(request_rec *r);
+
+/* Nonzero once this process has read a request body (hl_body_refusal
+ * has nothing to say before: no call per request). */
+extern int hl_body_records;
+
+static APR_INLINE int hl_body_refusal(request_rec *r)
+{
+    return hl_body_records ? hl_body_refusal_of(r) : DECLINED;
+}
 
 /*
  * [reserve=] Reads r's client request body when it is a POST whose

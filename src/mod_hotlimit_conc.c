@@ -524,8 +524,6 @@ static int take_slots(request_rec *r, int at_fixups)
     const char *route = NULL;
     int t, rc = DECLINED;
 
-    if (!conc_directives && !hl_table_configured())
-        return DECLINED;
     if (!head || r->main
         || (r->prev && r->prev->status == HTTP_TOO_MANY_REQUESTS))
         return DECLINED;
@@ -574,14 +572,23 @@ static int take_slots(request_rec *r, int at_fixups)
     return rc;
 }
 
+/* Returns 1 if a request of this process may need a slot: a
+ * HotLimitConcurrency was parsed, or a quota table (its rules may have a
+ * "concurrency"). Checked before take_slots, whose frame costs more than
+ * the check. */
+static int slots_possible(void)
+{
+    return conc_directives || hl_table_configured();
+}
+
 int hl_conc_check_access(request_rec *r)
 {
-    return take_slots(r, 0);
+    return slots_possible() ? take_slots(r, 0) : DECLINED;
 }
 
 int hl_conc_fixups(request_rec *r)
 {
-    return take_slots(r, 1);
+    return slots_possible() ? take_slots(r, 1) : DECLINED;
 }
 
 int hl_conc_protocol_switch(conn_rec *c, request_rec *r, server_rec *s,

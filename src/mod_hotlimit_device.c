@@ -229,11 +229,18 @@ static const unsigned char *secret_of(const hl_server_conf_t *sc, size_t *len)
     return generated_len ? generated : NULL;
 }
 
+/* 1 once this process has taken a note: the thread that takes a
+ * request's note is the one that later looks for it, so until then no
+ * request of this process has one, and the look costs nothing. */
+static int notes_taken;
+
 /* Returns the note of r's client request, or NULL. */
 static hl_device_note_t *note_of(request_rec *r)
 {
     void *note = NULL;
 
+    if (!notes_taken)
+        return NULL;            /* none was ever taken in this process */
     apr_pool_userdata_get(&note, NOTE_KEY, hl_client_request(r)->pool);
     return note;
 }
@@ -256,6 +263,7 @@ static void take_note(request_rec *r, const hl_dir_conf_t *dc,
     note->account_len = len;
     note->quota = *q;
     apr_pool_userdata_setn(note, NOTE_KEY, NULL, top->pool);
+    notes_taken = 1;
 }
 
 const char *hl_device_client_part(request_rec *r, const hl_dir_conf_t *dc,
