@@ -99,7 +99,8 @@ typedef struct {
     const char  *uri, *args, *path_info;  /* per_dir_config, path, query */
     int          user_pending;     /* a by=user quota waits for fixups */
     int          nmatches;         /* admitted count=failures|status */
-    hl_match_t   matches[HL_MAX_MATCHES];  /* matches, for log_transaction */
+    hl_match_t  *matches;          /* HL_MAX_MATCHES, for log_transaction;
+                                      made on first need (4 KiB) */
 } hl_request_state_t;
 
 #define HL_LAST_COUNTER_KEY_MAX 256  /* longest counter key kept */
@@ -254,6 +255,7 @@ static hl_request_state_t *request_state(request_rec *r, int create)
         state->ndecided = 0;
         state->user_pending = 0;
         state->nmatches = 0;
+        state->matches = NULL;
         ap_set_module_config(top->request_config, &hotlimit_module, state);
     }
     return state;
@@ -827,6 +829,9 @@ static void remember_after_response(request_rec *r, hl_request_state_t *state,
                           "counted", HL_MAX_MATCHES, m[i].route);
             continue;
         }
+        if (!state->matches)
+            state->matches = apr_palloc(hl_client_request(r)->pool,
+                                        sizeof(*state->matches) * HL_MAX_MATCHES);
         copy = &state->matches[state->nmatches++];
         *copy = m[i];
         if (!m[i].dq) {         /* a table rule's, in the caller's frame */
