@@ -128,6 +128,8 @@ static void counter_check(hl_slots_t *t, hl_slot_t *s, const hl_policy_t *p,
 {
     if (p->algo == HL_ALGO_LOG)     /* one unit: reserve= is refused there */
         hl_log_check(hl_slots_log(t, s, now_ms), p, now_ms, v);
+    else if (units <= 1)            /* the usual request: no room to work out */
+        hl_bucket_check(&s->bucket, p, now_ms, v);
     else
         hl_bucket_check_n(&s->bucket, p, now_ms, units, v);
 }
@@ -199,7 +201,6 @@ void hl_limiter_decide_refs_n(hl_slots_t *t, const hl_quota_t *q,
         hl_policy_from_quota(q, i, &pol[i]);
         slots[i] = ref_slot(t, q, &refs[i], &refs[i].hint, cls, now_ms);
         counter_check(t, slots[i], &pol[i], now_ms, units, &d->windows[i]);
-        counter_expiry(t, slots[i], &pol[i], now_ms);
         if (!d->windows[i].admit) {
             d->admit = 0;
             if (d->windows[i].retry_ms > retry_ms)
@@ -210,11 +211,11 @@ void hl_limiter_decide_refs_n(hl_slots_t *t, const hl_quota_t *q,
         /* Full: counted up to the limit now, or full already. */
         int counted = d->admit && commit;
 
-        if (counted) {
+        if (counted)
             d->marks[i] = counter_commit(t, slots[i], &pol[i], now_ms,
                                          units ? units : 1);
-            counter_expiry(t, slots[i], &pol[i], now_ms);
-        }
+        /* The expiry of what the check rolled, or of what was counted. */
+        counter_expiry(t, slots[i], &pol[i], now_ms);
         hl_slots_set_level(t, slots[i],
                            window_level(&pol[i], &d->windows[i], (uint32_t)counted));
     }
