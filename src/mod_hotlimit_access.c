@@ -146,9 +146,10 @@ typedef struct {
     hl_table_hit_t table_hit;
 } hl_client_t;
 
-/* The client a thread last saw open a connection: a client that opens
- * a connection per request (as ab without -k) is found here by its
- * address text, not parsed and its counter's key built and hashed again.
+/* The client a thread last saw open a connection from its own address:
+ * a client that opens a connection per request (as ab without -k, or a
+ * flood from one address) is found here by its address text, not parsed
+ * and its counter's key built and hashed again.
  * Its address is noted at a connection's first request; the second
  * connection of that address in a row keeps its parsed address and the
  * counter it prepares too (whole: full), so a stream of new addresses
@@ -299,8 +300,11 @@ static hl_client_t *client_of(request_rec *r, const hl_server_conf_t *sc)
         memcpy(cl->ip, ip, len + 1);
     else
         len = 0;
+    /* A connection's own address (not one a proxy names: its clients
+     * change, and its connections stay open) may be the one this thread
+     * saw last, reconnecting. */
     cl->fresh = 0;
-    if (!cl->switched && client_from_thread(cl, len, sc))
+    if (!cl->switched && cl->from_conn && client_from_thread(cl, len, sc))
         return cl;
     cl->key_len = hl_client_parse(cl->key, ip, sc->v6_prefix, &cl->addr);
     cl->ok = cl->addr.family != 0;
