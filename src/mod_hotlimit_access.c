@@ -222,20 +222,22 @@ static int client_from_thread(hl_client_t *cl, size_t len,
     t->gen = gen;
     t->v6_prefix = sc->v6_prefix;
     t->ip_len = len;
-    memcpy(t->ip, cl->ip, len);
+    memcpy(t->ip, cl->ip, len + 1);
     t->full = 0;
     return 0;
 }
 
-/* Keeps client cl (fresh), whose counter was just decided, whole as this
- * thread's last client, if that is still its address. */
-static void client_to_thread(const hl_client_t *cl)
+/* Keeps client cl (fresh), whose key was made for server sc and whose
+ * counter was just decided, whole as this thread's last client, if that
+ * is still its address. */
+static void client_to_thread(const hl_client_t *cl, const hl_server_conf_t *sc)
 {
     hl_thread_client_t *t = this_thread_client();
 
     if (!cl->ok || t->ip_len >= sizeof(cl->ip)
         || memcmp(t->ip, cl->ip, t->ip_len + 1) != 0)
         return;
+    t->v6_prefix = sc->v6_prefix;
     t->addr = cl->addr;
     t->key_len = cl->key_len;
     memcpy(t->key, cl->key, cl->key_len + 1);
@@ -1136,7 +1138,7 @@ static int limit_request(request_rec *r, hl_stage_t stage)
     if (kept >= 0)
         keep_hints(cl, &m[kept]);
     if (cl->fresh) {            /* with the hints just found */
-        client_to_thread(cl);
+        client_to_thread(cl, sc);
         cl->fresh = 0;
     }
     for (i = 0; i < n; ++i) {
