@@ -7,7 +7,9 @@
  * EVALSHA, EVAL when the server answers NOSCRIPT) checks every window of
  * every quota with the algorithms of hl_bucket.c on the server's clock and
  * counts only if all admit. All keys carry the hash tag {hl}, so a Redis
- * Cluster serves a decision from one slot.
+ * Cluster serves a decision from one slot. The call is written, and the
+ * decisions read from its reply, by hl_redis_call.c (pure: the unit test
+ * that runs the script beside the shared-memory store uses it too).
  *
  * Connections: one per child, shared by its threads, made on first use
  * (never before fork), bounded by HotLimitStoreTimeout for connect and
@@ -50,6 +52,7 @@
 #include "mod_hotlimit_redis.h"
 #include "mod_hotlimit_store.h"
 #include "hl_redis_script.h"
+#include "hl_redis_call.h"
 #include "hl_fmt.h"
 #include "hl_breaker.h"
 #include "mod_hotlimit_redis_conn.h"
@@ -99,24 +102,12 @@ static pthread_mutex_t lease_lock = PTHREAD_MUTEX_INITIALIZER;
 
 /* ---- keys ------------------------------------------------------------------ */
 
-/* The longest key prefix (?prefix=P), refused at configtest beyond. */
-#define HL_REDIS_PREFIX_MAX 64
-/* Room for PREFIX{hl}: and a slot key. */
-#define HL_REDIS_KEY_MAX (HL_REDIS_PREFIX_MAX + 5 + HL_KEY_MAX)
-
 /* Writes PREFIX{hl}: then n bytes of tail (a slot key, or "limited") into
- * out (HL_REDIS_KEY_MAX bytes). Returns the length, or 0 when tail is
- * too long. */
+ * out (HL_REDIS_KEY_MAX bytes), with this generation's prefix
+ * (hl_redis_key). Returns the length, or 0 when tail is too long. */
 static size_t redis_key(char *out, const char *tail, size_t n)
 {
-    size_t plen = strlen(rconf->prefix);
-
-    if (plen > HL_REDIS_PREFIX_MAX || n > HL_KEY_MAX)
-        return 0;
-    memcpy(out, rconf->prefix, plen);
-    memcpy(out + plen, "{hl}:", 5);
-    memcpy(out + plen + 5, tail, n);
-    return plen + 5 + n;
+    return hl_redis_key(out, rconf->prefix, tail, n);
 }
 
 /* ---- configuration ------------------------------------------------------ */
@@ -281,167 +272,32 @@ static redisReply *exchange(const char *cmd, size_t len, int64_t now,
 
 /* ---- the decision ---------------------------------------------------------- */
 
-/* One script call, written straight in the protocol's form (RESP): no
- * format strings, no per-argument allocation. Each thread keeps its
- * buffer for its life (it grows, rarely: EVAL carries the script). */
-typedef struct {
-    char  *buf;        /* the command being written */
-    size_t len, cap;
-    int    argc;       /* arguments written */
-} hl_call_t;
-
-static __thread hl_call_t thread_call;
+/* Each thread keeps its call buffer (hl_redis_call.h) for its life (it
+ * grows, rarely: EVAL carries the script). */
+static __thread hl_redis_call_t thread_call;
 
 /* Returns this thread's call buffer. Not inlined on purpose: in a module
  * (-fPIC) the compiler would otherwise recompute a __thread address, a
  * call into the dynamic loader, at every use. */
-static __attribute__((noinline)) hl_call_t *this_thread_call(void)
+static __attribute__((noinline)) hl_redis_call_t *this_thread_call(void)
 {
     return &thread_call;
 }
 
-/* Makes room for n more bytes (realloc). Returns 0, or -1 when out of
- * memory (the buffer is kept). */
-static int reserve(hl_call_t *c, size_t n)
-{
-    size_t cap;
-    char *b;
-
-    if (c->len + n <= c->cap)
-        return 0;
-    cap = (c->len + n) * 2;
-    if (cap < 2048)
-        cap = 2048;
-    b = realloc(c->buf, cap);
-    if (!b)
-        return -1;
-    c->buf = b;
-    c->cap = cap;
-    return 0;
-}
-
-/* Appends one bulk-string argument ($LEN CRLF DATA CRLF). Returns 0, or
- * -1 when out of memory. */
-static int add_arg(hl_call_t *c, const char *s, size_t n)
-{
-    char *p;
-
-    if (reserve(c, n + HL_FMT_U64_MAX + 5) != 0)
-        return -1;
-    p = c->buf + c->len;
-    *p++ = '$';
-    p += hl_fmt_u64(p, n);
-    *p++ = '\r';
-    *p++ = '\n';
-    memcpy(p, s, n);
-    p += n;
-    *p++ = '\r';
-    *p++ = '\n';
-    c->len = (size_t)(p - c->buf);
-    c->argc++;
-    return 0;
-}
-
-/* Appends one number argument. Returns 0, or -1 when out of memory. */
-static int add_num(hl_call_t *c, uint64_t v)
-{
-    char num[HL_FMT_U64_MAX], *p;
-    size_t n;
-
-    if (reserve(c, HL_FMT_U64_MAX + 8) != 0)
-        return -1;
-    p = c->buf + c->len;
-    if (v < 10) {                /* most of them: flags, counts of windows */
-        memcpy(p, "$1\r\n0\r\n", 7);
-        p[4] = (char)('0' + v);
-        p += 7;
-    }
-    else {
-        n = hl_fmt_u64(num, v);  /* at most 20 digits */
-        *p++ = '$';
-        if (n >= 10)
-            *p++ = (char)('0' + n / 10);
-        *p++ = (char)('0' + n % 10);
-        *p++ = '\r';
-        *p++ = '\n';
-        memcpy(p, num, n);
-        p += n;
-        *p++ = '\r';
-        *p++ = '\n';
-    }
-    c->len = (size_t)(p - c->buf);
-    c->argc++;
-    return 0;
-}
-
-/* Writes a script call over items (mode "d", "c" or "r"; "r" ends with
- * the marks of the first item's decision, one per window) into c->buf
- * after a reserved head, then the head ("*ARGC CRLF") just before the
- * arguments. Returns the start of the command in c->buf, or NULL when out
- * of memory. */
-static const char *build_call(hl_call_t *c, hl_decide_item_t *const *items,
-                              int n, const char *mode, uint32_t cost,
-                              uint32_t lease, int eval)
-{
-    char head[HL_FMT_U64_MAX + 4];
-    size_t h, at;
-    int i, j, nkeys = 0, rc = 0;
-
-    c->len = 32;                      /* room for the head, written last */
-    c->argc = 0;
-    rc |= eval ? add_arg(c, "EVAL", 4) | add_arg(c, hl_redis_script, strlen(hl_redis_script))
-               : add_arg(c, "EVALSHA", 7) | add_arg(c, script_sha, 40);
-    for (i = 0; i < n; ++i)
-        nkeys += items[i]->quota->nwindows;
-    rc |= add_num(c, (uint64_t)nkeys);
-    for (i = 0; i < n; ++i)
-        for (j = 0; j < items[i]->quota->nwindows; ++j) {
-            char key[HL_REDIS_KEY_MAX];
-            size_t klen = redis_key(key, items[i]->refs[j].key, items[i]->refs[j].len);
-            if (klen == 0)
-                return NULL;
-            rc |= add_arg(c, key, klen);
-        }
-    rc |= add_arg(c, mode, 1) | add_num(c, (uint64_t)n) | add_num(c, cost)
-          | add_num(c, lease);
-    for (i = 0; i < n; ++i) {
-        const hl_quota_t *q = items[i]->quota;
-        rc |= add_num(c, (uint64_t)q->algo) | add_num(c, (uint64_t)q->nwindows)
-              | add_num(c, mode[0] == 's' ? items[i]->reserve
-                                           : hl_decide_units(items[i]))
-              | add_num(c, items[i]->dry_run != 0);
-        for (j = 0; j < q->nwindows; ++j)
-            rc |= add_num(c, q->windows[j].count) | add_num(c, q->windows[j].window_ms)
-                  | add_num(c, q->burst);
-    }
-    if (mode[0] == 'r' || mode[0] == 's')
-        for (j = 0; j < items[0]->quota->nwindows; ++j)
-            rc |= add_num(c, (uint64_t)items[0]->decision.marks[j]);
-    if (rc)
-        return NULL;
-    head[0] = '*';
-    h = 1 + hl_fmt_u64(head + 1, (uint64_t)c->argc);
-    head[h++] = '\r';
-    head[h++] = '\n';
-    at = 32 - h;
-    memcpy(c->buf + at, head, h);
-    return c->buf + at;
-}
-
 /* Sends one call and reads its reply. Returns the reply (the caller frees
  * it), or NULL with *why set. */
-static redisReply *round_trip(hl_call_t *c, hl_decide_item_t *const *items,
+static redisReply *round_trip(hl_redis_call_t *c, hl_decide_item_t *const *items,
                               int n, const char *mode, uint32_t cost,
                               uint32_t lease, int eval, int64_t now,
                               const char **why)
 {
-    const char *cmd = build_call(c, items, n, mode, cost, lease, eval);
+    const hl_redis_script_t s = { rconf->prefix, hl_redis_script, script_sha };
 
-    if (!cmd) {
+    if (hl_redis_call_build(c, &s, eval, items, n, mode, cost, lease) != 0) {
         *why = "out of memory";
         return NULL;
     }
-    return exchange(cmd, (size_t)(c->buf + c->len - cmd), now, why);
+    return exchange(c->buf + c->start, c->len - c->start, now, why);
 }
 
 /* Sends a call, loading the script when the server has lost it. Returns
@@ -452,7 +308,7 @@ static redisReply *send_call(hl_decide_item_t *const *items, int n,
                              const char *mode, uint32_t cost, uint32_t lease,
                              int64_t now, const char **why)
 {
-    hl_call_t *c = this_thread_call();
+    hl_redis_call_t *c = this_thread_call();
     redisReply *reply;
 
     reply = round_trip(c, items, n, mode, cost, lease, 0, now, why);
@@ -477,53 +333,20 @@ static redisReply *send_call(hl_decide_item_t *const *items, int n,
     return reply;
 }
 
-/* Fills the items' decisions from a decide reply. Returns 1 if admitted, 0
- * if not, -1 when the reply does not fit the items. */
+/* Fills the items' decisions from a decide reply (hl_redis_call_read over
+ * the integers of its elements; past HL_REDIS_REPLY_MAX there is nothing
+ * it would read). Returns 1 if admitted, 0 if not, -1 when the reply does
+ * not fit the items. */
 static int read_decisions(const redisReply *reply, hl_decide_item_t *const *items,
                           int n)
 {
-    size_t at = 3;               /* after admitted, lease granted, lease ms;
-                                    then 5 per window */
-    int i, j;
+    long long el[HL_REDIS_REPLY_MAX];
+    size_t nel = reply->elements < HL_REDIS_REPLY_MAX ? reply->elements
+                                                      : HL_REDIS_REPLY_MAX, i;
 
-    if (reply->elements < 3)
-        return -1;
-    for (i = 0; i < n; ++i) {
-        hl_decision_t *d = &items[i]->decision;
-        int64_t retry_ms = 0;
-
-        memset(d, 0, sizeof(*d));
-        d->admit = 1;
-        d->nwindows = items[i]->quota->nwindows;
-        d->remaining = UINT32_MAX;
-        for (j = 0; j < d->nwindows; ++j) {
-            hl_verdict_t *v = &d->windows[j];
-            if (at + 5 > reply->elements)
-                return -1;
-            v->admit = reply->element[at]->integer != 0;
-            v->remaining = (uint32_t)reply->element[at + 1]->integer;
-            v->reset_ms = reply->element[at + 2]->integer;
-            v->retry_ms = reply->element[at + 3]->integer;
-            d->marks[j] = reply->element[at + 4]->integer;
-            at += 5;
-            if (!v->admit) {
-                d->admit = 0;
-                if (v->retry_ms > retry_ms)
-                    retry_ms = v->retry_ms;
-            }
-        }
-        for (j = 0; j < d->nwindows; ++j) {
-            hl_verdict_t *v = &d->windows[j];
-            if (!d->admit)
-                v->remaining = v->admit ? v->remaining + 1 : 0;
-            if (v->remaining < d->remaining)
-                d->remaining = v->remaining;
-        }
-        d->retry_after_s = d->admit ? 0 : (long)((retry_ms + 999) / 1000);
-        if (!d->admit && d->retry_after_s < 1)
-            d->retry_after_s = 1;
-    }
-    return reply->element[0]->integer != 0;
+    for (i = 0; i < nel; ++i)
+        el[i] = reply->element[i]->integer;
+    return hl_redis_call_read(el, nel, items, n);
 }
 
 /*

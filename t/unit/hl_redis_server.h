@@ -238,6 +238,30 @@ static int rs_read(rs_reply_t *r)
     }
 }
 
+/* Sends len bytes of cmd, one command already in the protocol's
+ * form (RESP), and reads one reply into *r (the caller frees it:
+ * rs_free). Returns 0; on a broken connection or an unreadable reply the
+ * test cannot go on: it bails out (exit 2). */
+static int rs_send(const char *cmd, size_t len, rs_reply_t *r)
+{
+    size_t off;
+
+    for (off = 0; off < len; ) {
+        ssize_t w = write(rs_fd, cmd + off, len - off);
+        if (w <= 0 && errno != EINTR) {
+            printf("Bail out! lost the redis-server connection\n");
+            exit(2);
+        }
+        if (w > 0)
+            off += (size_t)w;
+    }
+    if (rs_read(r) != 0) {
+        printf("Bail out! unreadable reply from redis-server\n");
+        exit(2);
+    }
+    return 0;
+}
+
 /* Sends the command argv[0 .. argc) (lengths len; a NULL len: C strings)
  * and reads its reply into *r (the caller frees it: rs_free). Returns 0;
  * on a broken connection or an unreadable reply the test cannot go on:
@@ -245,7 +269,7 @@ static int rs_read(rs_reply_t *r)
 static int rs_command(int argc, const char *const *argv, const size_t *len,
                       rs_reply_t *r)
 {
-    size_t cap = 64, at = 0, need, off;
+    size_t cap = 64, at = 0, need;
     char *buf = tap_calloc(cap);
     int i;
 
@@ -266,21 +290,8 @@ static int rs_command(int argc, const char *const *argv, const size_t *len,
         buf[at++] = '\r';
         buf[at++] = '\n';
     }
-    for (off = 0; off < at; ) {
-        ssize_t w = write(rs_fd, buf + off, at - off);
-        if (w <= 0 && errno != EINTR) {
-            free(buf);
-            printf("Bail out! lost the redis-server connection\n");
-            exit(2);
-        }
-        if (w > 0)
-            off += (size_t)w;
-    }
+    rs_send(buf, at, r);
     free(buf);
-    if (rs_read(r) != 0) {
-        printf("Bail out! unreadable reply from redis-server\n");
-        exit(2);
-    }
     return 0;
 }
 

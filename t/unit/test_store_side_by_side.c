@@ -32,10 +32,9 @@
  * The C side is driven as the shared-memory store drives it
  * (mod_hotlimit_store.c: hl_decide_locked, hl_decide_count_locked,
  * hl_decide_refund_locked, hl_decide_settle_locked); the Redis side gets
- * the arguments the Redis store builds (mod_hotlimit_redis.c:
- * build_call) and its reply is read as that store reads it
- * (read_decisions). Those two glue functions are mirrored here, as the
- * glue cannot be linked without httpd.
+ * the very call the Redis store sends (hl_redis_call_build, by EVAL, with
+ * the prefix "" and no lease) and its reply is read by the store's own
+ * reader (hl_redis_call_read).
  *
  * Times only move forward, as the Redis server's clock does (a store's
  * answer to a clock stepping back is its own affair). Not compared: the
@@ -49,6 +48,7 @@
  */
 #include "hl_decide.h"
 #include "hl_quota.h"
+#include "hl_redis_call.h"
 #include "hl_tap.h"
 #include "hl_spec.h"
 #include "hl_fixture.h"
@@ -123,88 +123,26 @@ typedef struct {
 
 /* ---- the Redis side --------------------------------------------------- */
 
-/* Arguments of one call; numbers are formatted into num. */
-typedef struct {
-    int         argc;
-    const char *argv[96];
-    size_t      len[96];
-    char        num[96][24];
-} call_t;
-
-static void arg(call_t *c, const char *s, size_t len)
-{
-    c->argv[c->argc] = s;
-    c->len[c->argc] = len;
-    c->argc++;
-}
-
-static void arg_num(call_t *c, long long v)
-{
-    int n = snprintf(c->num[c->argc], sizeof(c->num[0]), "%lld", v);
-
-    arg(c, c->num[c->argc], (size_t)n);
-}
-
-/* Fills c with the script call the Redis store makes for items (n; mode
- * "d", "c", "r" or "s"): build_call of mod_hotlimit_redis.c, with the
- * prefix "" and no lease. */
-static void build_call(call_t *c, hl_decide_item_t *const *items, int n,
-                       char mode, uint32_t cost, char *keys)
-{
-    static char modes[4][2] = { "d", "c", "r", "s" };
-    int i, j, nkeys = 0;
-
-    c->argc = 0;
-    arg(c, "EVAL", 4);
-    arg(c, script, strlen(script));
-    for (i = 0; i < n; ++i)
-        nkeys += items[i]->quota->nwindows;
-    arg_num(c, nkeys);
-    for (i = 0; i < n; ++i)
-        for (j = 0; j < items[i]->quota->nwindows; ++j) {
-            const hl_slot_ref_t *r = &items[i]->refs[j];
-            memcpy(keys, "{hl}:", 5);
-            memcpy(keys + 5, r->key, r->len);
-            arg(c, keys, 5 + (size_t)r->len);
-            keys += 5 + HL_KEY_MAX;
-        }
-    arg(c, modes[mode == 'd' ? 0 : mode == 'c' ? 1 : mode == 'r' ? 2 : 3], 1);
-    arg_num(c, n);
-    arg_num(c, cost);
-    arg_num(c, 0);
-    for (i = 0; i < n; ++i) {
-        const hl_quota_t *q = items[i]->quota;
-        arg_num(c, q->algo);
-        arg_num(c, q->nwindows);
-        arg_num(c, mode == 's' ? items[i]->reserve : hl_decide_units(items[i]));
-        arg_num(c, items[i]->dry_run != 0);
-        for (j = 0; j < q->nwindows; ++j) {
-            arg_num(c, q->windows[j].count);
-            arg_num(c, q->windows[j].window_ms);
-            arg_num(c, q->burst);
-        }
-    }
-    if (mode == 'r' || mode == 's')
-        for (j = 0; j < items[0]->quota->nwindows; ++j)
-            arg_num(c, items[0]->decision.marks[j]);
-}
-
 /* Runs the script over items at now (the test's clock set first) and
  * reads its reply into *r (the caller frees it). A reply that is not an
  * array (a script error) bails out: nothing after it could be trusted. */
 static void eval(hl_decide_item_t *const *items, int n, char mode,
                  uint32_t cost, int64_t now, rs_reply_t *r)
 {
-    static call_t c;
-    static char keys[HL_DECIDE_MAX * HL_MAX_WINDOWS][5 + HL_KEY_MAX];
+    static hl_redis_call_t c;    /* kept, as the store keeps one a thread */
+    const hl_redis_script_t s = { "", script, NULL };
+    const char m[2] = { mode, '\0' };
     char clock[24];
     const char *set[3] = { "SET", "hltest:now", clock };
 
     snprintf(clock, sizeof(clock), "%" PRId64, now);
     rs_command(3, set, NULL, r);
     rs_free(r);
-    build_call(&c, items, n, mode, cost, keys[0]);
-    rs_command(c.argc, c.argv, c.len, r);
+    if (hl_redis_call_build(&c, &s, 1, items, n, m, cost, 0) != 0) {
+        printf("Bail out! cannot build the script call\n");
+        exit(2);
+    }
+    rs_send(c.buf + c.start, c.len - c.start, r);
     if (r->type != RS_ARRAY) {
         printf("Bail out! the script answered %s\n",
                r->type == RS_ERR ? r->str : "no array");
@@ -212,53 +150,18 @@ static void eval(hl_decide_item_t *const *items, int n, char mode,
     }
 }
 
-/* Fills the items' decisions from a decide reply, as the Redis store
- * does (read_decisions of mod_hotlimit_redis.c). Returns 1 if admitted,
- * 0 if not, -1 when the reply does not fit the items. */
+/* Fills the items' decisions from a decide reply, by the Redis store's
+ * reader (hl_redis_call_read over the integers of its elements). Returns
+ * 1 if admitted, 0 if not, -1 when the reply does not fit the items. */
 static int read_decisions(const rs_reply_t *reply,
                           hl_decide_item_t *const *items, int n)
 {
-    size_t at = 3;
-    int i, j;
+    long long el[HL_REDIS_REPLY_MAX];
+    size_t nel = reply->n < HL_REDIS_REPLY_MAX ? reply->n : HL_REDIS_REPLY_MAX, i;
 
-    if (reply->n < 3)
-        return -1;
-    for (i = 0; i < n; ++i) {
-        hl_decision_t *d = &items[i]->decision;
-        int64_t retry_ms = 0;
-
-        memset(d, 0, sizeof(*d));
-        d->admit = 1;
-        d->nwindows = items[i]->quota->nwindows;
-        d->remaining = UINT32_MAX;
-        for (j = 0; j < d->nwindows; ++j) {
-            hl_verdict_t *v = &d->windows[j];
-            if (at + 5 > reply->n)
-                return -1;
-            v->admit = reply->el[at].integer != 0;
-            v->remaining = (uint32_t)reply->el[at + 1].integer;
-            v->reset_ms = reply->el[at + 2].integer;
-            v->retry_ms = reply->el[at + 3].integer;
-            d->marks[j] = reply->el[at + 4].integer;
-            at += 5;
-            if (!v->admit) {
-                d->admit = 0;
-                if (v->retry_ms > retry_ms)
-                    retry_ms = v->retry_ms;
-            }
-        }
-        for (j = 0; j < d->nwindows; ++j) {
-            hl_verdict_t *v = &d->windows[j];
-            if (!d->admit)
-                v->remaining = v->admit ? v->remaining + 1 : 0;
-            if (v->remaining < d->remaining)
-                d->remaining = v->remaining;
-        }
-        d->retry_after_s = d->admit ? 0 : (long)((retry_ms + 999) / 1000);
-        if (!d->admit && d->retry_after_s < 1)
-            d->retry_after_s = 1;
-    }
-    return reply->el[0].integer != 0;
+    for (i = 0; i < nel; ++i)
+        el[i] = reply->el[i].integer;
+    return hl_redis_call_read(el, nel, items, n);
 }
 
 /* ---- comparing --------------------------------------------------------- */

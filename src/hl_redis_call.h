@@ -1,0 +1,73 @@
+/*
+ * hl_redis_call.h - the Redis store's script call, both ways: the command
+ * that asks the script (src/hl_redis_script.lua) to decide, count, refund
+ * or settle items, written straight in the protocol's form (RESP: no
+ * format strings, no allocation per argument), and the decisions read
+ * back from the script's reply. The one owner of both, used by the store
+ * (mod_hotlimit_redis.c) and by the test that runs the script beside the
+ * shared-memory store (t/unit/test_store_side_by_side.c), so the test
+ * sends what the store sends and reads what the store reads.
+ *
+ * Pure: no httpd, no hiredis (a reply is seen as the integers of its
+ * elements), no APR. The call buffer is the caller's, so that a caller
+ * may keep one per thread for its life.
+ */
+#ifndef HL_REDIS_CALL_H
+#define HL_REDIS_CALL_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include "hl_decide.h"
+
+/* The longest key prefix (?prefix=P), refused at configtest beyond. */
+#define HL_REDIS_PREFIX_MAX 64
+/* Room for PREFIX{hl}: and a slot key. */
+#define HL_REDIS_KEY_MAX (HL_REDIS_PREFIX_MAX + 5 + HL_KEY_MAX)
+/* Elements a decide reply has at most: admitted, lease granted, lease ms,
+ * then five per window of every item. */
+#define HL_REDIS_REPLY_MAX (3 + 5 * HL_DECIDE_MAX * HL_MAX_WINDOWS)
+
+/* One script call being written. Zeroed to start; the buffer grows (it
+ * carries the script's text for EVAL) and is kept from call to call; its
+ * owner frees buf with free(). */
+typedef struct {
+    char  *buf;        /* the command is buf[start .. len) */
+    size_t start, len, cap;
+    int    argc;       /* arguments written */
+} hl_redis_call_t;
+
+/* What every call of one store names: its keys' prefix and its script. */
+typedef struct {
+    const char *prefix;    /* ?prefix=P; at most HL_REDIS_PREFIX_MAX bytes */
+    const char *script;    /* the script's text, sent by EVAL */
+    const char *sha;       /* its SHA1 in hex (40 bytes), sent by EVALSHA */
+} hl_redis_script_t;
+
+/* Writes PREFIX{hl}: then n bytes of tail (a slot key, or "limited") into
+ * out (HL_REDIS_KEY_MAX bytes). Returns the length, or 0 when prefix or
+ * tail is too long (nothing useful written). */
+size_t hl_redis_key(char *out, const char *prefix, const char *tail, size_t n);
+
+/*
+ * Writes into c the script call of s over items[0 .. n) (mode "d"
+ * decide, "c" count, "r" refund or "s" settle; "r" and "s" end with the
+ * marks of the first item's decision, one per window), of cost, asking
+ * for lease units; by EVAL (eval != 0: the script's text) or EVALSHA.
+ * Returns 0 with the command in c->buf[c->start .. c->len), or -1 when
+ * out of memory or a key is too long (no command; the buffer is kept).
+ */
+int hl_redis_call_build(hl_redis_call_t *c, const hl_redis_script_t *s,
+                        int eval, hl_decide_item_t *const *items, int n,
+                        const char *mode, uint32_t cost, uint32_t lease);
+
+/*
+ * Fills the decisions of items[0 .. n) from a decide reply whose nel
+ * elements have the integers el[0 .. nel) (0 for an element that is not
+ * an integer). Returns 1 if admitted, 0 if not, -1 when the reply does
+ * not fit the items (the decisions are then partly written). Allocates
+ * nothing; el stays the caller's.
+ */
+int hl_redis_call_read(const long long *el, size_t nel,
+                       hl_decide_item_t *const *items, int n);
+
+#endif
