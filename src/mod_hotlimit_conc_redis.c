@@ -113,7 +113,7 @@ static void *refresher(void *arg)
         for (i = 0; i < 3; ++i)
             argl[i] = strlen(argv[i]);
         {
-            redisReply *reply = hl_redis_call(4 + 2 * n, argv, argl, &why);
+            redisReply *reply = hl_redis_command(4 + 2 * n, argv, argl, &why);
             if (reply)
                 freeReplyObject(reply);
         }
@@ -185,7 +185,7 @@ int hl_conc_redis_take(request_rec *r, uint64_t key, uint32_t limit,
         argl[i] = strlen(argv[i]);
     argl[3] = slot->key_len;
     argl[6] = slot->member_len;
-    reply = hl_redis_call(7, argv, argl, &why);
+    reply = hl_redis_command(7, argv, argl, &why);
     if (!reply) {
         ap_log_rerror(APLOG_MARK, APLOG_DEBUG, 0, r,
                       "HL01505: HotLimitConcurrency: Redis cannot answer "
@@ -225,7 +225,7 @@ void hl_conc_redis_give(hl_conc_redis_slot_t *slot)
     argl[0] = 4;
     argl[1] = slot->key_len;
     argl[2] = slot->member_len;
-    reply = hl_redis_call(3, argv, argl, &why);
+    reply = hl_redis_command(3, argv, argl, &why);
     if (reply)
         freeReplyObject(reply);
 }

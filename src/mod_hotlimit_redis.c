@@ -972,7 +972,7 @@ static void redis_figures(void *ctx, hl_store_figures_t *f)
 
 /* ---- for HotLimitConcurrency (mod_hotlimit_conc_redis.c) ----------------- */
 
-redisReply *hl_redis_call(int argc, const char **argv, const size_t *argl,
+redisReply *hl_redis_command(int argc, const char **argv, const size_t *argl,
                           const char **why)
 {
     if (!rconf) {

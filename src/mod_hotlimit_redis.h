@@ -27,8 +27,8 @@ const hl_store_t *hl_redis_store(void);
  * breaker). Needs hiredis' redisReply: include <hiredis/hiredis.h> first.
  */
 struct redisReply;
-struct redisReply *hl_redis_call(int argc, const char **argv,
-                                 const size_t *argl, const char **why);
+struct redisReply *hl_redis_command(int argc, const char **argv,
+                                    const size_t *argl, const char **why);
 
 /* Writes the Redis key PREFIX{hl}: + n bytes of tail into out (room for
  * 64 + 5 + HL_KEY_MAX bytes). Returns its length, or 0 when the store is
