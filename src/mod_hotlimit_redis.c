@@ -973,7 +973,7 @@ static void redis_figures(void *ctx, hl_store_figures_t *f)
 /* ---- for HotLimitConcurrency (mod_hotlimit_conc_redis.c) ----------------- */
 
 redisReply *hl_redis_command(int argc, const char **argv, const size_t *argl,
-                          const char **why)
+                             const char **why)
 {
     if (!rconf) {
         *why = "not configured";
