@@ -17,8 +17,9 @@ use Apache::TestUtil;
 use HotLimitTable;
 use HLConc;
 use JSON::PP ();
+use IO::Socket::INET ();
 
-plan tests => 55;
+plan tests => 56;
 
 my $h = start_httpd(name => 'conc', conf => <<'CONF',
 HotLimitQuotaTable @DIR@/table.json
@@ -187,6 +188,21 @@ $res = $h->get('/tc/f.txt', 'X-Key' => 'T');
 ok t_cmp($res->code, 200, 'then key T is admitted again')
     or print STDERR "# refused: ", $res->as_string, "# ?json: ",
                     JSON::PP->new->canonical->encode(scope_of('/tc') || {}), "\n";
+
+# Pipelined requests of one key on one connection: httpd answers the first
+# and keeps its request (and pool) until the answers are flushed, which it
+# does only after the pipelined ones; the slot is given back when the first
+# answer ends (its EOS), so the second is admitted, not refused by itself.
+{
+    my $s = IO::Socket::INET->new(PeerAddr => '127.0.0.1', PeerPort => $h->port,
+                                  Proto => 'tcp', Timeout => 10) or die "connect: $!";
+    my $req = "GET /tc/f.txt HTTP/1.1\r\nHost: localhost\r\nX-Key: T\r\n";
+    print {$s} $req . "\r\n" . $req . "\r\n" . $req . "Connection: close\r\n\r\n";
+    my $codes = hl_answers($s);
+    close $s;
+    ok t_cmp($codes, '200 200 200',
+             'three pipelined requests of key T on one connection: each admitted in turn');
+}
 
 # --- a plan's "concurrency" (the table's plans) --------------------------------------
 my @p = (hold('/tp/f.txt', 'P', 'X-Plan: pro'));

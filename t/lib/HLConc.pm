@@ -15,7 +15,7 @@ use IO::Socket::INET ();
 use IO::Select ();
 use Time::HiRes qw(time);
 
-our @EXPORT = qw(hl_hold hl_finish hl_answer);
+our @EXPORT = qw(hl_hold hl_finish hl_answer hl_answers);
 
 # Opens a request to 127.0.0.1:$port$path for key $key (header X-Key), with
 # the header lines @more ("Name: value"), that stays in flight: half of its
@@ -33,9 +33,9 @@ sub hl_hold {
     return $s;
 }
 
-# Reads what socket $s answers within $timeout s (default 10); returns its
-# status code (0: nothing).
-sub hl_answer {
+# Returns all that socket $s sends within $timeout s (default 10), until
+# it closes.
+sub _read_all {
     my ($s, $timeout) = @_;
     my $sel = IO::Select->new($s);
     my $buf = '';
@@ -44,7 +44,21 @@ sub hl_answer {
         my $n = sysread $s, $buf, 65536, length $buf;
         last unless $n;
     }
+    return $buf;
+}
+
+# Reads what socket $s answers within $timeout s (default 10); returns its
+# status code (0: nothing).
+sub hl_answer {
+    my $buf = _read_all(@_);
     return $buf =~ m{^HTTP/1\.\d (\d{3})} ? $1 : 0;
+}
+
+# Reads every answer socket $s sends until it closes (pipelined requests);
+# returns their status codes joined by spaces.
+sub hl_answers {
+    my $buf = _read_all(@_);
+    return join ' ', $buf =~ m{^HTTP/1\.\d (\d{3})}mg;
 }
 
 # Sends the rest of held request $s's body, reads the answer and closes
