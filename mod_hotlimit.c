@@ -35,6 +35,7 @@
 #include "src/mod_hotlimit_body.h"
 #include "src/mod_hotlimit_device.h"
 #include "src/mod_hotlimit_conc.h"
+#include "src/mod_hotlimit_spool.h"
 #include "src/mod_hotlimit_expr.h"
 #include "src/mod_hotlimit_usage.h"
 #include "src/mod_hotlimit_modstatus.h"
@@ -686,6 +687,9 @@ static const command_rec hotlimit_cmds[] = {
                   "refuse|path: a body over HotLimitBodyLimit gets 413 "
                   "(refuse, the default), or the parameter is read from the "
                   "query alone (path)"),
+    AP_INIT_TAKE1("HotLimitSpoolLimit", hl_spool_set_limit, NULL, RSRC_CONF,
+                  "the most bytes of request bodies the whole server spools "
+                  "to disk at once; beyond it a body gets 503 (default 512M)"),
     /* Device cookies (mod_hotlimit_device.c) */
     AP_INIT_TAKE2("HotLimitDeviceCookie", hl_device_set_cookie, NULL,
                   RSRC_CONF | ACCESS_CONF | OR_LIMIT,
@@ -869,6 +873,7 @@ static void register_hooks(apr_pool_t *p)
     ap_hook_fixups(hl_fixups, after_dir, NULL, APR_HOOK_LAST);
     ap_hook_log_transaction(hl_log_transaction, NULL, NULL, APR_HOOK_MIDDLE);
     hl_body_register();
+    hl_spool_register();        /* HotLimitSpoolLimit (issue 25) */
     hl_body_set_ban_check(hl_access_banned);
     hl_refusal_log_register();
     hl_expr_register();

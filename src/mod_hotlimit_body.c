@@ -51,10 +51,20 @@
 
 #include "mod_hotlimit_conf.h"
 #include "mod_hotlimit_body.h"
+#include "mod_hotlimit_spool.h"
 #include "hl_php.h"
 #include "hl_json_path.h"
 
 APLOG_USE_MODULE(hotlimit);
+
+/* Which reader asks for the body (get_body): each reads only a body of
+ * its type, except the whole-body read (concurrency keys), which reads any,
+ * and never falls back to the path. */
+typedef enum {
+    HL_READ_FORM = 0,         /* a POST form PHP parses */
+    HL_READ_JSON = 1,         /* a JSON body, any method */
+    HL_READ_WHOLE = 2         /* any body, whole (hl_body_whole) */
+} hl_reader_t;
 
 /* The ban look asked before a body is read (hl_body_set_ban_check). */
 static hl_body_banned_fn *banned_check;
@@ -82,7 +92,10 @@ typedef struct {
     apr_size_t          head_len;
     apr_file_t         *spool;    /* the rest, or NULL */
     apr_off_t           spool_len;
+    hl_spool_hold_t    *spool_hold;    /* its charge to HotLimitSpoolLimit */
     int                 spool_failed;  /* it could not be written */
+    int                 spool_full;    /* ... as HotLimitSpoolLimit is
+                                          reached */
     apr_bucket_brigade *kept;     /* what is handed on, not yet handed */
     ap_filter_t        *below;    /* where the read stopped */
     struct hl_param_memo *memo;   /* parameters already read from it */
@@ -153,7 +166,9 @@ static void add_set_input_filters(request_rec *r)
 
 /* Keeps n bytes at d: into b->head while it has room, the rest appended
  * to the spool file (made on first need in the temporary directory, from
- * pool). Returns APR_SUCCESS or the file error. */
+ * pool), charged to HotLimitSpoolLimit first (given back when pool goes).
+ * Returns APR_SUCCESS, APR_ENOSPC with b->spool_full set when the server's
+ * spool is full, or the file error. */
 static apr_status_t keep_bytes(hl_body_t *b, const char *d, apr_size_t n,
                                apr_pool_t *pool)
 {
@@ -170,6 +185,12 @@ static apr_status_t keep_bytes(hl_body_t *b, const char *d, apr_size_t n,
     }
     if (n == 0)
         return APR_SUCCESS;
+    if (!b->spool_hold)          /* before the file: given back after it */
+        b->spool_hold = hl_spool_hold(pool);
+    if (!hl_spool_grow(b->spool_hold, n)) {
+        b->spool_full = 1;
+        return APR_ENOSPC;
+    }
     if (!b->spool) {
         const char *dir;
         char *tmpl;
@@ -328,9 +349,11 @@ static int wants_body(request_rec *r, hl_body_t *b, apr_off_t limit,
 
 /* Decides what the read of total bytes into b leaves: the body parsed
  * (b->form or b->json set), the query alone, or the request refused
- * (b->refuse). Logs why a body is not used. */
+ * (b->refuse; whole: a body not received in full is refused too). Logs
+ * why a body is not used. */
 static void judge_read(request_rec *r, hl_body_t *b, hl_php_form_t form,
-                       int json, apr_off_t total, apr_off_t limit, int to_path)
+                       int json, apr_off_t total, apr_off_t limit, int to_path,
+                       int whole)
 {
     if (b->rv == AP_FILTER_ERROR) {
         /* LimitRequestBody, a bad chunk: HTTP_IN has sent the error. */
@@ -338,12 +361,25 @@ static void judge_read(request_rec *r, hl_body_t *b, hl_php_form_t form,
                       "HL01102: body refused while read (%" APR_OFF_T_FMT
                       " bytes): the request ends", total);
         b->refuse = DONE;
+    } else if (b->spool_full) {
+        hl_spool_refuse(r);
+        r->connection->keepalive = AP_CONN_CLOSE;   /* the rest is unread */
+        b->refuse = HTTP_SERVICE_UNAVAILABLE;
     } else if (b->spool_failed) {
         ap_log_rerror(APLOG_MARK, APLOG_ERR, b->rv, r,
                       "HL01106: the request body cannot be spooled to the "
                       "temporary directory: refused (500)");
         r->connection->keepalive = AP_CONN_CLOSE;   /* the rest is unread */
         b->refuse = HTTP_INTERNAL_SERVER_ERROR;
+    } else if (b->rv != APR_SUCCESS && whole) {
+        ap_log_rerror(APLOG_MARK, APLOG_INFO, b->rv, r,
+                      "HL02200: body not received in full (%" APR_OFF_T_FMT
+                      " bytes): no concurrency slot, refused (%d)", total,
+                      APR_STATUS_IS_TIMEUP(b->rv) ? HTTP_REQUEST_TIME_OUT
+                                                  : HTTP_BAD_REQUEST);
+        r->connection->keepalive = AP_CONN_CLOSE;   /* the rest is unread */
+        b->refuse = APR_STATUS_IS_TIMEUP(b->rv) ? HTTP_REQUEST_TIME_OUT
+                                                : HTTP_BAD_REQUEST;
     } else if (b->rv != APR_SUCCESS) {
         ap_log_rerror(APLOG_MARK, APLOG_DEBUG, b->rv, r,
                       "HL00602: body not read to its end (%" APR_OFF_T_FMT " bytes): "
@@ -365,9 +401,11 @@ static void judge_read(request_rec *r, hl_body_t *b, hl_php_form_t form,
 }
 
 /* Returns the body record of r, reading the body on first use by a reader
- * its type is for (for_json: a JSON body of any method; else a POST form
- * PHP parses) when it is to be read (wants_body); never NULL. */
-static hl_body_t *get_body(request_rec *r, int for_json)
+ * its type is for (HL_READ_JSON: a JSON body of any method; HL_READ_FORM:
+ * a POST form PHP parses; HL_READ_WHOLE: any body, an over-limit one
+ * refused whatever HotLimitBodyOverflow says) when it is to be read
+ * (wants_body); never NULL. */
+static hl_body_t *get_body(request_rec *r, hl_reader_t reader)
 {
     request_rec *top = hl_client_request(r), *rr = r;
     hl_body_t *b = body_of(r);
@@ -389,10 +427,13 @@ static hl_body_t *get_body(request_rec *r, int for_json)
            : HL_PHP_FORM_NONE;
     json = hl_json_content_type(type);
     /* The other kind of reader leaves the body to the one it is for. */
-    if (for_json ? !json : form == HL_PHP_FORM_NONE)
+    if (reader == HL_READ_JSON ? !json
+        : reader == HL_READ_FORM ? form == HL_PHP_FORM_NONE : 0)
         return b;
     b->decided = 1;
     limit = body_limit(r, &to_path);
+    if (reader == HL_READ_WHOLE)
+        to_path = 0;     /* a slot waits for the whole body, or none */
     if (!wants_body(r, b, limit, to_path, &clen))
         return b;
     b->read = 1;
@@ -411,7 +452,8 @@ static hl_body_t *get_body(request_rec *r, int for_json)
     build_kept(b, top->pool, r->connection->bucket_alloc);
     b->below = rr->input_filters;
     add_filter(rr, b);           /* after: the read must not go through it */
-    judge_read(r, b, form, json, total, limit, to_path);
+    judge_read(r, b, form, json, total, limit, to_path,
+               reader == HL_READ_WHOLE);
     return b;
 }
 
@@ -530,7 +572,7 @@ static char *memo_value(request_rec *r, const hl_param_memo_t *memo,
 char *hl_request_param(request_rec *r, const char *name, int array_key,
                        apr_size_t *len)
 {
-    hl_body_t *b = get_body(r, 0);
+    hl_body_t *b = get_body(r, HL_READ_FORM);
     request_rec *top = hl_client_request(r);
     const char *query = r->args;
     hl_param_memo_t *memo;
@@ -603,7 +645,7 @@ static hl_param_memo_t *read_json(request_rec *r, hl_body_t *b,
  * for each caller. */
 char *hl_request_json(request_rec *r, const char *path, apr_size_t *len)
 {
-    hl_body_t *b = get_body(r, 1);
+    hl_body_t *b = get_body(r, HL_READ_JSON);
     hl_param_memo_t *memo;
 
     if (!b->json)
@@ -623,7 +665,7 @@ char *hl_request_json(request_rec *r, const char *path, apr_size_t *len)
 int hl_request_json_body(request_rec *r, const char **head,
                          apr_size_t *head_len, apr_off_t *body_len)
 {
-    hl_body_t *b = get_body(r, 1);
+    hl_body_t *b = get_body(r, HL_READ_JSON);
 
     if (!b->read || b->refuse != OK || b->rv != APR_SUCCESS || !b->eos)
         return 0;
@@ -631,6 +673,14 @@ int hl_request_json_body(request_rec *r, const char **head,
     *head_len = b->head_len;
     *body_len = (apr_off_t)b->head_len + b->spool_len;
     return 1;
+}
+
+/* Reads r's body whole before a slot is taken (see mod_hotlimit_body.h).
+ * Returns DECLINED, or the status that ends r. */
+int hl_body_whole(request_rec *r)
+{
+    get_body(r, HL_READ_WHOLE);
+    return hl_body_refusal_of(r);
 }
 
 /* Returns DECLINED, or the status that ends r (see mod_hotlimit_body.h),

@@ -48,6 +48,20 @@ char *hl_request_json(request_rec *r, const char *path, apr_size_t *len);
  */
 int hl_body_refusal_of(request_rec *r);
 
+/*
+ * [HotLimitConcurrency keyed by a client-sent value] Reads r's client
+ * request body whole, whatever its type and method, before a slot is
+ * taken, so a trickled body holds no slot: at most HotLimitBodyLimit bytes
+ * (an over-limit body is refused 413 even under HotLimitBodyOverflow
+ * path), HotLimitBodyMemory of them in memory, the rest spooled, and
+ * handed on unchanged. Returns DECLINED when the body is in (or there is
+ * none, or HotLimitBodyLimit is 0, or the client is banned: the access
+ * checker refuses it), else the status that ends r, once (as
+ * hl_body_refusal_of): 413, 400 or 408 (not received in full), 500, 503
+ * (HotLimitSpoolLimit), DONE.
+ */
+int hl_body_whole(request_rec *r);
+
 /* Nonzero once this process has read a request body (hl_body_refusal
  * has nothing to say before: no call per request). */
 extern int hl_body_records;

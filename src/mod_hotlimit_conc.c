@@ -13,7 +13,9 @@
  * locker gets EOWNERDEAD and carries on.
  *
  * Taking and giving back. A slot is taken at the access checker (before
- * the quotas, so a refused request spends no quota), for by=user at
+ * the quotas, so a refused request spends no quota; a key the client sends
+ * -- param:, json:, header:, cookie: -- once the request body has been
+ * received in full, hl_body_whole), for by=user at
  * fixups (REMOTE_USER is known there), once per scope per client request
  * (internal redirects and subrequests share it: noted on the client's
  * first request_rec's pool). It is given back by a cleanup on that pool,
@@ -48,6 +50,7 @@
 
 #include "mod_hotlimit_conf.h"
 #include "mod_hotlimit_access.h"
+#include "mod_hotlimit_body.h"
 #include "mod_hotlimit_conc.h"
 #include "mod_hotlimit_conc_redis.h"
 #include "mod_hotlimit_refusal_log.h"
@@ -426,6 +429,14 @@ static int refuse(request_rec *r, const hl_conc_ask_t *a)
     return hl_respond_reject(r, m);
 }
 
+/* Returns 1 if keys of kind by are values the client sends (a request
+ * may name any account with them), else 0. */
+static int client_sent(int by)
+{
+    return by == HL_BY_PARAM || by == HL_BY_JSON || by == HL_BY_HEADER
+           || by == HL_BY_COOKIE;
+}
+
 /* Takes a slot for r under a, unless its client request holds one there
  * already or this stage does not decide its key. Returns DECLINED, or
  * the 429 outcome. */
@@ -443,6 +454,10 @@ static int take_one(request_rec *r, const hl_conc_ask_t *a, int at_fixups,
 
     if (a->key->by == HL_BY_USER && !at_fixups)
         return DECLINED;       /* REMOTE_USER is set by fixups */
+    /* A key the client sends: its body is received in full first, so a
+     * trickled body holds no slot (and cannot hold someone else's). */
+    if (client_sent(a->key->by) && (rc = hl_body_whole(r)) != DECLINED)
+        return rc;
     client = hl_access_client_key(r, a->key, &clen, &exempt);
     if (exempt)
         return DECLINED;

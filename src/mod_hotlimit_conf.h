@@ -30,7 +30,8 @@
  * validators, HL01300-HL01349 count=failures refunds, HL01350-HL01399
  * device cookies, HL01400-HL01449 cost=usage, HL01500-HL01549
  * concurrency, HL01550-HL01599 JSON bodies, HL01600-HL01649 status page,
- * HL01650-HL01699 reserve=, HL01700-HL01749 algo=log.
+ * HL01650-HL01699 reserve=, HL01700-HL01749 algo=log, HL02200-HL02249
+ * bodies read whole for concurrency keys and HotLimitSpoolLimit.
  */
 #ifndef MOD_HOTLIMIT_CONF_H
 #define MOD_HOTLIMIT_CONF_H

@@ -100,28 +100,49 @@ static int host_is_ours(request_rec *r, const char *host, size_t len)
 }
 
 /*
+ * Returns 1 if referer (a Referer header) is a page of origin own
+ * ("scheme://host[:port]"): own followed by the end, '/', '?' or '#'.
+ * Else 0 (another site, another port, a userinfo "own@evil", garbage).
+ */
+static int referer_is_own(const char *referer, const char *own)
+{
+    size_t n = strlen(own);
+
+    return !strncasecmp(referer, own, n)
+           && (referer[n] == '\0' || referer[n] == '/' || referer[n] == '?'
+               || referer[n] == '#');
+}
+
+/*
  * Returns NULL if r may be a same-site request, else why it is cross-site:
  * a Sec-Fetch-Site other than same-origin or none (typed or bookmarked), an
  * Origin other than this server's scheme://Host, or an Origin whose host
  * is not one of this server's (host_is_ours: a same-origin request of a
- * page that reached this server by DNS rebinding). A request with neither
- * header (curl, scripts) is not a browser's cross-site request.
+ * page that reached this server by DNS rebinding); without an Origin, a
+ * Referer that is not a page of this server's scheme://Host (browsers that
+ * send no Origin on a same-origin POST still send a Referer). A request
+ * with none of these headers (curl, scripts) is not a browser's
+ * cross-site request. The reason is allocated from r->pool.
  */
 static const char *cross_site(request_rec *r)
 {
     const char *site = apr_table_get(r->headers_in, "Sec-Fetch-Site");
     const char *origin = apr_table_get(r->headers_in, "Origin");
+    const char *referer = apr_table_get(r->headers_in, "Referer");
     const char *host = apr_table_get(r->headers_in, "Host");
     const char *own;
 
     if (site && strcasecmp(site, "same-origin") && strcasecmp(site, "none"))
         return apr_pstrcat(r->pool, "Sec-Fetch-Site: ", site, NULL);
-    if (!origin)
+    if (!origin && !referer)
         return NULL;
     if (!host)
         host = apr_psprintf(r->pool, "%s:%u", r->hostname ? r->hostname : "",
                             (unsigned)ap_get_server_port(r));
     own = apr_pstrcat(r->pool, ap_http_scheme(r), "://", host, NULL);
+    if (!origin)
+        return referer_is_own(referer, own)
+               ? NULL : apr_pstrcat(r->pool, "Referer: ", referer, NULL);
     if (strcasecmp(origin, own))
         return apr_pstrcat(r->pool, "Origin: ", origin, NULL);
     {

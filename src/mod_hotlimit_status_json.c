@@ -12,6 +12,7 @@
 #include "mod_hotlimit_conf.h"
 #include "mod_hotlimit_ban.h"
 #include "mod_hotlimit_conc.h"
+#include "mod_hotlimit_spool.h"
 #include "mod_hotlimit_status_json.h"
 #include "hl_render.h"
 
@@ -147,6 +148,8 @@ void hl_status_write_json(request_rec *r, const hl_snapshot_t *snap)
                (apr_int64_t)snap->shared.counters_started_ms);
     write_lookup_json(r, snap);
     hl_conc_write_json(r);      /* HotLimitConcurrency */
+    ap_rputs(",", r);
+    hl_spool_write_json(r);     /* HotLimitSpoolLimit */
     ap_rputs(",", r);
     hl_ban_write_json(r, snap->bans);
     ap_rputs("}\n", r);

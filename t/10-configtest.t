@@ -53,6 +53,9 @@ my @bad = (
     # Request bodies:
     [ 'body memory under 4K', 'HotLimitBodyMemory 1K',              'HotLimitBodyMemory', '1K' ],
     [ 'body memory over 64M', 'HotLimitBodyMemory 65M',             'HotLimitBodyMemory', '65M' ],
+    [ 'spool limit negative', 'HotLimitSpoolLimit -1',               'HotLimitSpoolLimit', '-1' ],
+    [ 'spool limit unit',     'HotLimitSpoolLimit 5T',               'HotLimitSpoolLimit', '5T' ],
+    [ 'spool limit over 1T',  'HotLimitSpoolLimit 1025G',            'HotLimitSpoolLimit', '1025G' ],
     [ 'body limit unit',   $loc->('HotLimitBodyLimit 8G'),           'HotLimitBodyLimit',  '8G' ],
     [ 'body limit in M beyond 64 bits', $loc->('HotLimitBodyLimit 9000000000000000M'),
                                                                      'HotLimitBodyLimit',  '9000000000000000M' ],
@@ -76,6 +79,7 @@ my $good = join "\n",
     "<Location /sms>\n    HotLimitQuota 1/1m by=param:phone norm=digits\n"
     . "    HotLimitQuota 5/1h by=header:X-Mail norm=email\n    HotLimitErrorFormat json\n</Location>",
     'HotLimitBodyMemory 64K',
+    'HotLimitSpoolLimit 1G',
     "<Location /form>\n    HotLimitBodyLimit 8M\n    HotLimitBodyOverflow path\n</Location>";
 
 plan tests => 2 * @bad + 2 + 2 + 3 + 2 + 8, need { "the base config (run through t/run-httpd-tests.sh)" => -r $base };

@@ -4,7 +4,9 @@
 # the client hangs up; each slot carries an expiry that its child refreshes
 # while the request runs, so the slots of a server that dies come back
 # (after 30 s, HL_CONC_REDIS_TTL_MS: the test checks the expiry and its
-# refresh rather than waiting for it).
+# refresh rather than waiting for it). Held by half-sent bodies, so keyed
+# by=env:hlkey (SetEnvIf from X-Key): a header: key takes its slot only
+# once the body is in (t/78-concurrency-body.t).
 use strict;
 use warnings FATAL => 'all';
 use FindBin;
@@ -23,8 +25,9 @@ $redis->start;
 my $rport = $redis->port;
 my $conf = <<"CONF";
 HotLimitStore redis://127.0.0.1:$rport
+SetEnvIf X-Key "^(.+)\$" hlkey=\$1
 <Location /rc>
-    HotLimitConcurrency 2 by=header:X-Key
+    HotLimitConcurrency 2 by=env:hlkey
 </Location>
 CONF
 my %files = ('rc/f.txt' => "ok\n");
