@@ -679,6 +679,7 @@ static void add_match(request_rec *r, const hl_server_conf_t *sc,
     m->item.peek = 0;
     m->item.exact = 0;
     m->counted_by_upgrade = 0;
+    m->banned = 0;        /* set only by ban_check */
 }
 
 /*
