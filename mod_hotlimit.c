@@ -60,7 +60,7 @@ static void *create_dir_conf(apr_pool_t *p, char *dir)
     (void)dir;
     c->engine = 1;
     c->dry_run = 0;
-    c->headers = 1;
+    c->headers = HL_HEADERS_DRAFT;
     c->route_from = HL_ROUTE_FROM_PATH;
     c->body_limit = HL_DEFAULT_BODY_LIMIT;
     c->error_format = HL_ERROR_FORMAT_AUTO;
@@ -322,17 +322,43 @@ static const char *set_dry_run(cmd_parms *cmd, void *dconf, int on)
     return NULL;
 }
 
-static const char *set_headers(cmd_parms *cmd, void *dconf, int on)
+/* HotLimitHeaders On|Off|FORMAT...: Off alone, else On (= draft) or one
+ * or more of draft, openai, anthropic (HL_HEADERS_* bits). */
+static const char *set_headers(cmd_parms *cmd, void *dconf, int argc,
+                               char *const argv[])
 {
-    (void)cmd;
-    ((hl_dir_conf_t *)dconf)->headers = on;
+    static const struct { const char *name; unsigned bits; } formats[] = {
+        { "on", HL_HEADERS_DRAFT }, { "draft", HL_HEADERS_DRAFT },
+        { "openai", HL_HEADERS_OPENAI }, { "anthropic", HL_HEADERS_ANTHROPIC },
+    };
+    unsigned bits = 0;
+    int i;
+    size_t k;
+
+    if (argc == 0)
+        return apr_psprintf(cmd->pool, "%s: give On, Off or one or more of "
+                            "draft, openai, anthropic", cmd->cmd->name);
+    for (i = 0; i < argc; ++i) {
+        if (argc == 1 && !strcasecmp(argv[i], "off"))
+            break;                                  /* bits 0 */
+        for (k = 0; k < sizeof(formats) / sizeof(formats[0]); ++k)
+            if (!strcasecmp(argv[i], formats[k].name))
+                break;
+        if (k == sizeof(formats) / sizeof(formats[0]))
+            return apr_psprintf(cmd->pool, "%s: '%s' is not On, Off, draft, "
+                                "openai or anthropic (Off stands alone)",
+                                cmd->cmd->name, argv[i]);
+        bits |= formats[k].bits;
+    }
+    ((hl_dir_conf_t *)dconf)->headers = (int)bits;
     ((hl_dir_conf_t *)dconf)->set |= HL_DIR_SET_HEADERS;
     return NULL;
 }
 
 static const char *set_error_format(cmd_parms *cmd, void *dconf, const char *arg)
 {
-    static const char *const names[] = { "auto", "html", "json", "problem", NULL };
+    static const char *const names[] = { "auto", "html", "json", "problem",
+                                         "openai", "anthropic", NULL };
     int i;
 
     for (i = 0; names[i]; ++i)
@@ -341,7 +367,8 @@ static const char *set_error_format(cmd_parms *cmd, void *dconf, const char *arg
             ((hl_dir_conf_t *)dconf)->set |= HL_DIR_SET_ERROR_FORMAT;
             return NULL;
         }
-    return apr_psprintf(cmd->pool, "%s: '%s' is not auto, html, json or problem",
+    return apr_psprintf(cmd->pool, "%s: '%s' is not auto, html, json, problem, "
+                        "openai or anthropic",
                         cmd->directive->directive, arg);
 }
 
@@ -621,11 +648,15 @@ static const command_rec hotlimit_cmds[] = {
                       "[reserve=N|max_tokens[:DEFAULT]]"),
     AP_INIT_FLAG("HotLimitDryRun", set_dry_run, NULL, RSRC_CONF | ACCESS_CONF | OR_LIMIT,
                  "On|Off: count and log, but never reject"),
-    AP_INIT_FLAG("HotLimitHeaders", set_headers, NULL, RSRC_CONF | ACCESS_CONF | OR_LIMIT,
-                 "On|Off: send RateLimit-Policy and RateLimit headers"),
+    AP_INIT_TAKE_ARGV("HotLimitHeaders", set_headers, NULL,
+                      RSRC_CONF | ACCESS_CONF | OR_LIMIT,
+                      "On|Off|FORMAT...: rate-limit headers, FORMAT one or "
+                      "more of draft (RateLimit-Policy, RateLimit; = On), "
+                      "openai (x-ratelimit-*), anthropic (anthropic-ratelimit-*)"),
     AP_INIT_TAKE1("HotLimitErrorFormat", set_error_format, NULL,
                   RSRC_CONF | ACCESS_CONF | OR_LIMIT,
-                  "auto|html|json|problem: the 429 body by Accept, or always this form"),
+                  "auto|html|json|problem|openai|anthropic: the 429 body by "
+                  "Accept, or always this form"),
     AP_INIT_TAKE1("HotLimitRouteFrom", set_route_from, NULL, RSRC_CONF | ACCESS_CONF | OR_LIMIT,
                   "path|query:NAME|param:NAME|path-info: where the route "
                   "comes from"),

@@ -17,6 +17,7 @@
 #include "hl_fmt.h"
 #include "hl_buf.h"
 #include "hl_tightest.h"
+#include "hl_wait.h"
 
 /* ---- a string that grows inside a pool --------------------------------- */
 
@@ -55,7 +56,9 @@ void hl_render_quota_views(apr_pool_t *p, const hl_quota_t *q,
         v[i].window_s = (w->window_ms + 999) / 1000;
         v[i].remaining = 0;
         v[i].reset_s = 0;
+        v[i].reset_ms = 0;
         v[i].violated = 0;
+        v[i].tokens = q->cost_usage || q->cost_name[0] != '\0';
     }
 }
 
@@ -265,26 +268,17 @@ static const hl_policy_view_t *main_policy(const hl_reject_info_t *info)
 
 /* ---- the built-in page ------------------------------------------------- */
 
-/* How a language writes "N seconds". */
-typedef enum {
-    HL_PLURAL_NONE,     /* one form: N + unit_other (zh, ja) */
-    HL_PLURAL_ONE,      /* 1 + unit_one, else N + unit_other (en es fr de) */
-    HL_PLURAL_AR        /* Arabic (CLDR): 1, 2, 3..10 (mod 100), others */
-} hl_plural_t;
-
-/* The texts of the page in one language. UTF-8 literals, trusted. */
+/* The texts of the page in one language. UTF-8 literals, trusted. How
+ * long to wait is hl_wait_words' (in the same language). */
 typedef struct {
     const char  *code;       /* lang attribute */
     const char  *dir;        /* "ltr" or "rtl" */
     const char  *title;      /* "Too many requests": title and heading */
     const char  *lead;       /* one sentence on what happened */
-    const char  *wait_pre;   /* the wait sentence: wait_pre COUNT wait_post */
+    const char  *wait_pre;   /* the wait sentence: wait_pre WAIT wait_post */
     const char  *wait_post;
-    hl_plural_t  plural;
-    const char  *unit_one;   /* ONE: after "1"; AR: the whole phrase for 1 */
-    const char  *unit_two;   /* AR: the whole phrase for 2 */
-    const char  *unit_few;   /* AR: after N when N % 100 is 3..10 */
-    const char  *unit_other; /* after N otherwise */
+    const char  *ban_pre;    /* a banned client's lead: ban_pre WAIT ban_post */
+    const char  *ban_post;
     const char  *retry;      /* link to the same page */
     const char  *home;       /* link to "/" */
 } hl_page_lang_t;
@@ -293,37 +287,40 @@ static const hl_page_lang_t hl_pages[] = {
     { "en", "ltr", "Too many requests",
       "Too many requests were sent in a short time.",
       "Please wait ", " before trying again.",
-      HL_PLURAL_ONE, " second", NULL, NULL, " seconds",
+      "This address is banned for ", " after too many refused requests.",
       "Try again", "Home page" },
     { "zh", "ltr", "请求过于频繁",
       "短时间内发送的请求过多。",
       "请在 ", "后重试。",
-      HL_PLURAL_NONE, NULL, NULL, NULL, " 秒",
+      "由于被拒绝的请求过多，此地址已被封禁 ", "。",
       "重试", "返回首页" },
     { "es", "ltr", "Demasiadas solicitudes",
       "Se han enviado demasiadas solicitudes en poco tiempo.",
       "Espere ", " antes de volver a intentarlo.",
-      HL_PLURAL_ONE, " segundo", NULL, NULL, " segundos",
+      "Esta dirección está bloqueada durante ",
+      " por demasiadas solicitudes rechazadas.",
       "Volver a intentarlo", "Página de inicio" },
     { "fr", "ltr", "Trop de requêtes",
       "Trop de requêtes ont été envoyées en peu de temps.",
       "Veuillez patienter ", " avant de réessayer.",
-      HL_PLURAL_ONE, " seconde", NULL, NULL, " secondes",
+      "Cette adresse est bannie pour ", " après trop de requêtes refusées.",
       "Réessayer", "Page d’accueil" },
     { "de", "ltr", "Zu viele Anfragen",
       "In kurzer Zeit wurden zu viele Anfragen gesendet.",
       "Bitte warten Sie ", ", bevor Sie es erneut versuchen.",
-      HL_PLURAL_ONE, " Sekunde", NULL, NULL, " Sekunden",
+      "Diese Adresse ist nach zu vielen abgelehnten Anfragen für ",
+      " gesperrt.",
       "Erneut versuchen", "Startseite" },
     { "ar", "rtl", "طلبات كثيرة جدًا",
       "تم إرسال عدد كبير جدًا من الطلبات خلال وقت قصير.",
       "يُرجى الانتظار لمدة ", " قبل المحاولة مرة أخرى.",
-      HL_PLURAL_AR, "ثانية واحدة", "ثانيتين", " ثوانٍ", " ثانية",
+      "تم حظر هذا العنوان لمدة ", " بسبب كثرة الطلبات المرفوضة.",
       "إعادة المحاولة", "الصفحة الرئيسية" },
     { "ja", "ltr", "リクエストが多すぎます",
       "短時間に送信されたリクエストが多すぎます。",
       "", "待ってから、もう一度お試しください。",
-      HL_PLURAL_NONE, NULL, NULL, NULL, "秒",
+      "拒否されたリクエストが多すぎるため、このアドレスは",
+      "ブロックされています。",
       "再試行", "トップページ" },
 };
 
@@ -346,30 +343,6 @@ static const hl_page_lang_t *page_lang(const char *lang)
             return &hl_pages[i];
     }
     return &hl_pages[0];
-}
-
-/* Returns "N seconds" in language l (allocated from p), n >= 1. */
-static char *count_phrase(apr_pool_t *p, const hl_page_lang_t *l, long n)
-{
-    char *num = apr_ltoa(p, n);
-
-    switch (l->plural) {
-    case HL_PLURAL_ONE:
-        if (n == 1)
-            return apr_pstrcat(p, num, l->unit_one, NULL);
-        break;
-    case HL_PLURAL_AR:
-        if (n == 1)
-            return apr_pstrdup(p, l->unit_one);
-        if (n == 2)
-            return apr_pstrdup(p, l->unit_two);
-        if (n % 100 >= 3 && n % 100 <= 10)
-            return apr_pstrcat(p, num, l->unit_few, NULL);
-        break;
-    case HL_PLURAL_NONE:
-        break;
-    }
-    return apr_pstrcat(p, num, l->unit_other, NULL);
 }
 
 static const char hl_page_css[] =
@@ -407,9 +380,11 @@ static const char hl_page_css[] =
 char *hl_render_html(apr_pool_t *p, const hl_reject_info_t *info)
 {
     const hl_page_lang_t *l = page_lang(info->lang);
-    const char *wait = apr_pstrcat(p, l->wait_pre,
-                                   count_phrase(p, l, retry_of(info)),
-                                   l->wait_post, NULL);
+    const char *words = hl_wait_words(p, l->code, retry_of(info));
+    const char *wait = apr_pstrcat(p, l->wait_pre, words, l->wait_post, NULL);
+    const char *lead = info->banned
+                       ? apr_pstrcat(p, l->ban_pre, words, l->ban_post, NULL)
+                       : l->lead;
 
     return apr_pstrcat(p,
         "<!DOCTYPE html>\n"
@@ -425,7 +400,7 @@ char *hl_render_html(apr_pool_t *p, const hl_reject_info_t *info)
         "<main>\n"
         "<p class=\"code\">429</p>\n"
         "<h1>", l->title, "</h1>\n"
-        "<p>", l->lead, "</p>\n"
+        "<p>", lead, "</p>\n"
         "<p class=\"wait\">", wait, "</p>\n"
         "<nav><a class=\"retry\" href=\"\">", l->retry, "</a>"
         "<a class=\"home\" href=\"/\">", l->home, "</a></nav>\n"
@@ -526,8 +501,15 @@ char *hl_render_problem_json(apr_pool_t *p, const hl_reject_info_t *info)
     int i, any_violated = 0, first = 1;
     hl_buf_t b;
 
-    detail = apr_psprintf(p, "Too many requests%s%s; retry after %ld second%s.",
-                          *route ? " for " : "", route, retry, retry == 1 ? "" : "s");
+    if (info->banned)
+        detail = apr_psprintf(p, "This client is banned for %s after too many "
+                              "refused requests; retry after %ld second%s.",
+                              hl_wait_words(p, "en", retry), retry,
+                              retry == 1 ? "" : "s");
+    else
+        detail = apr_psprintf(p, "Too many requests%s%s; retry after %ld second%s.",
+                              *route ? " for " : "", route, retry,
+                              retry == 1 ? "" : "s");
     for (i = 0; info->policies != NULL && i < info->npolicies; i++)
         any_violated |= info->policies[i].violated != 0;
 
@@ -539,6 +521,10 @@ char *hl_render_problem_json(apr_pool_t *p, const hl_reject_info_t *info)
     sb_add(&b, apr_ltoa(p, retry));
     sb_add(&b, ",\"route\":\"");
     sb_add(&b, hl_json_escape(p, route));
+    if (info->banned) {
+        sb_add(&b, "\",\"banned\":true,\"violated-policies\":[\"ban\"]}");
+        return b.s;
+    }
     sb_add(&b, "\",\"violated-policies\":[");
     for (i = 0; info->policies != NULL && i < info->npolicies; i++) {
         if (any_violated && !info->policies[i].violated)

@@ -20,14 +20,19 @@ typedef struct {
     uint32_t    remaining;   /* requests left in it */
     int64_t     reset_s;     /* seconds until it is full again, >= 0 */
     int         violated;    /* 1 if this window rejected the request */
+    int         tokens;      /* 1 if its quota has a cost= (tokens, not
+                                requests: the openai/anthropic headers) */
+    int64_t     reset_ms;    /* reset_s in milliseconds, >= 0 (0: not known
+                                finer than reset_s) */
 } hl_policy_view_t;
 
 /*
  * Fills v[0 .. q->nwindows) with the windows of q as clients and the
  * RateLimit headers are shown them: name (names[i] when names is not NULL,
  * else hl_window_name of the window, allocated from p), limit (its COUNT)
- * and window_s (its WINDOW in whole seconds, rounded up); remaining,
- * reset_s and violated are 0, for the caller to fill from a decision.
+ * window_s (its WINDOW in whole seconds, rounded up) and tokens (q has a
+ * cost=); remaining, reset_s, reset_ms and violated are 0, for the caller
+ * to fill from a decision.
  * Never fails.
  */
 void hl_render_quota_views(apr_pool_t *p, const hl_quota_t *q,
@@ -45,6 +50,13 @@ typedef struct {
     int                     npolicies;
     const hl_policy_view_t *policies;
     const char             *lang;         /* from hl_negotiate_lang */
+    int                     banned;       /* 1: refused because the client
+                                             is banned (HotLimitBan);
+                                             retry_after is the ban's time
+                                             left, and policies describe the
+                                             ban, not a quota */
+    int                     tokens;       /* 1: the refusing quota has a
+                                             cost= (a token budget) */
 } hl_reject_info_t;
 
 /*
@@ -58,8 +70,10 @@ const char *hl_render_language(size_t i);
 /*
  * Returns the built-in, self-contained HTML page (no external assets,
  * <meta name="robots" content="noindex, nofollow">, lang/dir attributes,
- * how long to wait, a "retry" link to the same page and a "home" link to
- * "/"), in info->lang, falling back to en. Allocated from p. Never NULL.
+ * how long to wait in words (hl_wait_words), a "retry" link to the same
+ * page and a "home" link to "/"), in info->lang, falling back to en; a
+ * banned client (info->banned) is told it is banned and for how long.
+ * Allocated from p. Never NULL.
  */
 char *hl_render_html(apr_pool_t *p, const hl_reject_info_t *info);
 
@@ -76,7 +90,10 @@ char *hl_render_template(apr_pool_t *p, const char *tpl,
  * Returns the JSON problem object: type (the IANA quota-exceeded problem
  * type), title "Too Many Requests", status 429, detail (English sentence),
  * retry_after, route, violated-policies (names of the violated windows).
- * Strings are JSON-escaped. Allocated from p. Never NULL.
+ * A banned client (info->banned) is told so in detail, with the ban's
+ * time left in words, and violated-policies is ["ban"] (no quota refused
+ * it), with "banned":true. Strings are JSON-escaped. Allocated from p.
+ * Never NULL.
  */
 char *hl_render_problem_json(apr_pool_t *p, const hl_reject_info_t *info);
 

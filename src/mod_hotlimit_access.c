@@ -62,6 +62,7 @@
 #include "mod_hotlimit_refusal_log.h"
 #include "mod_hotlimit_device.h"
 #include "mod_hotlimit_respond.h"
+#include "mod_hotlimit_shape.h"
 #include "mod_hotlimit_store.h"
 #include "mod_hotlimit_stores.h"
 #include "mod_hotlimit_table.h"
@@ -678,6 +679,7 @@ static void add_match(request_rec *r, const hl_server_conf_t *sc,
     m->item.peek = 0;
     m->item.exact = 0;
     m->counted_by_upgrade = 0;
+    m->banned = 0;        /* set only by ban_check */
 }
 
 /*
@@ -891,6 +893,7 @@ static void ban_check(request_rec *r, const hl_server_conf_t *sc,
     m->item.peek = 1;
     m->route = r->uri ? r->uri : "/";
     m->scope = HL_BAN_SCOPE;
+    m->banned = 1;
 }
 
 /* Returns the 429 outcome (hl_respond_reject) for a request refused
@@ -1146,7 +1149,10 @@ static int limit_request(request_rec *r, hl_stage_t stage)
         hl_upgrade_settle(&m[i]);
     }
     primary = hl_decide_primary(items, n);
-    hl_respond_annotate(r, m, n, primary, dc->headers != 0);
+    hl_respond_annotate(r, m, n, primary,
+                        (dc->headers & HL_HEADERS_DRAFT) != 0);
+    if (dc->headers & HL_HEADERS_PROVIDERS)
+        hl_shape_put_headers(r, m, n, (unsigned)dc->headers);
     for (i = 0; i < n; ++i)
         if (!m[i].item.decision.admit)
             hl_refusal_log(r, &m[i], dc->log_refusals, m[i].by_address);

@@ -31,7 +31,8 @@
  * device cookies, HL01400-HL01449 cost=usage, HL01500-HL01549
  * concurrency, HL01550-HL01599 JSON bodies, HL01600-HL01649 status page,
  * HL01650-HL01699 reserve=, HL01700-HL01749 algo=log, HL02200-HL02249
- * bodies read whole for concurrency keys and HotLimitSpoolLimit.
+ * bodies read whole for concurrency keys and HotLimitSpoolLimit,
+ * HL02400-HL02449 provider shapes (mod_hotlimit_shape.c).
  */
 #ifndef MOD_HOTLIMIT_CONF_H
 #define MOD_HOTLIMIT_CONF_H
@@ -129,7 +130,8 @@ typedef struct {
                                           inherited or defaulted */
     int                   engine;      /* HotLimitEngine: 0 off, else on */
     int                   dry_run;     /* HotLimitDryRun: 1 on, else off */
-    int                   headers;     /* HotLimitHeaders: 0 off, else on */
+    int                   headers;     /* HotLimitHeaders: HL_HEADERS_*
+                                          bits, 0 off */
     hl_route_from_t       route_from;  /* HotLimitRouteFrom */
     const char           *route_arg;   /* query:NAME, param:NAME, json:PATH */
     long                  body_limit;  /* HotLimitBodyLimit, bytes */
@@ -161,8 +163,16 @@ typedef enum {
     HL_ERROR_FORMAT_AUTO = 0,
     HL_ERROR_FORMAT_HTML,
     HL_ERROR_FORMAT_JSON,
-    HL_ERROR_FORMAT_PROBLEM
+    HL_ERROR_FORMAT_PROBLEM,
+    HL_ERROR_FORMAT_OPENAI,      /* {"error":{"message":...}} */
+    HL_ERROR_FORMAT_ANTHROPIC    /* {"type":"error","error":{...}} */
 } hl_error_format_t;
+
+/* HotLimitHeaders: which rate-limit headers responses carry (bits). */
+#define HL_HEADERS_DRAFT     1u  /* RateLimit-Policy, RateLimit (On) */
+#define HL_HEADERS_OPENAI    2u  /* x-ratelimit-*, retry-after-ms on a 429 */
+#define HL_HEADERS_ANTHROPIC 4u  /* anthropic-ratelimit-* */
+#define HL_HEADERS_PROVIDERS (HL_HEADERS_OPENAI | HL_HEADERS_ANTHROPIC)
 
 /* HotLimitBodyOverflow: what a body over HotLimitBodyLimit gets. */
 #define HL_BODY_OVERFLOW_REFUSE 0   /* 413 (the default) */

@@ -19,6 +19,8 @@
 #include "mod_hotlimit_respond.h"
 #include "hl_negotiate.h"
 #include "hl_render.h"
+#include "hl_shape.h"
+#include "mod_hotlimit_shape.h"
 #include "hl_fmt.h"
 
 APLOG_USE_MODULE(hotlimit);
@@ -36,9 +38,18 @@ static hl_policy_view_t *policy_views(request_rec *r, const hl_match_t *m)
     for (i = 0; i < q->nwindows; ++i) {
         v[i].remaining = d->windows[i].remaining;
         v[i].reset_s = hl_decide_reset_s(d, i);
+        v[i].reset_ms = d->windows[i].admit ? d->windows[i].reset_ms
+                                            : d->windows[i].retry_ms;
+        if (v[i].reset_ms < 0)
+            v[i].reset_ms = 0;
         v[i].violated = !d->windows[i].admit;
     }
     return v;
+}
+
+hl_policy_view_t *hl_respond_views(request_rec *r, const hl_match_t *m)
+{
+    return policy_views(r, m);
 }
 
 /*
@@ -226,20 +237,30 @@ static int has_error_document(request_rec *r)
                                           HTTP_TOO_MANY_REQUESTS)) != NULL;
 }
 
-/* Returns the body the 429 of r takes: HotLimitErrorFormat's, else what
- * Accept (and X-Requested-With) prefer. */
-static hl_body_kind_t body_kind(request_rec *r)
-{
-    const hl_dir_conf_t *dc = ap_get_module_config(r->per_dir_config,
-                                                   &hotlimit_module);
+/* Returns the body the 429 of r takes (dc: r's configuration): what
+ * Accept (and X-Requested-With) prefer, unless HotLimitErrorFormat fixes
+ * it; a fixed form yields to an explicit Accept that prefers
+ * application/problem+json (a client that names it reads it). */
+/* The 429 bodies beyond the negotiated ones (hl_body_kind_t): a
+ * provider's shape, only ever fixed by HotLimitErrorFormat. */
+enum { HL_BODY_OPENAI = HL_BODY_PROBLEM + 1, HL_BODY_ANTHROPIC };
 
-    switch (dc ? dc->error_format : HL_ERROR_FORMAT_AUTO) {
-    case HL_ERROR_FORMAT_HTML:    return HL_BODY_HTML;
-    case HL_ERROR_FORMAT_JSON:    return HL_BODY_JSON;
-    case HL_ERROR_FORMAT_PROBLEM: return HL_BODY_PROBLEM;
-    default:
-        return hl_negotiate_body(apr_table_get(r->headers_in, "Accept"),
-                                 apr_table_get(r->headers_in, "X-Requested-With"));
+static int body_kind(request_rec *r, const hl_dir_conf_t *dc)
+{
+    const char *accept = apr_table_get(r->headers_in, "Accept");
+    int format = dc ? dc->error_format : HL_ERROR_FORMAT_AUTO;
+
+    if (format == HL_ERROR_FORMAT_AUTO)
+        return hl_negotiate_body(accept, apr_table_get(r->headers_in,
+                                                       "X-Requested-With"));
+    if (accept && hl_negotiate_body(accept, NULL) == HL_BODY_PROBLEM)
+        return HL_BODY_PROBLEM;
+    switch (format) {
+    case HL_ERROR_FORMAT_HTML:      return HL_BODY_HTML;
+    case HL_ERROR_FORMAT_JSON:      return HL_BODY_JSON;
+    case HL_ERROR_FORMAT_OPENAI:    return HL_BODY_OPENAI;
+    case HL_ERROR_FORMAT_ANTHROPIC: return HL_BODY_ANTHROPIC;
+    default:                        return HL_BODY_PROBLEM;
     }
 }
 
@@ -247,7 +268,10 @@ int hl_respond_reject(request_rec *r, const hl_match_t *m)
 {
     hl_server_conf_t *sc = ap_get_module_config(r->server->module_config,
                                                 &hotlimit_module);
-    hl_body_kind_t kind = body_kind(r);
+    const hl_dir_conf_t *dc = ap_get_module_config(r->per_dir_config,
+                                                   &hotlimit_module);
+    const hl_quota_t *q = m->item.quota;
+    int kind = body_kind(r, dc);
     hl_reject_info_t info;
     const char *body;
 
@@ -256,6 +280,8 @@ int hl_respond_reject(request_rec *r, const hl_match_t *m)
     apr_table_setn(r->err_headers_out, "Cache-Control", "no-store");
     apr_table_mergen(r->err_headers_out, "Vary", "Accept");
     apr_table_setn(r->subprocess_env, "hotlimit-limited", "1");
+    if (dc && (dc->headers & HL_HEADERS_OPENAI))
+        hl_shape_put_retry_ms(r, m);
 
     if (kind == HL_BODY_HTML && has_error_document(r))
         return HTTP_TOO_MANY_REQUESTS;   /* ap_die serves ErrorDocument */
@@ -263,11 +289,18 @@ int hl_respond_reject(request_rec *r, const hl_match_t *m)
     memset(&info, 0, sizeof(info));
     info.route = m->route;
     info.retry_after = m->item.decision.retry_after_s;
-    info.npolicies = m->item.quota->nwindows;
+    info.npolicies = q->nwindows;
     info.policies = policy_views(r, m);
     info.lang = hl_negotiate_lang(apr_table_get(r->headers_in,
                                                 "Accept-Language"));
-    if (kind == HL_BODY_PROBLEM || kind == HL_BODY_JSON) {
+    info.banned = m->banned;
+    info.tokens = q->cost_usage || q->cost_name[0] != '\0';
+    if (kind == HL_BODY_OPENAI || kind == HL_BODY_ANTHROPIC) {
+        body = kind == HL_BODY_OPENAI ? hl_shape_openai_json(r->pool, &info)
+                                      : hl_shape_anthropic_json(r->pool, &info);
+        ap_set_content_type(r, "application/json");
+    }
+    else if (kind == HL_BODY_PROBLEM || kind == HL_BODY_JSON) {
         body = hl_render_problem_json(r->pool, &info);
         ap_set_content_type(r, kind == HL_BODY_PROBLEM
                                ? "application/problem+json"

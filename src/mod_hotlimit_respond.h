@@ -8,6 +8,7 @@
 #include "mod_hotlimit_conf.h"
 #include "hl_decide.h"
 #include "hl_quota.h"
+#include "hl_render.h"
 
 /* One quota that applies to a request, and what the limiter said. */
 typedef struct {
@@ -33,6 +34,9 @@ typedef struct {
                                     address (by=ip, or a key that fell back
                                     to it): only such refusals feed a ban
                                     (HotLimitBan) */
+    int           banned;        /* the look at the client's ban
+                                    (HotLimitBan): its refusal says
+                                    "banned", not a quota */
     int64_t       upgrade_marks[HL_MAX_WINDOWS];  /* [exact count=failures]
                                     counted_by_upgrade: where the upgrading
                                     request's units sit
@@ -51,10 +55,15 @@ typedef struct {
 void hl_respond_annotate(request_rec *r, const hl_match_t *all, int n,
                          int primary, int headers);
 
+/* Returns the views of m's windows with its decision (remaining, reset_s,
+ * reset_ms, violated), allocated from r->pool. Never NULL. */
+hl_policy_view_t *hl_respond_views(request_rec *r, const hl_match_t *m);
+
 /*
  * Sends the 429 for match m (its decision rejected): Retry-After,
- * Cache-Control, Vary, then a problem+json, json or HTML body as Accept
- * asks; HTML comes from ErrorDocument 429 when configured, else the
+ * Cache-Control, Vary (and retry-after-ms under HotLimitHeaders openai),
+ * then a problem+json, json, OpenAI, Anthropic or HTML body as Accept and
+ * HotLimitErrorFormat ask (an explicit problem+json Accept wins); HTML comes from ErrorDocument 429 when configured, else the
  * HotLimitErrorTemplate, else the built-in page. Returns the value the
  * hook must return (DONE, or HTTP_TOO_MANY_REQUESTS for ErrorDocument).
  */

@@ -76,7 +76,7 @@ for my $i (1 .. 5) {
     my $b = body($res);
     ok t_cmp($b, qr{<meta name="robots" content="noindex, nofollow">}, 'noindex meta');
     ok t_cmp($b, qr{<html lang="en"}, 'English page by default');
-    ok t_cmp($b, qr{Please wait \d+ seconds? before trying again}, 'says how long to wait');
+    ok t_cmp($b, qr{Please wait (about )?\d+ (seconds?|minutes?) before trying again}, 'says how long to wait, in words');
     ok t_cmp($b, qr{<a class="home" href="/">}, 'home link');
     ok t_cmp($b !~ m{(?:src|href)="https?://} ? 1 : 0, 1, 'self-contained: no external assets');
 }

@@ -1,16 +1,24 @@
-// client.js - the official OpenAI Node SDK (npm package "openai", pinned in
-// package-lock.json) as a client of httpd + mod_hotlimit, for
-// t/56-openai-sdk.t. Prints one JSON line with what it saw. Usage:
+// client.js - the official OpenAI and Anthropic Node SDKs (npm packages
+// "openai" and "@anthropic-ai/sdk", pinned in package-lock.json) as
+// clients of httpd + mod_hotlimit, for t/56-openai-sdk.t and
+// t/81-provider-sdk.t. Prints one JSON line with what it saw. Usage:
 //   node client.js SCENARIO BASE_URL [ARGS...]
 // Scenarios:
 //   retry         one completion, then a second one that meets a 429: the
 //                 SDK's own retry must wait as Retry-After says, then succeed
+//   openai-error  one completion, no retry: the RateLimitError as the
+//                 developer sees it (message, type, code, status)
+//   openai-retry  one completion, then a second that meets a 429: the
+//                 SDK's own retry (it waits as retry-after-ms says)
+//   anthropic-error
+//                 one message with the Anthropic SDK, no retry: its error
 //   budget N MODEL MAX_TOKENS
 //                 N completions at once (no retry), each with max_tokens:
 //                 how many were answered, refused (429), and the tokens
 //                 the answers' usage reported in total
 'use strict';
 const OpenAI = require('openai');
+const Anthropic = require('@anthropic-ai/sdk');
 
 const [scenario, baseURL, ...args] = process.argv.slice(2);
 
@@ -49,7 +57,48 @@ async function budget() {
     return out;
 }
 
-const scenarios = { retry, budget };
+// What an SDK error shows the developer.
+function seen(e) {
+    return { ok: false, class: e && e.constructor && e.constructor.name,
+             status: e && e.status, message: String(e && e.message),
+             type: e && e.type, code: e && e.code, body: e && e.error,
+             headers: e && e.headers && Object.fromEntries(
+                 typeof e.headers.entries === 'function' ? e.headers.entries()
+                                                         : Object.entries(e.headers)) };
+}
+
+async function openaiError() {
+    const ai = new OpenAI({ apiKey: 'sk-test-key', baseURL, maxRetries: 0, timeout: 20000 });
+    try {
+        await ai.chat.completions.create({ model: 'stub-20', messages: [{ role: 'user', content: 'hi' }] });
+        return { ok: true };
+    } catch (e) {
+        return seen(e);
+    }
+}
+
+async function openaiRetry() {
+    const ai = new OpenAI({ apiKey: 'sk-retry-key', baseURL, maxRetries: 2, timeout: 20000 });
+    const ask = (content) => ai.chat.completions.create({ model: 'stub-20', messages: [{ role: 'user', content }] });
+    await ask('hi');
+    const t0 = Date.now();
+    const r = await ask('again');
+    return { ok: true, second: r.choices[0].message.content, waited_ms: Date.now() - t0 };
+}
+
+async function anthropicError() {
+    const ai = new Anthropic({ apiKey: 'sk-ant-key', baseURL, maxRetries: 0, timeout: 20000 });
+    try {
+        await ai.messages.create({ model: 'claude-stub', max_tokens: 16,
+                                   messages: [{ role: 'user', content: 'hi' }] });
+        return { ok: true };
+    } catch (e) {
+        return seen(e);
+    }
+}
+
+const scenarios = { retry, budget, 'openai-error': openaiError, 'openai-retry': openaiRetry,
+                    'anthropic-error': anthropicError };
 
 (async () => {
     const run = scenarios[scenario];

@@ -12,18 +12,20 @@
 #include "hl_tap.h"
 #include "hl_negotiate.h"
 #include "hl_render.h"
+#include "hl_wait.h"
 
 static apr_pool_t *pool;
 
 static const hl_policy_view_t two_pols[2] = {
-    { "5/1m", 5, 60, 0, 42, 1 },
-    { "30/1h", 30, 3600, 12, 3000, 0 },
+    { "5/1m", 5, 60, 0, 42, 1, 0, 0 },
+    { "30/1h", 30, 3600, 12, 3000, 0, 0, 0 },
 };
 
 static hl_reject_info_t sample_info(const char *lang, long retry)
 {
     hl_reject_info_t info;
 
+    memset(&info, 0, sizeof(info));
     info.route = "/user/login";
     info.retry_after = retry;
     info.npolicies = 2;
@@ -168,17 +170,19 @@ static void test_html_details(void)
     has_str(hl_render_html(pool, &info), "لمدة ثانيتين قبل", "ar: two");
     info.retry_after = 5;
     has_str(hl_render_html(pool, &info), "لمدة 5 ثوانٍ قبل", "ar: few");
-    info.retry_after = 111;
-    has_str(hl_render_html(pool, &info), "لمدة 111 ثانية قبل", "ar: other (111)");
-    info.retry_after = 100;
-    has_str(hl_render_html(pool, &info), "لمدة 100 ثانية قبل", "ar: other (100)");
-    info.retry_after = 103;
-    has_str(hl_render_html(pool, &info), "لمدة 103 ثوانٍ قبل", "ar: few (103)");
+    info.retry_after = 11;
+    has_str(hl_render_html(pool, &info), "لمدة 11 ثانية قبل", "ar: other (11)");
+    info.retry_after = 660;
+    has_str(hl_render_html(pool, &info), "لمدة 11 دقيقة قبل", "ar: other (11 minutes)");
+    info.retry_after = 3 * 3600;
+    has_str(hl_render_html(pool, &info), "لمدة 3 ساعات قبل", "ar: few (3 hours)");
+    info.retry_after = 103 * 86400;
+    has_str(hl_render_html(pool, &info), "لمدة 103 أيام قبل", "ar: few (103 days)");
 
     info = sample_info("xx", 3600);
     h = hl_render_html(pool, &info);
     has_str(h, "<html lang=\"en\" dir=\"ltr\">", "unknown language falls back to en");
-    has_str(h, "Please wait 3600 seconds", "en: 3600 seconds");
+    has_str(h, "Please wait 1 hour before", "en: 3600 seconds is 1 hour");
     info.lang = NULL;
     has_str(hl_render_html(pool, &info), "<html lang=\"en\"", "NULL language falls back to en");
     info.lang = "JA";
@@ -492,6 +496,95 @@ static void test_count(void)
     is_str(hl_render_count(pool, 4294967295u), "4294967295", "count: the largest");
 }
 
+/* How long to wait in words, per language: exact under a minute, then the
+ * largest unit that fits once, counted down, "about" when inexact. */
+static void test_wait_words(void)
+{
+    static const struct {
+        const char *lang;
+        long s;
+        const char *want;
+    } cases[] = {
+        { "en", 1, "1 second" }, { "en", 45, "45 seconds" },
+        { "en", 60, "1 minute" }, { "en", 2853, "about 47 minutes" },
+        { "en", 3600, "1 hour" }, { "en", 7300, "about 2 hours" },
+        { "en", 86400, "1 day" }, { "en", 3 * 86400 + 5, "about 3 days" },
+        { "zh", 30, "30 秒" }, { "zh", 2853, "约 47 分钟" },
+        { "zh", 7200, "2 小时" }, { "zh", 86400 * 2, "2 天" },
+        { "es", 1, "1 segundo" }, { "es", 2853, "aproximadamente 47 minutos" },
+        { "es", 3600, "1 hora" }, { "es", 86400 * 2, "2 días" },
+        { "fr", 60, "1 minute" }, { "fr", 2853, "environ 47 minutes" },
+        { "fr", 7200, "2 heures" }, { "fr", 86400, "1 jour" },
+        { "de", 1, "1 Sekunde" }, { "de", 2853, "etwa 47 Minuten" },
+        { "de", 3600, "1 Stunde" }, { "de", 86400 * 3, "3 Tage" },
+        { "ar", 60, "دقيقة واحدة" }, { "ar", 120, "دقيقتين" },
+        { "ar", 2853, "حوالي 47 دقيقة" }, { "ar", 5 * 3600, "5 ساعات" },
+        { "ar", 86400 * 2, "يومين" }, { "ar", 86400 * 11, "11 يومًا" },
+        { "ja", 30, "30秒" }, { "ja", 2853, "約47分" },
+        { "ja", 3600, "1時間" }, { "ja", 86400 * 2, "2日" },
+        { NULL, 0, "1 second" }, { "xx", 2853, "about 47 minutes" },
+        { "EN", 120, "2 minutes" },
+    };
+    size_t i;
+
+    for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+        okf(strcmp(hl_wait_words(pool, cases[i].lang, cases[i].s), cases[i].want) == 0,
+            "%s %ld s: \"%s\" (got \"%s\")", cases[i].lang ? cases[i].lang : "NULL",
+            cases[i].s, cases[i].want, hl_wait_words(pool, cases[i].lang, cases[i].s));
+}
+
+/* The built-in page in every language says how long in words, never
+ * "2853 seconds"; a banned client is told it is banned and for how long. */
+static void test_html_human_and_banned(void)
+{
+    static const struct {
+        const char *lang, *wait, *banned;
+    } pages[] = {
+        { "en", "Please wait about 47 minutes before trying again.",
+          "This address is banned for about 47 minutes after too many refused requests." },
+        { "zh", "请在 约 47 分钟后重试。", "此地址已被封禁 约 47 分钟。" },
+        { "es", "Espere aproximadamente 47 minutos antes",
+          "Esta dirección está bloqueada durante aproximadamente 47 minutos" },
+        { "fr", "Veuillez patienter environ 47 minutes avant",
+          "Cette adresse est bannie pour environ 47 minutes" },
+        { "de", "Bitte warten Sie etwa 47 Minuten, bevor",
+          "für etwa 47 Minuten gesperrt." },
+        { "ar", "يُرجى الانتظار لمدة حوالي 47 دقيقة قبل",
+          "تم حظر هذا العنوان لمدة حوالي 47 دقيقة" },
+        { "ja", "約47分待ってから", "このアドレスは約47分ブロックされています。" },
+    };
+    size_t i;
+
+    for (i = 0; i < sizeof(pages) / sizeof(pages[0]); i++) {
+        hl_reject_info_t info = sample_info(pages[i].lang, 2853);
+        char *h = hl_render_html(pool, &info);
+
+        okf(strstr(h, pages[i].wait) != NULL, "%s: wait in words", pages[i].lang);
+        okf(!strstr(h, "2853"), "%s: never 2853 seconds", pages[i].lang);
+        okf(!strstr(h, pages[i].banned), "%s: not banned, not said so", pages[i].lang);
+        info.banned = 1;
+        h = hl_render_html(pool, &info);
+        okf(strstr(h, pages[i].banned) != NULL, "%s: banned, and for how long",
+            pages[i].lang);
+        okf(valid_utf8(h), "%s: banned page valid UTF-8", pages[i].lang);
+    }
+}
+
+/* A banned client's problem object names the ban, not the quota's
+ * policies. */
+static void test_problem_banned(void)
+{
+    hl_reject_info_t info = sample_info("en", 3600);
+    char *j;
+
+    info.banned = 1;
+    j = hl_render_problem_json(pool, &info);
+    has_str(j, "\"detail\":\"This client is banned for 1 hour after too many "
+               "refused requests; retry after 3600 seconds.\"", "banned: detail");
+    has_str(j, "\"banned\":true,\"violated-policies\":[\"ban\"]}", "banned: names the ban");
+    ok(!strstr(j, "5/1m") && !strstr(j, "30/1h"), "banned: no quota listed as violated");
+}
+
 int main(void)
 {
     apr_initialize();
@@ -507,6 +600,9 @@ int main(void)
     test_distinct_names();
     test_quota_views();
     test_count();
+    test_wait_words();
+    test_html_human_and_banned();
+    test_problem_banned();
     apr_pool_destroy(pool);
     apr_terminate();
     return done_testing();
