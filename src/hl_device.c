@@ -43,7 +43,7 @@ static size_t base64url(char *out, const unsigned char *in, size_t n)
     return o;
 }
 
-/* Writes the decimal digits of v (> 0) into out (room for 21 bytes);
+/* Writes the decimal digits of v into out (room for 21 bytes), then a NUL;
  * returns their number. */
 static size_t decimal(char *out, uint64_t v)
 {
@@ -62,33 +62,63 @@ static size_t decimal(char *out, uint64_t v)
 
 size_t hl_device_make(char *out, size_t outlen,
                       const unsigned char *secret, size_t slen,
+                      const char *scope, size_t scope_len,
                       const char *account, size_t alen, int64_t expires)
 {
     static const int64_t limit = 1000000000000LL;   /* 12 digits */
     unsigned char mac[EVP_MAX_MD_SIZE];
     unsigned int maclen = 0;
-    char msg[2 + HL_DEVICE_EXPIRY_DIGITS + 1 + HL_DEVICE_ACCOUNT_MAX];
-    size_t hlen;
+    char msg[2 + HL_DEVICE_EXPIRY_DIGITS + 1 + 21 + 1 + HL_DEVICE_SCOPE_MAX
+             + HL_DEVICE_ACCOUNT_MAX];
+    size_t hlen, mlen;
 
     if (out && outlen > 0)
         out[0] = '\0';
     if (!out || outlen < HL_DEVICE_TOKEN_MAX + 1 || !secret || slen == 0
         || slen > HL_DEVICE_SECRET_MAX || (!account && alen)
-        || alen > HL_DEVICE_ACCOUNT_MAX || expires <= 0 || expires >= limit)
+        || (!scope && scope_len) || alen > HL_DEVICE_ACCOUNT_MAX
+        || scope_len > HL_DEVICE_SCOPE_MAX || expires <= 0 || expires >= limit)
         return 0;
-    /* "1.EXPIRY" is the token's head; the MAC covers it, "|" and the
-     * account. */
+    /* "2.EXPIRY" is the token's head; the MAC covers it, "|", the scope's
+     * length (so no scope and account pair reads as another) and ":",
+     * the scope and the account. */
     memcpy(msg, HL_DEVICE_VERSION ".", 2);
     hlen = 2 + decimal(msg + 2, (uint64_t)expires);
-    msg[hlen] = '|';
+    mlen = hlen;
+    msg[mlen++] = '|';
+    mlen += decimal(msg + mlen, (uint64_t)scope_len);
+    msg[mlen++] = ':';
+    if (scope_len)
+        memcpy(msg + mlen, scope, scope_len);
+    mlen += scope_len;
     if (alen)
-        memcpy(msg + hlen + 1, account, alen);
+        memcpy(msg + mlen, account, alen);
+    mlen += alen;
     if (!HMAC(EVP_sha256(), secret, (int)slen, (const unsigned char *)msg,
-              hlen + 1 + alen, mac, &maclen) || maclen != MAC_BYTES)
+              mlen, mac, &maclen) || maclen != MAC_BYTES)
         return 0;
     memcpy(out, msg, hlen);
     out[hlen] = '.';
     return hlen + 1 + base64url(out + hlen + 1, mac, MAC_BYTES);
+}
+
+int hl_device_value_key(unsigned char *out, const unsigned char *secret,
+                        size_t slen)
+{
+    static const char label[] = "hotlimit key values 1";
+    unsigned char mac[EVP_MAX_MD_SIZE];
+    unsigned int maclen = 0;
+
+    if (!out)
+        return -1;
+    memset(out, 0, HL_DEVICE_VALUE_KEY);
+    if (!secret || slen == 0 || slen > HL_DEVICE_SECRET_MAX
+        || !HMAC(EVP_sha256(), secret, (int)slen, (const unsigned char *)label,
+                 sizeof(label) - 1, mac, &maclen) || maclen < HL_DEVICE_VALUE_KEY)
+        return -1;
+    memcpy(out, mac, HL_DEVICE_VALUE_KEY);
+    OPENSSL_cleanse(mac, sizeof(mac));
+    return 0;
 }
 
 /* Returns the expiry a token of len bytes names ("1.EXPIRY.MAC", EXPIRY 1
@@ -114,6 +144,7 @@ static int64_t token_expiry(const char *token, size_t len)
 
 int hl_device_verify(const char *token, size_t len,
                      const unsigned char *secret, size_t slen,
+                     const char *scope, size_t scope_len,
                      const char *account, size_t alen, int64_t now)
 {
     char want[HL_DEVICE_TOKEN_MAX + 1];
@@ -125,8 +156,8 @@ int hl_device_verify(const char *token, size_t len,
     expiry = token_expiry(token, len);
     if (expiry <= 0 || expiry <= now)
         return 0;
-    wlen = hl_device_make(want, sizeof(want), secret, slen, account, alen,
-                          expiry);
+    wlen = hl_device_make(want, sizeof(want), secret, slen, scope, scope_len,
+                          account, alen, expiry);
     /* The lengths are public (the head was parsed from the token); the
      * contents are compared in constant time. */
     return wlen == len && CRYPTO_memcmp(want, token, len) == 0;

@@ -5,12 +5,15 @@
  * account's shared key (OWASP "device cookies"), so an attacker guessing
  * the account never locks that browser out.
  *
- * A token is "1.EXPIRY.MAC": the format version, the expiry in seconds
+ * A token is "2.EXPIRY.MAC": the format version, the expiry in seconds
  * since the epoch (decimal), and the base64url (no padding) of
- * HMAC-SHA256(secret, "1.EXPIRY|" + account key). The account key is the
- * counter key's client part as the module forms it (a hash for param:,
- * header:, cookie:, the name for user), so nothing secret travels in the
- * token and it is worth nothing for another account.
+ * HMAC-SHA256(secret, "2.EXPIRY|" + LEN + ":" + scope + account), where
+ * scope (LEN bytes, in decimal) names the quota the token was earned
+ * under (its virtual host, section and line, or table route) and account
+ * is the value exactly as the client sent it, before any folding (norm=):
+ * a token earned by a login as "ALICE" is worth nothing for "alice", nor
+ * one earned in another section here. Nothing secret travels in the
+ * token.
  *
  * Pure core: OpenSSL's libcrypto for the HMAC and the constant-time
  * comparison; no httpd headers, no allocation; time is an argument.
@@ -23,7 +26,7 @@
 
 #include "hl_quota.h"
 
-#define HL_DEVICE_VERSION      "1"
+#define HL_DEVICE_VERSION      "2"  /* "1": bound to the folded key */
 #define HL_DEVICE_MAC_CHARS    43   /* base64url of 32 bytes, no padding */
 #define HL_DEVICE_EXPIRY_DIGITS 12  /* seconds since the epoch: ample */
 /* Longest token: "1." + expiry + "." + MAC. */
@@ -32,30 +35,47 @@
 #define HL_DEVICE_SECRET_MAX   1024 /* bytes of key read from a file, at most */
 #define HL_DEVICE_MAX_AGE_MAX  (400 * 86400)  /* browsers cap Max-Age there */
 #define HL_DEVICE_NAME_MAX     64   /* cookie name, NUL included */
-#define HL_DEVICE_ACCOUNT_MAX  256  /* longest account key a token binds */
+#define HL_DEVICE_ACCOUNT_MAX  512  /* longest account value a token binds */
+#define HL_DEVICE_SCOPE_MAX    1024 /* longest scope a token binds */
+#define HL_DEVICE_VALUE_KEY    16   /* bytes of the keyed hash's key */
 
 /*
  * Writes into out (outlen bytes, at least HL_DEVICE_TOKEN_MAX + 1) the
- * NUL-terminated token for account (alen bytes) expiring at expires
- * (seconds since the epoch, 1..10^12-1), made with secret (slen bytes,
- * 1..HL_DEVICE_SECRET_MAX). Returns its length, or 0 (out "" when outlen >
- * 0) on a bad argument, an account longer than HL_DEVICE_ACCOUNT_MAX, or
+ * NUL-terminated token for account (alen bytes) under scope (scope_len
+ * bytes) expiring at expires (seconds since the epoch, 1..10^12-1), made
+ * with secret (slen bytes, 1..HL_DEVICE_SECRET_MAX). Returns its length,
+ * or 0 (out "" when outlen > 0) on a bad argument, an account longer than
+ * HL_DEVICE_ACCOUNT_MAX or a scope longer than HL_DEVICE_SCOPE_MAX, or
  * when the HMAC fails. Owns nothing.
  */
 size_t hl_device_make(char *out, size_t outlen,
                       const unsigned char *secret, size_t slen,
+                      const char *scope, size_t scope_len,
                       const char *account, size_t alen, int64_t expires);
 
 /*
  * Returns 1 if token (len bytes, not necessarily NUL-terminated) is a
- * token hl_device_make made with secret for account and it has not
- * expired at now (seconds since the epoch); 0 for anything else: another
- * secret or account, expired, malformed, truncated, too long, a bad
- * argument. The MAC is compared in constant time. Reads only.
+ * token hl_device_make made with secret for account under scope and it
+ * has not expired at now (seconds since the epoch); 0 for anything else:
+ * another secret, scope or account (another spelling of it too), expired,
+ * malformed, truncated, too long, a bad argument. The MAC is compared in
+ * constant time. Reads only.
  */
 int hl_device_verify(const char *token, size_t len,
                      const unsigned char *secret, size_t slen,
+                     const char *scope, size_t scope_len,
                      const char *account, size_t alen, int64_t now);
+
+/*
+ * Writes into out (HL_DEVICE_VALUE_KEY bytes) the key of the keyed hash
+ * of client-sent key values (hl_siphash.h) derived from secret (slen
+ * bytes, 1..HL_DEVICE_SECRET_MAX): the first bytes of
+ * HMAC-SHA256(secret, "hotlimit key values 1"), so it reveals nothing of
+ * the secret that signs device cookies. Returns 0, or -1 (out zeroed) on
+ * a bad argument or when the HMAC fails.
+ */
+int hl_device_value_key(unsigned char *out, const unsigned char *secret,
+                        size_t slen);
 
 /*
  * Returns 1 if a response with final status earns a device cookie under

@@ -384,14 +384,16 @@ static int client_exempt(request_rec *r, const hl_server_conf_t *sc,
     return 0;
 }
 
-/* Returns "<prefix>:" and 16 hex digits of a hash of value: secrets such
- * as Authorization headers or session cookies never reach shared memory,
- * logs or the status page in clear. Allocated from p. */
+/* Returns "<prefix>:" and 16 hex digits of the keyed hash of value under
+ * the server's secret (hl_secret_hash): secrets such as Authorization
+ * headers or session cookies never reach shared memory, logs or the
+ * status page in clear, and nobody without the secret can pick two values
+ * that share a counter. Allocated from p. */
 static const char *hashed_value(apr_pool_t *p, char prefix, const char *value,
                                 size_t len)
 {
     static const char hex[] = "0123456789abcdef";
-    uint64_t h = hl_hash64(value, len, HL_SEED_KEYS);
+    uint64_t h = hl_secret_hash(value, len);
     char *out = apr_palloc(p, 19);
     int i;
 
@@ -406,10 +408,15 @@ static const char *hashed_value(apr_pool_t *p, char prefix, const char *value,
 const char *hl_account_client_part(apr_pool_t *p, const hl_quota_t *q,
                                    const char *v, size_t n)
 {
+    static const char prefix[] = {
+        [HL_BY_USER] = 'u', [HL_BY_HEADER] = 'h', [HL_BY_COOKIE] = 'c',
+        [HL_BY_ENV] = 'e', [HL_BY_PARAM] = 'p', [HL_BY_JSON] = 'j',
+    };
     char *form;
     size_t flen;
 
-    if (!v || q->by == HL_BY_IP || q->by == HL_BY_GLOBAL)
+    if (!v || q->by == HL_BY_IP || q->by == HL_BY_GLOBAL
+        || (size_t)q->by >= sizeof(prefix) || !prefix[q->by])
         return NULL;
     /* Each value is folded by norm= (default lower: "Admin", " admin " and
      * "ADMIN" are one account; a stricter limit when the application tells
@@ -418,34 +425,26 @@ const char *hl_account_client_part(apr_pool_t *p, const hl_quota_t *q,
     flen = hl_keyform_fold(q->norm, q->by == HL_BY_HEADER, form, v, n);
     if (flen == 0)
         return NULL;
-    switch (q->by) {
-    case HL_BY_USER:
-        return apr_pstrcat(p, "u:", apr_pstrmemdup(p, form, flen), NULL);
-    case HL_BY_ENV:
-        return apr_pstrcat(p, "e:", apr_pstrmemdup(p, form, flen), NULL);
-    case HL_BY_HEADER:
-        return hashed_value(p, 'h', form, flen);
-    case HL_BY_COOKIE:
-        return hashed_value(p, 'c', form, flen);
-    case HL_BY_PARAM:
-        return hashed_value(p, 'p', form, flen);
-    case HL_BY_JSON:
-        return hashed_value(p, 'j', form, flen);
-    default:
-        return NULL;
-    }
+    /* Every value, the user's and the variable's too (a variable may be
+     * copied from a header by SetEnvIf), is hashed under the secret. */
+    return hashed_value(p, prefix[q->by], form, flen);
 }
 
 /* Returns the client part of the key for quota q and sets *len, falling
  * back to the client address when the named header, cookie, user or
- * variable is absent (hl_account_client_part). Allocated from r->pool or
- * the connection's cache; never NULL. */
+ * variable is absent (hl_account_client_part). Sets *raw (when not NULL)
+ * to the value as the client sent it, before folding, and *rawlen, or to
+ * NULL on the fall-back. Allocated from r->pool or the connection's cache;
+ * never NULL. */
 static const char *client_part(request_rec *r, const hl_quota_t *q,
-                               const hl_client_t *cl, size_t *len)
+                               const hl_client_t *cl, size_t *len,
+                               const char **raw, size_t *rawlen)
 {
-    const char *v = NULL;
+    const char *v = NULL, *part;
     size_t n = 0;
 
+    if (raw)
+        *raw = NULL;
     switch (q->by) {
     case HL_BY_GLOBAL:
         *len = 1;
@@ -490,10 +489,14 @@ static const char *client_part(request_rec *r, const hl_quota_t *q,
     if (v && q->by != HL_BY_COOKIE && q->by != HL_BY_PARAM
         && q->by != HL_BY_JSON)
         n = strlen(v);
-    v = hl_account_client_part(r->pool, q, v, n);
-    if (v) {
-        *len = strlen(v);
-        return v;
+    part = hl_account_client_part(r->pool, q, v, n);
+    if (part) {
+        if (raw) {
+            *raw = v;
+            *rawlen = n;
+        }
+        *len = strlen(part);
+        return part;
     }
     *len = cl->key_len;
     return cl->key;
@@ -639,16 +642,19 @@ static void add_match(request_rec *r, const hl_server_conf_t *sc,
         key = apr_pstrmemdup(r->pool, last->key, klen);
     }
     else {
-        const char *client = client_part(r, q, cl, &clen);
+        const char *raw = NULL;
+        size_t rawlen = 0;
+        const char *client = client_part(r, q, cl, &clen, &raw, &rawlen);
 
         m->by_address = client == cl->key;
-        /* A browser holding a device cookie for this account counts under
-         * a key of its own (mod_hotlimit_device.c); not the client address
-         * (by=ip, or an absent account). */
-        if (client != cl->key)
+        /* A browser holding a device cookie for this account, earned
+         * under this quota by this very spelling, counts under a key of
+         * its own (mod_hotlimit_device.c); not the client address (by=ip,
+         * or an absent account). */
+        if (raw)
             client = hl_device_client_part(r,
                          ap_get_module_config(r->per_dir_config, &hotlimit_module),
-                         sc, q, client, &clen);
+                         sc, q, scope, scope_len, raw, rawlen, client, &clen);
 
         key = counter_key(r, sc, scope, scope_len, client, clen, &klen);
         /* The same counter as the one kept (a table rule, or a key from
@@ -1352,7 +1358,7 @@ const char *hl_access_client_key(request_rec *r, const hl_quota_t *q,
     cl->key_len = hl_client_parse(cl->key, ip, sc->v6_prefix, &cl->addr);
     cl->ok = cl->addr.family != 0;
     *exempt = client_exempt(r, sc, cl->ok ? &cl->addr : NULL);
-    return client_part(r, q, cl, len);
+    return client_part(r, q, cl, len, NULL, NULL);
 }
 
 int hl_access_table_concurrency(request_rec *r, hl_quota_t *rule,

@@ -44,8 +44,8 @@ int hl_access_table_concurrency(request_rec *r, hl_quota_t *rule,
 /* Account lookup (issue 21, the status page): returns the client part of
  * the key quota q gives a request whose header, cookie, parameter, user or
  * variable (q's by=) carries the n bytes of v: folded by q's norm=, and
- * hashed ("h:", "c:", "p:" and 16 hex digits) or prefixed ("u:", "e:") as
- * the decision does. Allocated from p. NULL when v is NULL, nothing is
+ * hashed under the server's secret ("h:", "c:", "p:", "j:", "u:", "e:"
+ * and 16 hex digits, hl_secret_hash) as the decision does. Allocated from p. NULL when v is NULL, nothing is
  * left after folding, or q counts by=ip or globally. */
 const char *hl_account_client_part(apr_pool_t *p, const hl_quota_t *q,
                                    const char *v, size_t n);

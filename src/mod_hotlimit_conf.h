@@ -32,7 +32,8 @@
  * concurrency, HL01550-HL01599 JSON bodies, HL01600-HL01649 status page,
  * HL01650-HL01699 reserve=, HL01700-HL01749 algo=log, HL02200-HL02249
  * bodies read whole for concurrency keys and HotLimitSpoolLimit,
- * HL02400-HL02449 provider shapes (mod_hotlimit_shape.c).
+ * HL02050-HL02099 keyed hashes and the server secret, HL02400-HL02449
+ * provider shapes (mod_hotlimit_shape.c).
  */
 #ifndef MOD_HOTLIMIT_CONF_H
 #define MOD_HOTLIMIT_CONF_H

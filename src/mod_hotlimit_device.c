@@ -39,8 +39,8 @@
 #include "mod_hotlimit_conf.h"
 #include "mod_hotlimit_device.h"
 #include "hl_device.h"
-#include "hl_hash.h"
 #include "hl_php.h"
+#include "hl_siphash.h"
 
 APLOG_USE_MODULE(hotlimit);
 
@@ -52,6 +52,10 @@ APLOG_USE_MODULE(hotlimit);
 static unsigned char generated[HL_DEVICE_SECRET_MAX];
 static size_t generated_len;
 
+/* The key of the keyed hash of client-sent key values, derived from the
+ * main server's secret in post_config (parent): children inherit it. */
+static hl_siphash_key_t value_key;
+
 static ap_filter_rec_t *filter_handle;
 
 /* The account a successful response earns a cookie for: on the client
@@ -59,7 +63,9 @@ static ap_filter_rec_t *filter_handle;
 typedef struct {
     const char *name;          /* cookie name */
     int         max_age;       /* seconds */
-    const char *account;       /* the account key the token binds */
+    const char *scope;         /* the quota the token binds (bind_scope) */
+    size_t      scope_len;
+    const char *account;       /* the account value as sent, bound too */
     size_t      account_len;
     hl_quota_t  quota;         /* the account quota: what success means */
     int         issued;        /* 1 once set on a response */
@@ -184,29 +190,55 @@ static apr_status_t make_secret(apr_pool_t *p, const char *path)
     return rv;
 }
 
-int hl_device_post_config(apr_pool_t *pconf, server_rec *s)
+/* Returns 1 if some virtual host of s has a HotLimitSecretFile of its
+ * own (not the main server's, which they inherit), else 0. */
+static int vhost_has_own_secret(server_rec *s)
 {
-    const char *path = ap_runtime_dir_relative(pconf, SECRET_NAME), *why;
+    const hl_server_conf_t *main_sc = ap_get_module_config(s->module_config,
+                                                           &hotlimit_module);
+    server_rec *v;
+
+    for (v = s->next; v; v = v->next) {
+        const hl_server_conf_t *sc = ap_get_module_config(v->module_config,
+                                                          &hotlimit_module);
+        if (sc->device_secret && sc->device_secret != main_sc->device_secret)
+            return 1;
+    }
+    return 0;
+}
+
+/* Loads the generated secret from path into generated, or makes and
+ * stores it there, logging what happened for server s. Never fails: a
+ * secret that cannot be made leaves generated_len 0. */
+static void load_generated(apr_pool_t *pconf, server_rec *s, const char *path)
+{
     unsigned char *key = NULL;
     size_t len = 0;
     apr_status_t rv;
 
-    if (!path)
-        path = SECRET_NAME;
-    why = read_secret(pconf, path, &key, &len);
-    if (!why) {
+    if (!read_secret(pconf, path, &key, &len)) {
         memcpy(generated, key, len);     /* read_secret: at most
                                             HL_DEVICE_SECRET_MAX */
         generated_len = len;
         ap_log_error(APLOG_MARK, APLOG_INFO, 0, s,
                      "HL01355: device cookies: secret read from %s", path);
-        return OK;
+        return;
     }
     rv = make_secret(pconf, path);
+    /* No secret was kept at path (first start, or the file was lost):
+     * device cookies signed by an earlier generated secret are not valid
+     * any more, and account keys hashed under it (2.1) start anew. The
+     * main server has no HotLimitSecretFile here (hl_device_post_config);
+     * virtual hosts with their own keep theirs. */
     if (rv == APR_SUCCESS)
         ap_log_error(APLOG_MARK, APLOG_NOTICE, 0, s,
-                     "HL01350: device cookies: generated a new secret in %s "
-                     "(cookies issued before are no longer valid)", path);
+                     "HL01350: no HotLimitSecretFile: generated a new secret "
+                     "in %s (none was kept there); device cookies signed by "
+                     "an earlier generated secret are no longer valid and "
+                     "account counters keyed under it start anew%s", path,
+                     vhost_has_own_secret(s)
+                         ? " (virtual hosts with their own HotLimitSecretFile "
+                           "keep theirs)" : "");
     else if (generated_len)
         ap_log_error(APLOG_MARK, APLOG_WARNING, rv, s,
                      "HL01351: device cookies: cannot store the secret in %s; "
@@ -215,7 +247,55 @@ int hl_device_post_config(apr_pool_t *pconf, server_rec *s)
         ap_log_error(APLOG_MARK, APLOG_ERR, rv, s,
                      "HL01352: device cookies: cannot make a secret; device "
                      "cookies are off unless HotLimitSecretFile is set");
+}
+
+/* Derives value_key from secret (slen bytes), or, with none, from random
+ * bytes kept until the next restart (counters of client-sent keys do not
+ * outlive it then), logging that for server s. Never fails. */
+static void derive_value_key(server_rec *s, const unsigned char *secret,
+                             size_t slen)
+{
+    unsigned char bytes[HL_DEVICE_VALUE_KEY];
+
+    if (!secret || hl_device_value_key(bytes, secret, slen) != 0) {
+        if (apr_generate_random_bytes(bytes, sizeof(bytes)) != APR_SUCCESS)
+            memset(bytes, 0, sizeof(bytes));
+        ap_log_error(APLOG_MARK, APLOG_WARNING, 0, s,
+                     "HL02051: no server secret: client-sent key values are "
+                     "hashed under a key kept in memory until the next "
+                     "restart (set HotLimitSecretFile)");
+    }
+    hl_siphash_key(&value_key, bytes);
+    memset(bytes, 0, sizeof(bytes));
+}
+
+int hl_device_post_config(apr_pool_t *pconf, server_rec *s)
+{
+    const hl_server_conf_t *sc = ap_get_module_config(s->module_config,
+                                                      &hotlimit_module);
+    const char *path = ap_runtime_dir_relative(pconf, SECRET_NAME);
+
+    if (!path)
+        path = SECRET_NAME;
+    /* Every virtual host without a HotLimitSecretFile of its own inherits
+     * the main server's: with one there, no generated secret is used,
+     * none is made, and nothing earlier is invalidated. */
+    if (sc->device_secret) {
+        generated_len = 0;
+        ap_log_error(APLOG_MARK, APLOG_INFO, 0, s,
+                     "HL02050: the server's secret is HotLimitSecretFile's; "
+                     "none is generated");
+        derive_value_key(s, sc->device_secret, sc->device_secret_len);
+        return OK;
+    }
+    load_generated(pconf, s, path);
+    derive_value_key(s, generated_len ? generated : NULL, generated_len);
     return OK;
+}
+
+uint64_t hl_secret_hash(const void *value, size_t len)
+{
+    return hl_siphash24(&value_key, value, len);
 }
 
 /* Returns the key for server sc and sets *len, or NULL when there is none. */
@@ -246,19 +326,24 @@ static hl_device_note_t *note_of(request_rec *r)
 }
 
 /* Notes, once per client request, that a success of r earns the cookie of
- * scope dc for account (len bytes) under quota q, when q can tell one. */
+ * scope dc for account (len bytes, as sent) under the quota q bound by
+ * bind (blen bytes, bind_scope), when q can tell a success. */
 static void take_note(request_rec *r, const hl_dir_conf_t *dc,
-                      const hl_quota_t *q, const char *account, size_t len)
+                      const hl_quota_t *q, const char *bind, size_t blen,
+                      const char *account, size_t len)
 {
     request_rec *top = hl_client_request(r);
     hl_device_note_t *note;
 
     /* A count=all quota cannot tell a success (hl_device_success). */
-    if (q->count == HL_COUNT_ALL || len > HL_DEVICE_ACCOUNT_MAX || note_of(r))
+    if (q->count == HL_COUNT_ALL || len > HL_DEVICE_ACCOUNT_MAX
+        || blen > HL_DEVICE_SCOPE_MAX || note_of(r))
         return;
     note = apr_pcalloc(top->pool, sizeof(*note));
     note->name = dc->device_name;
     note->max_age = dc->device_max_age;
+    note->scope = apr_pstrmemdup(top->pool, bind, blen);
+    note->scope_len = blen;
     note->account = apr_pstrmemdup(top->pool, account, len);
     note->account_len = len;
     note->quota = *q;
@@ -266,16 +351,33 @@ static void take_note(request_rec *r, const hl_dir_conf_t *dc,
     notes_taken = 1;
 }
 
+/* Returns what a token binds quota q to: the virtual host (sc's tag), the
+ * counted scope (scope_len bytes: a section's path, "#N" for its Nth
+ * line, or a table route and plan) and the key q counts by, as in
+ * "host:80|/login#2|param:user"; sets *len. Allocated from p. */
+static const char *bind_scope(apr_pool_t *p, const hl_server_conf_t *sc,
+                              const hl_quota_t *q, const char *scope,
+                              size_t scope_len, size_t *len)
+{
+    const char *b = apr_psprintf(p, "%s|%.*s|%s:%s", sc->tag, (int)scope_len,
+                                 scope, hl_by_name(q->by), q->by_name);
+
+    *len = strlen(b);
+    return b;
+}
+
 const char *hl_device_client_part(request_rec *r, const hl_dir_conf_t *dc,
                                   const hl_server_conf_t *sc,
-                                  const hl_quota_t *q, const char *account,
+                                  const hl_quota_t *q, const char *scope,
+                                  size_t scope_len, const char *value,
+                                  size_t vlen, const char *account,
                                   size_t *len)
 {
     static const char hex[] = "0123456789abcdef";
     const unsigned char *secret;
-    const char *cookies;
+    const char *cookies, *bind;
     char token[HL_DEVICE_TOKEN_MAX + 2], *out;
-    size_t slen;
+    size_t slen, blen;
     long n;
     uint64_t h;
     int i;
@@ -285,18 +387,19 @@ const char *hl_device_client_part(request_rec *r, const hl_dir_conf_t *dc,
     secret = secret_of(sc, &slen);
     if (!secret)
         return account;
-    take_note(r, dc, q, account, *len);
+    bind = bind_scope(r->pool, sc, q, scope, scope_len, &blen);
+    take_note(r, dc, q, bind, blen, value, vlen);
     cookies = apr_table_get(r->headers_in, "Cookie");
     if (!cookies)
         return account;
     /* A value longer than a token is cut to one byte more: refused. */
     n = hl_cookie_value(token, sizeof(token), cookies, dc->device_name);
-    if (n <= 0 || !hl_device_verify(token, (size_t)n, secret, slen, account,
-                                    *len, apr_time_sec(apr_time_now())))
+    if (n <= 0 || !hl_device_verify(token, (size_t)n, secret, slen, bind, blen,
+                                    value, vlen, apr_time_sec(apr_time_now())))
         return account;
     /* This browser's own counter for the account: "ACCOUNT+d:" and 16 hex
-     * digits of the token's hash (the token itself is not stored). */
-    h = hl_hash64(token, (size_t)n, HL_SEED_KEYS);
+     * digits of the token's keyed hash (the token itself is not stored). */
+    h = hl_secret_hash(token, (size_t)n);
     out = apr_palloc(r->pool, *len + 3 + 16 + 1);
     memcpy(out, account, *len);
     memcpy(out + *len, "+d:", 3);
@@ -322,8 +425,8 @@ static void set_cookie(request_rec *r, hl_device_note_t *note)
 
     secret = secret_of(sc, &slen);
     if (!secret
-        || !hl_device_make(token, sizeof(token), secret, slen, note->account,
-                           note->account_len,
+        || !hl_device_make(token, sizeof(token), secret, slen, note->scope,
+                           note->scope_len, note->account, note->account_len,
                            apr_time_sec(apr_time_now()) + note->max_age))
         return;
     apr_table_addn(r->err_headers_out, "Set-Cookie",
@@ -334,9 +437,9 @@ static void set_cookie(request_rec *r, hl_device_note_t *note)
                                     ? "; Secure" : ""));
     note->issued = 1;
     ap_log_rerror(APLOG_MARK, APLOG_DEBUG, 0, r,
-                  "HL01354: device cookie %s set for account key %s "
+                  "HL01354: device cookie %s set for an account under %s "
                   "(status %d)", note->name,
-                  ap_escape_logitem(r->pool, note->account), r->status);
+                  ap_escape_logitem(r->pool, note->scope), r->status);
 }
 
 /* Returns 1 if a request r was redirected from (ErrorDocument after a

@@ -144,7 +144,7 @@ $res = login('correct-horse', $tok);
 ok t_cmp($res->code == 302 || $res->code == 200 ? 1 : 0, 1,
          'after the window the right password is accepted (' . $res->code . ')');
 my ($device) = grep { /^hotlimit_device=/ } $res->header('Set-Cookie');
-ok t_cmp($device // '', qr/^hotlimit_device=1\.\d+\.[\w-]{43}; Path=\/; Max-Age=3600; HttpOnly; SameSite=Lax$/,
+ok t_cmp($device // '', qr/^hotlimit_device=2\.\d+\.[\w-]{43}; Path=\/; Max-Age=3600; HttpOnly; SameSite=Lax$/,
          '... it sets the device cookie (none was set on the 403s)');
 $page = $ua->get("$base?id=start");
 ok t_cmp($page->content =~ /do=logout/ ? 1 : 0, 1, '... and the admin is logged in');

@@ -7,7 +7,8 @@
 # a PHP script (prefork with mod_php) answering 303 to the right password
 # and 403 to a wrong one. The generated secret is stored 0600 in
 # DefaultRuntimeDir, kept across restarts, and rotating it (replacing the
-# file, graceful restart) invalidates every cookie. A short
+# file, graceful restart) invalidates every cookie (and, account keys being
+# hashed under it, starts account counters anew). A short
 # HotLimitSecretFile fails configtest, naming the directive. The WordPress
 # recipe (conf-examples/wordpress.conf, against a stand-in for
 # wp-login.php) hands the cookie to a real login only.
@@ -32,39 +33,8 @@ my $window = 8;
 
 # The login application: alice's password is "right", bob's "bobpw"; a
 # success is a 303 to /home, a failure a 403.
-my $cgi = <<'PERL';
-#!/usr/bin/perl
-my $body = '';
-read STDIN, $body, $ENV{CONTENT_LENGTH} if $ENV{CONTENT_LENGTH};
-my %p;
-for (split /&/, ($ENV{QUERY_STRING} // '') . "&$body") {
-    my ($k, $v) = split /=/, $_, 2;
-    next unless defined $k && length $k;
-    $v //= '';
-    $v =~ tr/+/ /;
-    $v =~ s/%([0-9a-fA-F]{2})/chr hex $1/ge;
-    $p{$k} = $v;
-}
-my %pw = (alice => 'right', bob => 'bobpw');
-my $u = lc($p{u} // '');
-if (exists $pw{$u} && ($p{p} // '') eq $pw{$u}) {
-    print "Status: 303 See Other\r\nLocation: /home\r\nContent-Type: text/plain\r\n\r\nwelcome $u\n";
-} else {
-    print "Status: 403 Forbidden\r\nContent-Type: text/plain\r\n\r\nbad password\n";
-}
-PERL
-my $phpapp = <<'PHP';
-<?php
-$pw = ['alice' => 'right', 'bob' => 'bobpw'];
-$u = strtolower($_REQUEST['u'] ?? '');
-if (isset($pw[$u]) && ($_REQUEST['p'] ?? '') === $pw[$u]) {
-    header('Location: /home', true, 303);
-    echo "welcome $u\n";
-} else {
-    http_response_code(403);
-    echo "bad password\n";
-}
-PHP
+my $cgi = hl_login_cgi("alice => 'right', bob => 'bobpw'", 1);
+my $phpapp = hl_login_php("'alice' => 'right', 'bob' => 'bobpw'", 1);
 
 # CGI under either MPM, clients' addresses from X-Forwarded-For.
 my $cgi_conf = hl_cgi_conf() . <<"CONF";
@@ -133,19 +103,22 @@ sub token_of {
     return $set && $set =~ /^hl_device=([^;]*)/ ? $1 : '';
 }
 
-# Returns a token for account key $key expiring at $expiry, made with $key_secret.
+# Returns a token for the account as sent, $account, under the quota
+# $scope (e.g. "|/login.cgi|param:u"), expiring at $expiry, made with
+# $key_secret.
 sub make_token {
-    my ($key, $expiry, $key_secret) = @_;
-    return "1.$expiry." . encode_base64url(hmac_sha256("1.$expiry|$key", $key_secret));
+    my ($scope, $account, $expiry, $key_secret) = @_;
+    return "2.$expiry." . encode_base64url(hmac_sha256("2.$expiry|" . length($scope) . ":$scope$account",
+                                                       $key_secret));
 }
 
-# Returns the account key the module bound the last cookie set for $app to
-# (HL01354 in the error log after $offset).
+# Returns the quota scope the module bound the last cookie set to (HL01354
+# in the error log after $offset).
 sub account_key {
     my $offset = shift;
-    my $line = $h->wait_log(qr/HL01354: device cookie hl_device set for account key/, $offset, 5)
+    my $line = $h->wait_log(qr/HL01354: device cookie hl_device set for an account under/, $offset, 5)
         // return '';
-    return $line =~ /account key (\S+)/ ? $1 : '';
+    return $line =~ /account under (\S+)/ ? $1 : '';
 }
 
 for my $app (@apps) {
@@ -163,14 +136,14 @@ for my $app (@apps) {
     my $tok = token_of($res);
     ok t_cmp($res->code, 303, "$app: alice logs in from her browser");
     my ($set) = grep { /^hl_device=/ } $res->header('Set-Cookie');
-    ok t_cmp($set // '', qr/^hl_device=1\.\d{10}\.[A-Za-z0-9_-]{43}; Path=\/; Max-Age=3600; HttpOnly; SameSite=Lax$/,
+    ok t_cmp($set // '', qr/^hl_device=2\.\d{10}\.[A-Za-z0-9_-]{43}; Path=\/; Max-Age=3600; HttpOnly; SameSite=Lax$/,
              "$app: ... and gets the device cookie (HttpOnly, SameSite=Lax, no Secure over plain HTTP)");
-    my ($expiry) = $tok =~ /^1\.(\d+)\./;
+    my ($expiry) = $tok =~ /^2\.(\d+)\./;
     ok t_cmp(abs(($expiry // 0) - 3600 - time) <= 5 ? 1 : 0, 1, "$app: it expires in an hour");
     my $key = account_key($off);
-    ok t_cmp($key, qr/^p:[0-9a-f]{16}$/, "$app: bound to the account key (a hash of the name)");
-    ok t_cmp($tok, make_token($key, $expiry, $secret),
-             "$app: the token is version.expiry.HMAC-SHA256(secret, version.expiry|account key)");
+    ok t_cmp($key, "|$app|param:u", "$app: bound to its quota (server, section, key)");
+    ok t_cmp($tok, make_token($key, 'alice', $expiry, $secret),
+             "$app: the token is version.expiry.HMAC-SHA256(secret, version.expiry|scope length:scope account as sent)");
 
     # The attacker spends alice's budget from five addresses.
     my @codes = map { login($app, 'alice', "guess$_", "203.0.113.$_")->code } 1 .. 5;
@@ -182,10 +155,10 @@ for my $app (@apps) {
     (my $flipped = $tok) =~ s/(.)$/$1 eq 'A' ? 'B' : 'A'/e;
     my %bad = (
         'a forged MAC'           => $flipped,
-        'a changed expiry'       => "1." . ($expiry + 1000) . substr($tok, 2 + length $expiry),
-        'an expired token'       => make_token($key, int(time) - 10, $secret),
+        'a changed expiry'       => "2." . ($expiry + 1000) . substr($tok, 2 + length $expiry),
+        'an expired token'       => make_token($key, 'alice', int(time) - 10, $secret),
         "another account's"      => $bob,
-        'another secret'         => make_token($key, int(time) + 3600, 'x' x 40),
+        'another secret'         => make_token($key, 'alice', int(time) + 3600, 'x' x 40),
         'garbage'                => 'garbage%00;=',
         'an over-long value'     => 'A' x 6000,
         'an empty value'         => '',
@@ -195,7 +168,7 @@ for my $app (@apps) {
                  "$app: $what gives no way around the account line");
     }
     ok t_cmp(login($app, 'alice', 'right', '198.51.100.3',
-                   make_token($key, int(time) + 600, $secret))->code, 303,
+                   make_token($key, 'alice', int(time) + 600, $secret))->code, 303,
              "$app: (a token the test makes with the secret is taken: the refusals above are not the test's mistakes)");
 
     # Alice's browser, holding its cookie, logs in at once, however often
@@ -277,8 +250,10 @@ ok t_cmp($g->wait_log(qr/HL01355: device cookies: secret read from/, $o, 15) ? 1
          'rotation: the graceful restart reads the replaced secret');
 $g->wait_up;
 sleep 1;
-ok t_cmp(lock_and_try($tok) =~ /^429 429 429 429 (\d+)$/ ? $1 : 'unexpected', 429,
-         '... and the old cookie no longer gets around the account line (still locked)');
+# Account keys are hashed under the secret (2.1): the new one keys alice
+# afresh, so the guesses lock her again before the old cookie is tried.
+ok t_cmp(lock_and_try($tok) =~ /^403 403 429 429 (\d+)$/ ? $1 : 'unexpected', 429,
+         '... and the old cookie no longer gets around the account line (locked again under the new key)');
 ok t_cmp(HotLimitTable::_slurp($file), 'r' x 32, '... and the replaced secret is kept');
 
 # --- configtest --------------------------------------------------------------

@@ -26,6 +26,7 @@
 static const unsigned char secret[] = "fuzz-secret-fuzz-secret-fuzz-secret!";
 #define SLEN (sizeof(secret) - 1)
 #define NOW 1700000000
+#define SCOPE "|/login|param:user", 18
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -42,22 +43,22 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (alen)
         memcpy(account, nl + 1, alen);
 
-    if (hl_device_verify(token, tlen, secret, SLEN, account, alen, NOW)) {
+    if (hl_device_verify(token, tlen, secret, SLEN, SCOPE, account, alen, NOW)) {
         /* Only a real token passes: the fuzzer cannot forge one. */
         CHECK(tlen <= HL_DEVICE_TOKEN_MAX);
         CHECK(0 && "a token verified that the fuzzer made up");
     }
-    n = hl_device_make(made, sizeof(made), secret, SLEN, account, alen,
+    n = hl_device_make(made, sizeof(made), secret, SLEN, SCOPE, account, alen,
                        NOW + 1 + (size ? data[0] : 0));
     if (alen <= HL_DEVICE_ACCOUNT_MAX) {
         size_t at;
         CHECK(n > 0 && n <= HL_DEVICE_TOKEN_MAX && strlen(made) == n);
-        CHECK(hl_device_verify(made, n, secret, SLEN, account, alen, NOW));
-        CHECK(!hl_device_verify(made, n, secret, SLEN, account, alen,
+        CHECK(hl_device_verify(made, n, secret, SLEN, SCOPE, account, alen, NOW));
+        CHECK(!hl_device_verify(made, n, secret, SLEN, SCOPE, account, alen,
                                 NOW + 1 + (size ? data[0] : 0)));
         at = size ? data[size - 1] % n : 0;
         made[at] ^= (char)(size > 1 && data[1] ? data[1] : 1);
-        CHECK(!hl_device_verify(made, n, secret, SLEN, account, alen, NOW));
+        CHECK(!hl_device_verify(made, n, secret, SLEN, SCOPE, account, alen, NOW));
     }
     else
         CHECK(n == 0);

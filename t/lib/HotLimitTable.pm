@@ -31,7 +31,7 @@ use HLTest ();
 our @EXPORT = qw(
     start_httpd table_server write_table free_port wait_until
     hl_mpm hl_other_mpm hl_have_php hl_json_encode elapsed_since
-    hl_tls_conf hl_make_cert hl_cgi_conf
+    hl_tls_conf hl_make_cert hl_cgi_conf hl_login_cgi hl_login_php
 );
 
 # The HotLimitReloadInterval the tests use, and the spec's bound on how
@@ -77,6 +77,57 @@ sub hl_make_cert {
 }
 
 # Returns the MPM of this run ("prefork" or "event").
+# Returns a CGI login script (Perl) for the device cookie tests: it reads
+# u and p from the query and an urlencoded body, answers 303 to /home when
+# p is the password of account u in $accounts (Perl source of a hash list,
+# e.g. "alice => 'right'"), else 403. With $fold, u is lowercased first
+# (a case-insensitive application); without, names are exact.
+sub hl_login_cgi {
+    my ($accounts, $fold) = @_;
+    my $u = $fold ? "lc(\$p{u} // '')" : "\$p{u} // ''";
+    return <<"PERL";
+#!/usr/bin/perl
+my \$body = '';
+read STDIN, \$body, \$ENV{CONTENT_LENGTH} if \$ENV{CONTENT_LENGTH};
+my %p;
+for (split /&/, (\$ENV{QUERY_STRING} // '') . "&\$body") {
+    my (\$k, \$v) = split /=/, \$_, 2;
+    next unless defined \$k && length \$k;
+    \$v //= '';
+    \$v =~ tr/+/ /;
+    \$v =~ s/%([0-9a-fA-F]{2})/chr hex \$1/ge;
+    \$p{\$k} = \$v;
+}
+my %pw = ($accounts);
+my \$u = $u;
+if (exists \$pw{\$u} && (\$p{p} // '') eq \$pw{\$u}) {
+    print "Status: 303 See Other\\r\\nLocation: /home\\r\\nContent-Type: text/plain\\r\\n\\r\\nwelcome \$u\\n";
+} else {
+    print "Status: 403 Forbidden\\r\\nContent-Type: text/plain\\r\\n\\r\\nbad password\\n";
+}
+PERL
+}
+
+# Returns the same login as hl_login_cgi in PHP ($_REQUEST, as an
+# application reads it); $accounts is PHP source of array entries, e.g.
+# "'alice' => 'right'".
+sub hl_login_php {
+    my ($accounts, $fold) = @_;
+    my $u = $fold ? "strtolower(\$_REQUEST['u'] ?? '')" : "\$_REQUEST['u'] ?? ''";
+    return <<"PHP";
+<?php
+\$pw = [$accounts];
+\$u = $u;
+if (is_string(\$u) && isset(\$pw[\$u]) && (\$_REQUEST['p'] ?? '') === \$pw[\$u]) {
+    header('Location: /home', true, 303);
+    echo "welcome \$u\\n";
+} else {
+    http_response_code(403);
+    echo "bad password\\n";
+}
+PHP
+}
+
 # Returns the configuration lines that load the module this MPM runs CGI
 # scripts with (mod_cgi under prefork, mod_cgid under a threaded MPM), for
 # a private instance's conf.

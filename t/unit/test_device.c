@@ -1,6 +1,6 @@
 /* test_device.c - device cookie tokens (hl_device.c): a token verifies
- * only for its account, its secret and before its expiry; every other
- * shape is refused without harm. */
+ * only for its account as sent, its quota's scope, its secret and before
+ * its expiry; every other shape is refused without harm. */
 #include <string.h>
 #include "hl_tap.h"
 #include "hl_device.h"
@@ -8,14 +8,16 @@
 
 static const unsigned char secret[] = "0123456789abcdef0123456789abcdef";
 #define SLEN 32
-#define ACCOUNT "p:00112233aabbccdd"
+#define ACCOUNT "alice+m@example.org"
+#define SCOPE "|/login|param:user"
+#define SC SCOPE, strlen(SCOPE)
 #define NOW 1700000000
 #define EXPIRY 1800000000
 
 /* Returns 1 if text verifies for account ACCOUNT at NOW. */
 static int valid(const char *text, size_t len)
 {
-    return hl_device_verify(text, len, secret, SLEN, ACCOUNT,
+    return hl_device_verify(text, len, secret, SLEN, SC, ACCOUNT,
                             strlen(ACCOUNT), NOW);
 }
 
@@ -33,30 +35,50 @@ static hl_quota_t quota(const char *w, const char *count)
 
 int main(void)
 {
-    char tok[HL_DEVICE_TOKEN_MAX + 1], bad[HL_DEVICE_ACCOUNT_MAX + 64];
+    char tok[HL_DEVICE_TOKEN_MAX + 1], bad[HL_DEVICE_SCOPE_MAX + 64];
     size_t n, i;
     hl_quota_t q;
     uint32_t secs = 0;
     char err[HL_ERR_MAX];
 
     /* Known answer: HMAC-SHA256 as Python's hmac computes it. */
-    n = hl_device_make(tok, sizeof(tok), secret, SLEN, ACCOUNT,
+    n = hl_device_make(tok, sizeof(tok), secret, SLEN, SC, ACCOUNT,
                        strlen(ACCOUNT), EXPIRY);
-    is_str(tok, "1.1800000000.pp-_zsdiCpoTGk9gJgBf95dEdKa71Tde8dZdM8cOvnQ",
-           "make: version, expiry and the base64url HMAC of head|account");
+    is_str(tok, "2.1800000000.YZ9-bChYWnr2VxIV4KoFXUwvMQCFmNhWp6uR56u3S1w",
+           "make: version, expiry and the base64url HMAC of head|scope length:scope account");
     is_int(n, strlen(tok), "make: returns the length");
     ok(valid(tok, n), "verify: the token made for the account");
 
     /* Bound to the account, the secret and the expiry. */
-    ok(!hl_device_verify(tok, n, secret, SLEN, "p:00112233aabbccde", 18, NOW),
+    ok(!hl_device_verify(tok, n, secret, SLEN, SC, "alice+m@example.orh", 19, NOW),
        "verify: another account's token is refused");
     ok(!hl_device_verify(tok, n, (const unsigned char *)"1123456789abcdef0123456789abcdef",
-                         SLEN, ACCOUNT, strlen(ACCOUNT), NOW),
+                         SLEN, SC, ACCOUNT, strlen(ACCOUNT), NOW),
        "verify: a token of another secret (after rotation) is refused");
-    ok(!hl_device_verify(tok, n, secret, SLEN, ACCOUNT, strlen(ACCOUNT), EXPIRY),
+    ok(!hl_device_verify(tok, n, secret, SLEN, SC, ACCOUNT, strlen(ACCOUNT), EXPIRY),
        "verify: refused at its expiry");
-    ok(hl_device_verify(tok, n, secret, SLEN, ACCOUNT, strlen(ACCOUNT), EXPIRY - 1),
+    ok(hl_device_verify(tok, n, secret, SLEN, SC, ACCOUNT, strlen(ACCOUNT), EXPIRY - 1),
        "verify: accepted a second before");
+
+    /* Bound to the spelling as sent and to the quota (issue 25): another
+     * case, the address without its tag, another section or line, another
+     * key, and a scope/account split elsewhere are all refused. */
+    ok(!hl_device_verify(tok, n, secret, SLEN, SC, "ALICE+m@example.org", 19, NOW),
+       "verify: another case of the account is refused");
+    ok(!hl_device_verify(tok, n, secret, SLEN, SC, "alice@example.org", 17, NOW),
+       "verify: the address without its +tag is refused");
+    ok(!hl_device_verify(tok, n, secret, SLEN, "|/admin/login|param:user", 24,
+                         ACCOUNT, strlen(ACCOUNT), NOW),
+       "verify: a token of another section is refused");
+    ok(!hl_device_verify(tok, n, secret, SLEN, "|/login#2|param:user", 20,
+                         ACCOUNT, strlen(ACCOUNT), NOW),
+       "verify: a token of another quota line is refused");
+    ok(!hl_device_verify(tok, n, secret, SLEN, "|/login|json:user", 17,
+                         ACCOUNT, strlen(ACCOUNT), NOW),
+       "verify: a token of another key is refused");
+    ok(!hl_device_verify(tok, n, secret, SLEN, SCOPE "a", strlen(SCOPE) + 1,
+                         ACCOUNT + 1, strlen(ACCOUNT) - 1, NOW),
+       "verify: the same bytes split otherwise between scope and account");
 
     /* Forged: a later expiry with the old MAC, a flipped MAC character. */
     memcpy(bad, tok, n + 1);
@@ -65,7 +87,7 @@ int main(void)
     memcpy(bad, tok, n + 1);
     bad[n - 1] = bad[n - 1] == 'Q' ? 'R' : 'Q';
     ok(!valid(bad, n), "forged: one MAC character changed");
-    memcpy(bad, "2", 1);
+    memcpy(bad, "1", 1);
     memcpy(bad + 1, tok + 1, n);
     ok(!valid(bad, n), "forged: another version");
 
@@ -79,36 +101,39 @@ int main(void)
     ok(!valid(bad, n + 2), "padded with '=': refused");
     ok(!valid("", 0), "empty: refused");
     ok(!valid("garbage", 7), "garbage: refused");
-    ok(!valid("1..pp-_zsdiCpoTGk9gJgBf95dEdKa71Tde8dZdM8cOvnQ", 46), "no expiry: refused");
-    ok(!valid("1.01800000000.pp-_zsdiCpoTGk9gJgBf95dEdKa71Tde8dZdM8cOvnQ", 57),
+    ok(!valid("2..YZ9-bChYWnr2VxIV4KoFXUwvMQCFmNhWp6uR56u3S1w", 46), "no expiry: refused");
+    ok(!valid("2.01800000000.YZ9-bChYWnr2VxIV4KoFXUwvMQCFmNhWp6uR56u3S1w", 57),
        "a leading zero in the expiry: refused");
-    ok(!valid("1.-1800000000.pp-_zsdiCpoTGk9gJgBf95dEdKa71Tde8dZdM8cOvnQ", 57),
+    ok(!valid("2.-1800000000.YZ9-bChYWnr2VxIV4KoFXUwvMQCFmNhWp6uR56u3S1w", 57),
        "a negative expiry: refused");
     memset(bad, '9', sizeof(bad));
     ok(!valid(bad, sizeof(bad)), "long: refused");
-    memcpy(bad, "1.", 2);
+    memcpy(bad, "2.", 2);
     bad[2 + 13] = '.';
     ok(!valid(bad, 2 + 13 + 1 + HL_DEVICE_MAC_CHARS), "a 13-digit expiry: refused");
-    ok(!hl_device_verify(NULL, 0, secret, SLEN, ACCOUNT, 18, NOW), "NULL token: refused");
-    ok(!hl_device_verify(tok, n, NULL, 0, ACCOUNT, 18, NOW), "no secret: refused");
+    ok(!hl_device_verify(NULL, 0, secret, SLEN, SC, ACCOUNT, 19, NOW), "NULL token: refused");
+    ok(!hl_device_verify(tok, n, NULL, 0, SC, ACCOUNT, 19, NOW), "no secret: refused");
     memcpy(bad, tok, n + 1);
     bad[5] = '\0';
     ok(!valid(bad, n), "a NUL inside: refused");
 
     /* make's arguments. */
-    is_int(hl_device_make(tok, HL_DEVICE_TOKEN_MAX, secret, SLEN, ACCOUNT, 18, EXPIRY),
+    is_int(hl_device_make(tok, HL_DEVICE_TOKEN_MAX, secret, SLEN, SC, ACCOUNT, 19, EXPIRY),
            0, "make: a short buffer fails");
-    is_int(hl_device_make(tok, sizeof(tok), secret, SLEN, ACCOUNT, 18, 0), 0,
+    is_int(hl_device_make(tok, sizeof(tok), secret, SLEN, SC, ACCOUNT, 19, 0), 0,
            "make: expiry 0 fails");
-    is_int(hl_device_make(tok, sizeof(tok), secret, SLEN, ACCOUNT, 18, 1000000000000LL),
+    is_int(hl_device_make(tok, sizeof(tok), secret, SLEN, SC, ACCOUNT, 19, 1000000000000LL),
            0, "make: a 13-digit expiry fails");
     memset(bad, 'a', sizeof(bad));
-    is_int(hl_device_make(tok, sizeof(tok), secret, SLEN, bad,
+    is_int(hl_device_make(tok, sizeof(tok), secret, SLEN, SC, bad,
                           HL_DEVICE_ACCOUNT_MAX + 1, EXPIRY), 0,
            "make: an over-long account fails");
-    ok(hl_device_make(tok, sizeof(tok), secret, SLEN, bad, HL_DEVICE_ACCOUNT_MAX,
+    ok(hl_device_make(tok, sizeof(tok), secret, SLEN, SC, bad, HL_DEVICE_ACCOUNT_MAX,
                       EXPIRY) > 0, "make: the longest account works");
-    is_int(hl_device_make(tok, sizeof(tok), secret, 0, ACCOUNT, 18, EXPIRY), 0,
+    is_int(hl_device_make(tok, sizeof(tok), secret, SLEN, bad,
+                          HL_DEVICE_SCOPE_MAX + 1, ACCOUNT, 19, EXPIRY), 0,
+           "make: an over-long scope fails");
+    is_int(hl_device_make(tok, sizeof(tok), secret, 0, SC, ACCOUNT, 19, EXPIRY), 0,
            "make: an empty secret fails");
 
     /* What earns a cookie. */
