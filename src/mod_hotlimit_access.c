@@ -788,11 +788,25 @@ static void reserve_feed(void *ctx, const char *data, size_t n)
     hl_reserve_reader_feed(ctx, data, n);
 }
 
+/* [reserve=] Returns the length r's Content-Length announces (0 when
+ * none or invalid): the prompt of a body that was not read (not JSON, or
+ * over HotLimitBodyLimit) still counts. */
+static apr_off_t announced_length(request_rec *r)
+{
+    const char *cl = apr_table_get(r->headers_in, "Content-Length");
+    apr_off_t len = 0;
+
+    if (!cl || ap_parse_strict_length(&len, cl) != 1)
+        return 0;
+    return len;
+}
+
 /* [reserve=] Sets the reservation of each cost= match whose quota has
  * reserve= (hl_reserve_units), reading a JSON body for max_tokens once,
  * all of it (mod_hotlimit_body.c: bounded memory, the spool read in
- * pieces), the prompt estimated by dc's HotLimitPromptEstimate. A look (a
- * replay counted by its upgrade) reserves nothing. Never fails. */
+ * pieces), the prompt estimated by dc's HotLimitPromptEstimate (from the
+ * announced length when the body was not read). A look (a replay counted
+ * by its upgrade) reserves nothing. Never fails. */
 static void set_reservations(request_rec *r, const hl_dir_conf_t *dc,
                              hl_match_t *m, int n)
 {
@@ -809,9 +823,11 @@ static void set_reservations(request_rec *r, const hl_dir_conf_t *dc,
         if (q->reserve_max_tokens && body < 0) {
             hl_reserve_reader_init(&rd);
             body = hl_request_json_feed(r, reserve_feed, &rd, &body_len);
+            if (body <= 0)
+                body_len = announced_length(r);
         }
         m[i].item.reserve = hl_reserve_units(q, body > 0 ? &rd : NULL,
-                                             body > 0 ? (uint64_t)body_len : 0,
+                                             (uint64_t)body_len,
                                              (unsigned)dc->prompt_estimate);
         ap_log_rerror(APLOG_MARK, APLOG_TRACE1, 0, r,
                       "HL01651: reserve: key=%s reserves %u",

@@ -34,7 +34,7 @@ my @spellings = (
     [ 'max_output_tokens before max_tokens',   '{"max_output_tokens":900,"max_tokens":1}' ],
 );
 
-plan tests => 2 * @spellings + 3 + 1,
+plan tests => 2 * @spellings + 3 + 1 + 1,
     need { 'php-cli for the differential harness'
            => scalar(`php -r 'echo 1;' 2>/dev/null`) eq '1' };
 
@@ -123,6 +123,12 @@ ok t_cmp(remaining(post_req('/p/llm.cgi', 'sk-p', $long)), '200 799',
          "[$mpm] HotLimitPromptEstimate 1: a token per byte: 1,201 reserved");
 ok t_cmp(remaining(post_req('/m/llm.cgi', 'sk-p', $long)), '200 1699',
          "[$mpm] default estimate 4: 301 reserved");
+# A body that is not read (text/plain): its announced length still counts
+# for the prompt: 16 + 4,000 / 4 (main: 16).
+(my $plain = post_req('/m/llm.cgi', 'sk-plain', 'x' x 4000))
+    =~ s{application/json}{text/plain};
+ok t_cmp(remaining($plain), '200 984',
+         "[$mpm] a text/plain body of 4,000 bytes: DEFAULT + 1,000 for its prompt");
 
 # The differential harness: 0 bodies where the module reserves less than
 # PHP's json_decode reads (fixed seed; a few seconds).
