@@ -39,6 +39,7 @@
 #include "src/mod_hotlimit_expr.h"
 #include "src/mod_hotlimit_usage.h"
 #include "src/mod_hotlimit_modstatus.h"
+#include "src/hl_reserve.h"
 #include "src/mod_hotlimit_redis.h"
 #include "src/mod_hotlimit_refusal_log.h"
 #include "src/mod_hotlimit_status.h"
@@ -67,6 +68,7 @@ static void *create_dir_conf(apr_pool_t *p, char *dir)
     c->log_refusals = HL_LOG_REFUSALS_FIRST;
     c->status = 0;
     c->body_overflow = HL_BODY_OVERFLOW_REFUSE;
+    c->prompt_estimate = HL_PROMPT_ESTIMATE_DEFAULT;
     return c;
 }
 
@@ -104,6 +106,7 @@ static void *merge_dir_conf(apr_pool_t *p, void *basev, void *addv)
     c->body_limit = MERGE_SET(body_limit, HL_DIR_SET_BODY_LIMIT);
     c->error_format = MERGE_SET(error_format, HL_DIR_SET_ERROR_FORMAT);
     c->body_overflow = MERGE_SET(body_overflow, HL_DIR_SET_BODY_OVERFLOW);
+    c->prompt_estimate = MERGE_SET(prompt_estimate, HL_DIR_SET_PROMPT_ESTIMATE);
     if (add->nquotas > 0) {
         c->nquotas = add->nquotas;
         memcpy(c->quotas, add->quotas, sizeof(c->quotas));
@@ -247,7 +250,9 @@ static const char *set_quota(cmd_parms *cmd, void *dconf, int argc,
         ap_log_error(APLOG_MARK, APLOG_WARNING, 0, cmd->server,
                      "HL01650: %s with cost= but no reserve= (%s:%d): "
                      "concurrent requests can spend more than the budget "
-                     "(each is charged after its response); add "
+                     "(each is charged after its response), and an answer "
+                     "whose cost cannot be read (no or an invalid cost "
+                     "header, an unreadable usage) is charged 1; add "
                      "reserve=N or reserve=max_tokens",
                      cmd->cmd->name,
                      cmd->directive ? cmd->directive->filename : "?",
@@ -616,6 +621,26 @@ static const char *set_table_failure(cmd_parms *cmd, void *dconf, const char *ar
 
 /* Request bodies (mod_hotlimit_body.c). */
 
+/* HotLimitPromptEstimate BYTES_PER_TOKEN: 1 to 1024. Returns NULL, or an
+ * error naming the directive and the value. */
+static const char *set_prompt_estimate(cmd_parms *cmd, void *dconf,
+                                       const char *arg)
+{
+    hl_dir_conf_t *dc = dconf;
+    char *end;
+    apr_int64_t v;
+
+    errno = 0;
+    v = apr_strtoi64(arg, &end, 10);
+    if (end == arg || *end || errno == ERANGE || v < 1 || v > 1024)
+        return apr_psprintf(cmd->pool, "%s: bad value '%s' (a whole number "
+                            "of request body bytes per prompt token, from 1 "
+                            "to 1024)", cmd->cmd->name, arg);
+    dc->prompt_estimate = (int)v;
+    dc->set |= HL_DIR_SET_PROMPT_ESTIMATE;
+    return NULL;
+}
+
 /* HotLimitBodyMemory BYTES: 4K up to 64 MiB. */
 static const char *set_body_memory(cmd_parms *cmd, void *dconf, const char *arg)
 {
@@ -721,6 +746,10 @@ static const command_rec hotlimit_cmds[] = {
     AP_INIT_TAKE1("HotLimitSpoolLimit", hl_spool_set_limit, NULL, RSRC_CONF,
                   "the most bytes of request bodies the whole server spools "
                   "to disk at once; beyond it a body gets 503 (default 512M)"),
+    AP_INIT_TAKE1("HotLimitPromptEstimate", set_prompt_estimate, NULL,
+                  RSRC_CONF | ACCESS_CONF | OR_LIMIT,
+                  "request body bytes per prompt token for reserve=max_tokens "
+                  "(default 4; 1: one token per byte)"),
     /* Device cookies (mod_hotlimit_device.c) */
     AP_INIT_TAKE2("HotLimitDeviceCookie", hl_device_set_cookie, NULL,
                   RSRC_CONF | ACCESS_CONF | OR_LIMIT,

@@ -19,7 +19,7 @@ PACKAGES="apache2 apache2-dev apache2-utils libapr1-dev libaprutil1-dev
   autoconf automake libtool pkg-config make gcc libc6-dev perl python3 curl
   debhelper dpkg-dev fakeroot lintian man-db python3-prometheus-client
   fail2ban libhiredis-dev redis-server chromium dokuwiki openssl prometheus
-  libssl-dev"
+  libssl-dev zlib1g-dev"
 
 install_missing() {
     local missing=() p

@@ -499,6 +499,11 @@ long hl_json_path_finish(hl_json_path_t *s)
     return (long)s->out_len;
 }
 
+int hl_json_path_complete(const hl_json_path_t *s)
+{
+    return s->state == S_END;
+}
+
 int hl_json_content_type(const char *ct)
 {
     static const char app[] = "application/";

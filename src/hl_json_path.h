@@ -105,6 +105,13 @@ int hl_json_path_feed(hl_json_path_t *s, const char *data, size_t n);
 long hl_json_path_finish(hl_json_path_t *s);
 
 /*
+ * Returns 1 when the bytes fed so far are one whole valid document whose
+ * top-level value (an object or array) has closed, white space after it
+ * allowed; else 0 (invalid, cut off, or a bare scalar). Reads only.
+ */
+int hl_json_path_complete(const hl_json_path_t *s);
+
+/*
  * Returns 1 if content_type names a JSON body: application/json or
  * application/SOMETHING+json, compared without case, parameters (such as
  * "; charset=utf-8") allowed; else 0 (also for NULL).

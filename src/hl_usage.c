@@ -168,20 +168,37 @@ static void json_reset(hl_usage_json_t *j)
     j->state = JS_VALUE;
 }
 
-/* Adds the fields of from that were read to *to (the later value wins). */
+/* Records value v of field f in *fs (bad: it was negative or not whole):
+ * the largest valid value of the field wins (issue 25: an echoed usage
+ * object never lowers the charge), and a bad one counts only while the
+ * field has no valid one. */
+static void record_field(hl_usage_fields_t *fs, int f, uint32_t v, int bad)
+{
+    uint8_t bit = (uint8_t)(1u << f);
+    int valid = (fs->seen & bit) && !(fs->bad & bit);
+
+    if (bad) {
+        if (!valid) {
+            fs->bad |= bit;
+            fs->value[f] = 0;
+        }
+    }
+    else {
+        if (!valid || v > fs->value[f])
+            fs->value[f] = v;
+        fs->bad &= (uint8_t)~bit;
+    }
+    fs->seen |= bit;
+}
+
+/* Adds the fields of from that were read to *to (record_field). */
 static void merge_fields(hl_usage_fields_t *to, const hl_usage_fields_t *from)
 {
     int f;
 
-    for (f = 0; f < HL_UF_COUNT; ++f) {
-        uint8_t bit = (uint8_t)(1u << f);
-
-        if (!(from->seen & bit))
-            continue;
-        to->value[f] = from->value[f];
-        to->seen |= bit;
-        to->bad = (uint8_t)((to->bad & ~bit) | (from->bad & bit));
-    }
+    for (f = 0; f < HL_UF_COUNT; ++f)
+        if (from->seen & (1u << f))
+            record_field(to, f, from->value[f], (from->bad >> f) & 1);
 }
 
 /* A value ended: the scanner waits for what follows it, or the document
@@ -203,19 +220,10 @@ static void number_done(hl_usage_t *u)
 {
     hl_usage_json_t *j = &u->json;
 
-    if (in_usage(j)) {
-        int f = j->key - K_FIELD;
-        uint8_t bit = (uint8_t)(1u << f);
-
-        j->doc.seen |= bit;
-        if ((j->num_flags & (NUM_NEG | NUM_FRAC)) || !(j->num_flags & NUM_DIGIT)) {
-            j->doc.bad |= bit;
-            j->doc.value[f] = 0;
-        } else {
-            j->doc.bad &= (uint8_t)~bit;
-            j->doc.value[f] = (uint32_t)j->num;
-        }
-    }
+    if (in_usage(j))
+        record_field(&j->doc, j->key - K_FIELD, (uint32_t)j->num,
+                     (j->num_flags & (NUM_NEG | NUM_FRAC))
+                     || !(j->num_flags & NUM_DIGIT));
     value_done(u);
 }
 

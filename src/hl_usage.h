@@ -23,8 +23,13 @@
  *   top-level "usage" (Chat chunks with stream_options.include_usage,
  *   Anthropic message_delta), "response"."usage" (Responses'
  *   response.completed) and "message"."usage" (Anthropic message_start).
- * Fields, each the last value seen across events: total_tokens,
- * prompt_tokens, completion_tokens, input_tokens, output_tokens. A "usage"
+ * Fields, each the largest valid value seen across usage objects and
+ * events (issue 25: an app that echoes user text into its stream cannot
+ * lower its charge with a usage object of its own; Anthropic's
+ * message_start input_tokens and message_delta output_tokens still add
+ * up): total_tokens, prompt_tokens, completion_tokens, input_tokens,
+ * output_tokens; a negative or fractional one counts only when the field
+ * has no valid value. A "usage"
  * inside a string, or at another nesting, is not read; nor is a key
  * spelled with an escape ("us\u0061ge"): backends never send one. A
  * document's values count only once it closes without a syntax error.

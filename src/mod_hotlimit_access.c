@@ -790,15 +790,35 @@ static int collect_matches(request_rec *r, const hl_dir_conf_t *dc,
     return n;
 }
 
-/* [reserve=] Sets the reservation of each cost= match whose quota has
- * reserve= (hl_reserve_units), reading a JSON body for max_tokens once
- * (mod_hotlimit_body.c: bounded memory; a body over HotLimitBodyMemory is
- * read from its first bytes held in memory). A look (a replay counted
- * by its upgrade) reserves nothing. Never fails. */
-static void set_reservations(request_rec *r, hl_match_t *m, int n)
+/* hl_body_feed_fn over an hl_reserve_reader_t. */
+static void reserve_feed(void *ctx, const char *data, size_t n)
 {
-    const char *head = NULL;
-    apr_size_t head_len = 0;
+    hl_reserve_reader_feed(ctx, data, n);
+}
+
+/* [reserve=] Returns the length r's Content-Length announces (0 when
+ * none or invalid): the prompt of a body that was not read (not JSON, or
+ * over HotLimitBodyLimit) still counts. */
+static apr_off_t announced_length(request_rec *r)
+{
+    const char *cl = apr_table_get(r->headers_in, "Content-Length");
+    apr_off_t len = 0;
+
+    if (!cl || ap_parse_strict_length(&len, cl) != 1)
+        return 0;
+    return len;
+}
+
+/* [reserve=] Sets the reservation of each cost= match whose quota has
+ * reserve= (hl_reserve_units), reading a JSON body for max_tokens once,
+ * all of it (mod_hotlimit_body.c: bounded memory, the spool read in
+ * pieces), the prompt estimated by dc's HotLimitPromptEstimate (from the
+ * announced length when the body was not read). A look (a replay counted
+ * by its upgrade) reserves nothing. Never fails. */
+static void set_reservations(request_rec *r, const hl_dir_conf_t *dc,
+                             hl_match_t *m, int n)
+{
+    hl_reserve_reader_t rd;
     apr_off_t body_len = 0;
     int i, body = -1;
 
@@ -808,11 +828,15 @@ static void set_reservations(request_rec *r, hl_match_t *m, int n)
         m[i].item.reserve = 0;
         if (!hl_quota_reserves(q) || m[i].item.peek)
             continue;
-        if (q->reserve_max_tokens && body < 0)
-            body = hl_request_json_body(r, &head, &head_len, &body_len);
-        m[i].item.reserve = hl_reserve_units(q, body > 0 ? head : NULL,
-                                             body > 0 ? head_len : 0,
-                                             body > 0 ? (uint64_t)body_len : 0);
+        if (q->reserve_max_tokens && body < 0) {
+            hl_reserve_reader_init(&rd);
+            body = hl_request_json_feed(r, reserve_feed, &rd, &body_len);
+            if (body <= 0)
+                body_len = announced_length(r);
+        }
+        m[i].item.reserve = hl_reserve_units(q, body > 0 ? &rd : NULL,
+                                             (uint64_t)body_len,
+                                             (unsigned)dc->prompt_estimate);
         ap_log_rerror(APLOG_MARK, APLOG_TRACE1, 0, r,
                       "HL01651: reserve: key=%s reserves %u",
                       ap_escape_logitem(r->pool, m[i].item.key),
@@ -1102,7 +1126,7 @@ static int limit_request(request_rec *r, hl_stage_t stage)
         return DECLINED;
     if (n > 0 && r->connection->master)
         claim_counted_by_upgrade(r, m, n);
-    set_reservations(r, m, n);
+    set_reservations(r, dc, m, n);
     if ((i = hl_body_refusal(r)) != DECLINED)
         return i;            /* a body read for reserve=max_tokens */
 

@@ -660,18 +660,38 @@ char *hl_request_json(request_rec *r, const char *path, apr_size_t *len)
     return memo_value(r, memo, len);
 }
 
-/* [reserve=] Returns 1 with the body's first bytes held in memory and its
- * length (see mod_hotlimit_body.h), else 0. */
-int hl_request_json_body(request_rec *r, const char **head,
-                         apr_size_t *head_len, apr_off_t *body_len)
+/* [reserve=] Feeds the whole JSON body to fn (see mod_hotlimit_body.h):
+ * the head, then the spool in READ_CHUNK pieces; a spool that cannot be
+ * read refuses the request (b->refuse, 500). Returns 1, else 0. */
+int hl_request_json_feed(request_rec *r, hl_body_feed_fn *fn, void *ctx,
+                         apr_off_t *body_len)
 {
     hl_body_t *b = get_body(r, HL_READ_JSON);
+    apr_size_t blen, off, n;
+    char *chunk;
 
     if (!b->read || b->refuse != OK || b->rv != APR_SUCCESS || !b->eos)
         return 0;
-    *head = b->head;
-    *head_len = b->head_len;
-    *body_len = (apr_off_t)b->head_len + b->spool_len;
+    blen = b->head_len + (apr_size_t)b->spool_len;
+    fn(ctx, b->head, b->head_len);
+    if (blen > b->head_len) {
+        if ((chunk = malloc(READ_CHUNK)) == NULL)
+            return 0;
+        for (off = b->head_len; off < blen; off += n) {
+            n = blen - off < READ_CHUNK ? blen - off : READ_CHUNK;
+            if (read_kept(b, off, chunk, n) != 0) {
+                ap_log_rerror(APLOG_MARK, APLOG_ERR, 0, r,
+                              "HL02000: the spooled request body cannot be "
+                              "read for reserve=: refused (500)");
+                b->refuse = HTTP_INTERNAL_SERVER_ERROR;
+                free(chunk);
+                return 0;
+            }
+            fn(ctx, chunk, n);
+        }
+        free(chunk);
+    }
+    *body_len = (apr_off_t)blen;
     return 1;
 }
 

@@ -71,18 +71,22 @@ static APR_INLINE int hl_body_refusal(request_rec *r)
     return hl_body_records ? hl_body_refusal_of(r) : DECLINED;
 }
 
+/* Takes the next n bytes of a body (not owned: valid during the call). */
+typedef void hl_body_feed_fn(void *ctx, const char *data, size_t n);
+
 /*
- * [reserve=] Reads r's client request body when it is a POST whose
- * Content-Type names JSON (same bounds and hand-on as for a form: at
- * most HotLimitBodyLimit bytes, HotLimitBodyMemory of them in memory, the
- * rest spooled; an over-limit body refused unless HotLimitBodyOverflow
- * path, see hl_body_refusal). Returns 1 with *head (not owned: the client
- * request's pool; not NUL-terminated), *head_len (the bytes held in
- * memory, from the start) and *body_len (the whole body) when the body
- * was read to its end; 0 otherwise (no body, another type, refused).
+ * [reserve=] Reads r's client request body when its Content-Type names
+ * JSON (same bounds and hand-on as for a form: at most HotLimitBodyLimit
+ * bytes, HotLimitBodyMemory of them in memory, the rest spooled; an
+ * over-limit body refused unless HotLimitBodyOverflow path, see
+ * hl_body_refusal) and hands all of it to fn, in order, in pieces.
+ * Returns 1 with *body_len (the whole body) when the body was read to its
+ * end and fed; 0 otherwise (no body, another type, refused, the spool
+ * unreadable: then r is refused with 500, or out of memory), fn perhaps
+ * fed a part.
  */
-int hl_request_json_body(request_rec *r, const char **head,
-                         apr_size_t *head_len, apr_off_t *body_len);
+int hl_request_json_feed(request_rec *r, hl_body_feed_fn *fn, void *ctx,
+                         apr_off_t *body_len);
 
 /* Registers the body filter and its insert_filter hook (register_hooks). */
 void hl_body_register(void);

@@ -120,6 +120,7 @@ typedef struct {
 #define HL_DIR_SET_LOG_REFUSALS   (1u << 6)
 #define HL_DIR_SET_STATUS         (1u << 7)
 #define HL_DIR_SET_BODY_OVERFLOW  (1u << 8)
+#define HL_DIR_SET_PROMPT_ESTIMATE (1u << 16)
 
 /* Per-directory configuration. Every record holds final values, read as
  * they are: a fresh one the defaults (create_dir_conf), a merged one the
@@ -152,6 +153,9 @@ typedef struct {
     /* Request bodies (mod_hotlimit_body.c): */
     int                   body_overflow;  /* HotLimitBodyOverflow,
                                              HL_BODY_OVERFLOW_* */
+    int                   prompt_estimate; /* HotLimitPromptEstimate:
+                                              body bytes per prompt token
+                                              (reserve=max_tokens) */
     /* Device cookies (HotLimitDeviceCookie, mod_hotlimit_device.c): */
     const char           *device_name;    /* cookie name; NULL: inherit */
     int                   device_max_age; /* its Max-Age, seconds */

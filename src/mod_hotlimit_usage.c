@@ -13,8 +13,12 @@
  * what came before it was passed on with a FLUSH. The reader (hl_usage.c)
  * keeps a fixed-size state on the request's pool; log_transaction asks it
  * for the cost (hl_usage_response_cost), so a stream cut short is charged
- * what its events reported so far. A body with a Content-Encoding (a
- * backend's gzip) is not read: it is charged 1.
+ * what its events reported so far. A gzip or deflate body (a backend's
+ * compression) is decoded as it passes (hl_inflate.c: zlib, bounded
+ * memory) and its usage read from the decoded copy; what the client gets
+ * is untouched. A body in another coding, or a broken stream, is not read:
+ * it is charged its reservation. hl_usage_wanted narrows the forwarded
+ * Accept-Encoding to the codings read here.
  */
 #include <string.h>
 
@@ -27,6 +31,8 @@
 
 #include "mod_hotlimit_conf.h"
 #include "mod_hotlimit_usage.h"
+#include "hl_encoding.h"
+#include "hl_inflate.h"
 #include "hl_quota.h"
 #include "hl_usage.h"
 
@@ -42,22 +48,39 @@ typedef struct {
                                      unreadable */
     const char         *why_off;  /* why, for the debug log; NULL if read */
     apr_bucket_brigade *rest;     /* reused by pass_before */
+    hl_inflate_t       *inflate;  /* a gzip or deflate body's decoder */
 } usage_ctx_t;
 
 static ap_filter_rec_t *usage_filter_handle;
 
-/* Chooses how to read r's body: an event stream or JSON; a body with a
- * Content-Encoding other than identity is not read. Cannot fail. */
+/* Pool cleanup: frees the decoder's zlib memory. */
+static apr_status_t end_inflate(void *data)
+{
+    hl_inflate_end(data);
+    return APR_SUCCESS;
+}
+
+/* Chooses how to read r's body: an event stream or JSON, decoded first
+ * when gzip or deflate; a body in another coding is not read. Cannot
+ * fail. */
 static void start_reading(usage_ctx_t *ctx, request_rec *r)
 {
-    const char *ce = apr_table_get(r->headers_out, "Content-Encoding");
+    hl_encoding_t enc = hl_encoding_of(apr_table_get(r->headers_out,
+                                                     "Content-Encoding"));
     const char *ct = r->content_type;
 
     ctx->started = 1;
-    if (ce && ap_cstr_casecmp(ce, "identity") != 0) {
+    if (enc == HL_ENC_OTHER) {
         ctx->off = 1;
-        ctx->why_off = "the body has a Content-Encoding";
+        ctx->why_off = "the body's Content-Encoding cannot be read";
         return;
+    }
+    if (enc != HL_ENC_IDENTITY) {
+        ctx->inflate = apr_palloc(r->pool, sizeof(*ctx->inflate));
+        hl_inflate_init(ctx->inflate, enc == HL_ENC_GZIP ? HL_INFLATE_GZIP
+                                                         : HL_INFLATE_DEFLATE);
+        apr_pool_cleanup_register(r->pool, ctx->inflate, end_inflate,
+                                  apr_pool_cleanup_null);
     }
     hl_usage_init(&ctx->usage,
                   ct && !ap_cstr_casecmpn(ct, "text/event-stream", 17)
@@ -77,6 +100,28 @@ static apr_status_t pass_before(ap_filter_t *f, usage_ctx_t *ctx,
     apr_brigade_cleanup(bb);
     APR_BRIGADE_CONCAT(bb, ctx->rest);
     return rv;
+}
+
+/* hl_inflate_out_fn: the decoded bytes go to the usage reader. */
+static void read_decoded(void *ctx, const char *data, size_t n)
+{
+    hl_usage_feed(&((usage_ctx_t *)ctx)->usage, data, n);
+}
+
+/* Reads the next len bytes of the body: decoded first when it is gzip or
+ * deflate. Marks ctx off when reading is over (finished or broken). */
+static void read_data(usage_ctx_t *ctx, const char *data, apr_size_t len)
+{
+    if (!ctx->inflate)
+        hl_usage_feed(&ctx->usage, data, len);
+    else if (hl_inflate_feed(ctx->inflate, data, len, read_decoded, ctx) != 0) {
+        ctx->off = 1;
+        ctx->why_off = "the body's gzip or deflate stream is broken";
+        return;
+    }
+    if (hl_usage_finished(&ctx->usage)
+        || (ctx->inflate && hl_inflate_ended(ctx->inflate)))
+        ctx->off = 1;
 }
 
 /* The HOTLIMIT_USAGE filter: reads the data of bb, then passes bb on
@@ -108,9 +153,7 @@ static apr_status_t usage_filter(ap_filter_t *f, apr_bucket_brigade *bb)
             ctx->why_off = "the body could not be read";
             break;
         }
-        hl_usage_feed(&ctx->usage, data, len);
-        if (hl_usage_finished(&ctx->usage))
-            ctx->off = 1;
+        read_data(ctx, data, len);
     }
     if (ctx->off)
         ap_remove_output_filter(f);
@@ -124,10 +167,34 @@ static apr_status_t usage_filter(ap_filter_t *f, apr_bucket_brigade *bb)
  * hook returns at once. */
 static int usage_wanted_here;
 
+/* Narrows the Accept-Encoding of r to the codings read here (gzip,
+ * deflate, identity), so a backend does not answer in one whose usage
+ * cannot be read. Cannot fail. */
+static void narrow_accept_encoding(request_rec *r)
+{
+    const char *ae = apr_table_get(r->headers_in, "Accept-Encoding");
+    apr_size_t size;
+    char *out;
+
+    if (ae == NULL)
+        return;
+    size = 2 * strlen(ae) + 9;
+    out = apr_palloc(r->pool, size);
+    hl_accept_encoding_narrow(ae, out, size);
+    if (strcmp(out, ae) == 0)
+        return;
+    ap_log_rerror(APLOG_MARK, APLOG_DEBUG, 0, r,
+                  "HL02001: cost=usage: Accept-Encoding '%s' narrowed to "
+                  "'%s' (the codings whose usage can be read)",
+                  ap_escape_logitem(r->pool, ae), out);
+    apr_table_setn(r->headers_in, "Accept-Encoding", out);
+}
+
 void hl_usage_wanted(request_rec *r)
 {
     usage_wanted_here = 1;
     apr_table_setn(hl_client_request(r)->notes, USAGE_WANTED, "1");
+    narrow_accept_encoding(r);
 }
 
 /* insert_filter: gives r the filter when its client request was admitted

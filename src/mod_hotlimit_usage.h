@@ -18,8 +18,10 @@
 uint32_t hl_usage_response_cost(request_rec *r, uint32_t missing);
 
 /* Notes that r's client request was admitted by a cost=usage quota, so
- * that its answer's body is read (the access checker calls it). Never
- * fails. */
+ * that its answer's body is read (the access checker calls it), and
+ * narrows r's Accept-Encoding to gzip, deflate and identity (the codings
+ * whose usage can be read; q-values kept; "identity" when none is left)
+ * for the backend. Never fails. */
 void hl_usage_wanted(request_rec *r);
 
 /* Registers the HOTLIMIT_USAGE output filter and its insert_filter hook

@@ -16,6 +16,8 @@ my $base = defined $ENV{HOTLIMIT_TEST_WORK} && defined $ENV{HOTLIMIT_TEST_MPM}
 # [ what, config lines, directive, the bad token as it must appear ]
 my $loc = sub { "<Location /a>\n    $_[0]\n</Location>" };
 my @bad = (
+    [ 'prompt estimate 0', $loc->('HotLimitPromptEstimate 0'),       'HotLimitPromptEstimate', '0' ],
+    [ 'prompt estimate x', 'HotLimitPromptEstimate 4x',              'HotLimitPromptEstimate', '4x' ],
     [ 'zero count',        $loc->('HotLimitQuota 0/1m'),             'HotLimitQuota',      '0/1m' ],
     [ 'negative count',    $loc->('HotLimitQuota -1/1m'),            'HotLimitQuota',      '-1/1m' ],
     [ 'unknown unit',      $loc->('HotLimitQuota 5/1x'),             'HotLimitQuota',      '5/1x' ],
@@ -82,7 +84,7 @@ my $good = join "\n",
     'HotLimitSpoolLimit 1G',
     "<Location /form>\n    HotLimitBodyLimit 8M\n    HotLimitBodyOverflow path\n</Location>";
 
-plan tests => 2 * @bad + 2 + 2 + 3 + 2 + 8, need { "the base config (run through t/run-httpd-tests.sh)" => -r $base };
+plan tests => 2 * @bad + 2 + 2 + 4 + 2 + 8, need { "the base config (run through t/run-httpd-tests.sh)" => -r $base };
 
 my $httpd = Apache::Test::vars('httpd');
 my $logs = hl_logs();
@@ -142,6 +144,8 @@ for my $c (@bad) {
     ok t_cmp($rc, 0, 'a cost= quota without reserve= passes');
     ok t_cmp($out, qr/HL01650: HotLimitQuota with cost= but no reserve=.*concurrent requests can spend more than the budget/,
              '... with a warning (HL01650)');
+    ok t_cmp($out, qr/HL01650: .*an answer whose cost cannot be read .* is charged 1/,
+             '... which says what an unreadable answer costs (issue 25)');
     ($rc, $out) = configtest($loc->('HotLimitQuota 1000/1m cost=header:X-Tokens reserve=max_tokens:2048'));
     ok t_cmp($rc . ($out =~ /HL01650/ ? ' warned' : ''), '0',
              'with reserve=max_tokens:2048: passes, no warning');

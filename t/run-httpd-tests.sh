@@ -22,6 +22,8 @@ work=$(mktemp -d /tmp/hotlimit-t.XXXXXX)
 cp -a "$top/t" "$work/t"
 # t/32-monitoring.t checks the monitoring examples against ?metrics.
 cp -a "$top/conf-examples" "$work/conf-examples"
+# t/70-reserve-reading.t builds t/support/reserve_cli.c with the core.
+cp -a "$top/src" "$work/src"
 cp "$so" "$work/mod_hotlimit.so"
 if [ -x "$top/hotlimit-check" ]; then cp "$top/hotlimit-check" "$work/hotlimit-check"; fi
 

@@ -31,7 +31,7 @@ use HLTest ();
 our @EXPORT = qw(
     start_httpd table_server write_table free_port wait_until
     hl_mpm hl_other_mpm hl_have_php hl_json_encode elapsed_since
-    hl_tls_conf hl_make_cert hl_cgi_conf hl_login_cgi hl_login_php
+    hl_tls_conf hl_make_cert hl_cgi_conf hl_login_cgi hl_login_php hl_load_conf
 );
 
 # The HotLimitReloadInterval the tests use, and the spec's bound on how
@@ -131,6 +131,14 @@ PHP
 # Returns the configuration lines that load the module this MPM runs CGI
 # scripts with (mod_cgi under prefork, mod_cgid under a threaded MPM), for
 # a private instance's conf.
+# Returns the lines that load each module NAME (mod_NAME.so, NAME_module)
+# of @names unless it is loaded: hl_load_conf(qw(proxy proxy_http)).
+sub hl_load_conf {
+    my $mods = Apache::Test::vars('libexecdir') || '/usr/lib/apache2/modules';
+    return join '', map { "<IfModule !${_}_module>\n    LoadModule ${_}_module "
+                          . "$mods/mod_$_.so\n</IfModule>\n" } @_;
+}
+
 sub hl_cgi_conf {
     my $mods = Apache::Test::vars('libexecdir') || '/usr/lib/apache2/modules';
     return <<"CONF";

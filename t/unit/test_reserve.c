@@ -30,7 +30,7 @@ static void reserving(hl_decide_item_t *it, const hl_quota_t *q,
                       const char *key)
 {
     item(it, q, key);
-    it->reserve = hl_reserve_units(q, NULL, 0, 0);
+    it->reserve = hl_reserve_units(q, NULL, 0, 4);
 }
 
 /* ---- parsing -------------------------------------------------------------- */
@@ -67,30 +67,98 @@ static void test_parse(void)
         "reserve= without cost= refused: %s", err);
 }
 
+/* Returns the tokens body reserves with DEFAULT dflt, fed in pieces of
+ * step bytes. */
+static uint32_t tokens_of(const char *body, size_t len, size_t step,
+                          uint32_t dflt)
+{
+    hl_reserve_reader_t rd;
+    size_t off;
+
+    hl_reserve_reader_init(&rd);
+    for (off = 0; off < len; off += step)
+        hl_reserve_reader_feed(&rd, body + off,
+                               len - off < step ? len - off : step);
+    return hl_reserve_reader_tokens(&rd, dflt);
+}
+
 static void test_find_max_tokens(void)
 {
+    /* v: the tokens reserved with DEFAULT 1024 (issue 25: the largest of
+     * every wanted key as a decoder reads it; at least DEFAULT when unsure) */
     static const struct { const char *json; int found; uint32_t v; } c[] = {
         { "{\"model\":\"m\",\"max_tokens\":200}", 1, 200 },
         { " {\t \"max_completion_tokens\" : 77 , \"x\":1}", 1, 77 },
         { "{\"input\":\"hi\",\"max_output_tokens\":5}", 1, 5 },
         { "{\"messages\":[{\"max_tokens\":9}],\"max_tokens\":300}", 1, 300 },
-        { "{\"a\":{\"max_tokens\":9}}", 0, 0 },
+        { "{\"a\":{\"max_tokens\":9}}", 0, 1024 },
         { "{\"s\":\"\\\"max_tokens\\\":9\",\"max_tokens\":12}", 1, 12 },
-        { "{\"max_tokens\":\"200\"}", 0, 0 },
-        { "{\"max_tokens\":2.5}", 0, 0 },
+        /* issue 25: duplicates, escapes, number forms, digit strings */
+        { "{\"max_tokens\":1,\"max_tokens\":4000}", 1, 4000 },
+        { "{\"max_tokens\":4000,\"max_tokens\":1}", 1, 4000 },
+        { "{\"max\\u005ftokens\":4000}", 1, 4000 },
+        { "{\"\\u006dax_tokens\":1,\"max_tokens\":2}", 1, 2 },
+        { "{\"max_tokens\":4e3}", 1, 4000 },
+        { "{\"max_tokens\":4000.0}", 1, 4000 },
+        { "{\"max_tokens\":4.0E+3}", 1, 4000 },
+        { "{\"max_tokens\":400000e-2}", 1, 4000 },
+        { "{\"max_tokens\":2.5}", 1, 3 },
+        { "{\"max_tokens\":1e-30}", 0, 1024 },
+        { "{\"max_tokens\":0.5}", 0, 1024 },
+        { "{\"max_tokens\":1.0001}", 1, 2 },
+        { "{\"max_tokens\":\"4000\"}", 1, 4000 },
+        { "{\"max_tokens\":\" 4000 \"}", 1, 4000 },
+        { "{\"max_tokens\":\"+4_000\"}", 0, 4000 },
+        { "{\"max_tokens\":\"+4_0\"}", 0, 1024 },     /* PHP: 4 */
+        { "{\"max_tokens\":\"\\u0034000\"}", 1, 4000 },
+        { "{\"max_tokens\":\"\xef\xbc\x94\xef\xbc\x90\xef\xbc\x90\xef\xbc\x90\"}", 0, 4000 },
+        { "{\"max_tokens\":\"\xef\xbc\x95\"}", 0, 1024 },  /* PHP: 0 */
+        { "{\"max_tokens\":\"4e3\"}", 1, 4000 },
+        { "{\"max_tokens\":1,\"max_completion_tokens\":4000}", 1, 4000 },
+        { "{\"max_completion_tokens\":4000,\"max_tokens\":1}", 1, 4000 },
+        { "{\"max_output_tokens\":4000,\"max_tokens\":1}", 1, 4000 },
+        /* huge: capped, never wrapped */
         { "{\"max_tokens\":99999999999}", 1, HL_COST_MAX },
-        { "[{\"max_tokens\":9}]", 0, 0 },
-        { "{\"max_tokens\":20", 0, 0 },           /* cut off */
-        { "{\"model\":\"m\"}", 0, 0 },
-        { "", 0, 0 },
+        { "{\"max_tokens\":18446744073709551617}", 1, HL_COST_MAX },
+        { "{\"max_tokens\":4294967297}", 1, HL_COST_MAX },
+        { "{\"max_tokens\":1e400}", 1, HL_COST_MAX },
+        { "{\"max_tokens\":0.000000000000000000000000000001e40}", 1, HL_COST_MAX },
+        { "{\"max_tokens\":100000000000000000000000000000e-20}", 1, 1000000000 },
+        /* unsure: at least DEFAULT */
+        { "{\"max_tokens\":0}", 0, 1024 },
+        { "{\"max_tokens\":-5000}", 0, 1024 },
+        { "{\"max_tokens\":1,\"max_tokens\":0}", 0, 1024 },
+        { "{\"max_tokens\":1,\"max_tokens\":null}", 0, 1024 },
+        { "{\"max_tokens\":\"x\"}", 0, 1024 },
+        { "{\"max_tokens\":\"0x1000\"}", 0, 1024 },
+        { "{\"max_tokens\":{\"n\":9}}", 0, 1024 },
+        { "{\"max_tokens\":4000,\"max_tokens\":[1]}", 0, 4000 },
+        { "{\"max_tokens\":5,}", 0, 1024 },          /* invalid JSON */
+        { "{\"max_tokens\":05}", 0, 1024 },
+        { "{\"max_tokens\":5}x", 0, 1024 },
+        { "{\"max_tokens\":5,\"s\":\"\\q\"}", 0, 1024 },
+        { "{\"max_tokens\":5,\"max_tokens\":Infinity}", 0, 1024 },
+        { "\xef\xbb\xbf{\"max_tokens\":5}", 0, 1024 },
+        { "{\"max_tokens\":9000,\"a\":[}", 0, 9000 },
+        { "[{\"max_tokens\":9}]", 0, 1024 },
+        { "{\"max_tokens\":20", 0, 1024 },           /* cut off */
+        { "{\"model\":\"m\"}", 0, 1024 },
+        { "", 0, 1024 },
     };
-    size_t i;
+    size_t i, step;
 
     for (i = 0; i < sizeof(c) / sizeof(c[0]); ++i) {
-        uint32_t v = 0;
-        int found = hl_reserve_find_max_tokens(c[i].json, strlen(c[i].json), &v);
-        okf(found == c[i].found && (!found || v == c[i].v),
-            "max_tokens in %s: %d %u", c[i].json, found, (unsigned)v);
+        uint32_t v = 0, t[3];
+        size_t len = strlen(c[i].json);
+        int found = hl_reserve_find_max_tokens(c[i].json, len, &v);
+
+        for (step = 1; step <= 3; ++step)
+            t[step - 1] = tokens_of(c[i].json, len, step == 3 ? len + 1 : step,
+                                    1024);
+        okf(found == c[i].found && (!found || v == c[i].v)
+            && t[0] == c[i].v && t[1] == c[i].v && t[2] == c[i].v,
+            "max_tokens in %s: %d %u, reserves %u %u %u", c[i].json, found,
+            (unsigned)v, (unsigned)t[0], (unsigned)t[1], (unsigned)t[2]);
     }
 }
 
@@ -100,15 +168,26 @@ static void test_units(void)
     hl_quota_t m = quota("1000/1m cost=usage reserve=max_tokens:50");
     hl_quota_t none = quota("1000/1m cost=usage");
     const char *body = "{\"max_tokens\":200,\"prompt\":\"0123456789012345\"}";
+    hl_reserve_reader_t rd, empty;
 
-    is_int(hl_reserve_units(&n, body, strlen(body), strlen(body)), 400,
+    hl_reserve_reader_init(&rd);
+    hl_reserve_reader_feed(&rd, body, strlen(body));
+    hl_reserve_reader_init(&empty);
+    hl_reserve_reader_feed(&empty, "{}", 2);
+    is_int(hl_reserve_units(&n, &rd, strlen(body), 4), 400,
            "reserve=N ignores the body");
-    is_int(hl_reserve_units(&m, body, strlen(body), strlen(body)),
+    is_int(hl_reserve_units(&m, &rd, strlen(body), 4),
            200 + strlen(body) / 4, "max_tokens + body length / 4");
-    is_int(hl_reserve_units(&m, "{}", 2, 4000), 50 + 1000,
+    is_int(hl_reserve_units(&m, &rd, strlen(body), 1),
+           200 + strlen(body), "HotLimitPromptEstimate 1: a token a byte");
+    is_int(hl_reserve_units(&m, &rd, strlen(body), 0),
+           200 + strlen(body) / 4, "HotLimitPromptEstimate unset: 4");
+    is_int(hl_reserve_units(&m, &empty, 4000, 4), 50 + 1000,
            "no max_tokens: DEFAULT + body length / 4");
-    is_int(hl_reserve_units(&m, NULL, 0, 0), 50, "no body: DEFAULT");
-    is_int(hl_reserve_units(&none, body, strlen(body), strlen(body)), 0,
+    is_int(hl_reserve_units(&m, NULL, 0, 4), 50, "no body: DEFAULT");
+    is_int(hl_reserve_units(&m, NULL, UINT64_MAX, 1), HL_COST_MAX,
+           "a huge body: capped");
+    is_int(hl_reserve_units(&none, &rd, strlen(body), 4), 0,
            "no reserve=: nothing");
     is_int(hl_cost_parse_or(NULL, 400), 400, "a missing cost charges the reservation");
     is_int(hl_cost_parse_or("1.5", 400), 400, "an invalid cost charges the reservation");

@@ -126,7 +126,21 @@ static void shapes_sse(void)
     check(S, "data: {\"usage\":{\"total_tokens\":9}}", 1, 9,
           "the last event without its blank line still counts");
     check(S, "data: {\"usage\":{\"total_tokens\":3}}\n\ndata: {\"usage\":"
-          "{\"total_tokens\":4}}\n\n", 1, 4, "the last usage wins");
+          "{\"total_tokens\":4}}\n\n", 1, 4, "the larger usage wins");
+    /* issue 25: an echoed usage object never lowers the charge */
+    check(S, "data: {\"usage\":{\"total_tokens\":400}}\n\ndata: {\"usage\":"
+          "{\"total_tokens\":1}}\n\n", 1, 400,
+          "SSE: a smaller usage after the real one: the largest is charged");
+    check(S, "data: {\"usage\":{\"total_tokens\":400}}\n\ndata: {\"usage\":"
+          "{\"total_tokens\":-1}}\n\n", 1, 400,
+          "SSE: an invalid usage after a valid one: the valid one");
+    check(S, "data: {\"usage\":{\"total_tokens\":1.5}}\n\ndata: {\"usage\":"
+          "{\"total_tokens\":400}}\n\n", 1, 400,
+          "SSE: a valid usage after an invalid one: the valid one");
+    check(J, "{\"usage\":{\"total_tokens\":400},\"usage\":{\"total_tokens\":2}}",
+          1, 400, "JSON: duplicate usage objects: the largest");
+    check(J, "{\"usage\":{\"total_tokens\":400,\"total_tokens\":2}}",
+          1, 400, "JSON: duplicate fields: the largest");
     check(S, "data: {\"usage\":{\"total_tokens\":11}}\n\ndata: {\"usage\":"
           "{\"total_tokens\":99}\n\ndata: [DONE]\n\n", 1, 11,
           "an event cut short does not count");
