@@ -731,6 +731,10 @@ static const command_rec hotlimit_cmds[] = {
                   "first|all|off: which refusals are logged (default first: "
                   "the first of each key per window, then a summary per key "
                   "every 10 s at most)"),
+    AP_INIT_TAKE1("HotLimitLogRate", hl_refusal_log_rate_set, NULL, RSRC_CONF,
+                  "under HotLimitLogRefusals first, the most full refusal "
+                  "lines the whole server writes a second (1-100000, "
+                  "default 10); the rest are summed every 10 s"),
     AP_INIT_FLAG("HotLimitStatus", hl_status_set, NULL, RSRC_CONF | ACCESS_CONF,
                  "On: the hotlimit-status handler answers in this scope, "
                  "which is never limited or banned (default Off: 404)"),

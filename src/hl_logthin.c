@@ -93,6 +93,7 @@ void hl_logthin_note(hl_logthin_t *t, uint64_t hash, int64_t now_ms,
         e->summary_at_ms = now_ms + HL_LOGTHIN_SUMMARY_MS;
         e->pending = 0;
         v->first = 1;
+        v->fresh = 1;
     }
     else if (now_ms >= e->spell_end_ms) {
         /* A new spell: this refusal in full; what the last one had left
@@ -116,4 +117,81 @@ void hl_logthin_note(hl_logthin_t *t, uint64_t hash, int64_t now_ms,
         }
     }
     report_dropped(t, now_ms, v);
+}
+
+/* Counts one held refusal of addr among the busiest: its entry, else a
+ * free one, else the least counted one takes addr and its count + 1
+ * (space saving: every count is an upper bound). */
+static void top_add(hl_logthin_t *t, const char *addr)
+{
+    hl_logthin_top_t *least = &t->top[0];
+    int i;
+
+    for (i = 0; i < HL_LOGTHIN_TOP; ++i) {
+        hl_logthin_top_t *e = &t->top[i];
+
+        if (e->n > 0 && strncmp(e->addr, addr, HL_LOGTHIN_ADDR_MAX - 1) == 0) {
+            e->n++;
+            return;
+        }
+        if (e->n < least->n)
+            least = e;
+    }
+    strncpy(least->addr, addr, HL_LOGTHIN_ADDR_MAX - 1);
+    least->addr[HL_LOGTHIN_ADDR_MAX - 1] = '\0';
+    least->err = least->n;
+    least->n++;
+}
+
+/* Moves the held count and the busiest addresses into v (by their sure
+ * count n - err, busiest first; only those surely refused at least twice:
+ * one refusal does not make an address busy), emptying them. */
+static void report_held(hl_logthin_t *t, int64_t now_ms,
+                        hl_logthin_verdict_t *v)
+{
+    int i, j;
+
+    v->held = t->held;
+    v->held_keys = t->held_keys;
+    v->ntop = 0;
+    for (i = 0; i < HL_LOGTHIN_TOP; ++i) {
+        uint32_t sure = t->top[i].n - t->top[i].err;
+
+        if (t->top[i].n < t->top[i].err || sure < 2)
+            continue;
+        for (j = v->ntop; j > 0 && v->top[j - 1].n < sure; --j)
+            v->top[j] = v->top[j - 1];
+        v->top[j] = t->top[i];
+        v->top[j].n = sure;
+        v->top[j].err = 0;
+        v->ntop++;
+    }
+    memset(t->top, 0, sizeof(t->top));
+    t->held = 0;
+    t->held_keys = 0;
+    t->held_at_ms = now_ms + HL_LOGTHIN_SUMMARY_MS;
+}
+
+void hl_logthin_gate(hl_logthin_t *t, int64_t now_ms, int64_t wall_s,
+                     uint32_t rate, const char *addr, hl_logthin_verdict_t *v)
+{
+    if (v->first) {
+        if (wall_s != t->rate_sec) {
+            t->rate_sec = wall_s;
+            t->rate_used = 0;
+        }
+        if (t->rate_used < rate)
+            t->rate_used++;
+        else {
+            v->first = 0;
+            if (t->held == 0 && t->held_at_ms < now_ms + HL_LOGTHIN_SUMMARY_MS)
+                t->held_at_ms = now_ms + HL_LOGTHIN_SUMMARY_MS;
+            t->held++;
+            t->held_keys += v->fresh ? 1 : 0;
+            if (addr != NULL && *addr != '\0')
+                top_add(t, addr);
+        }
+    }
+    if (t->held > 0 && now_ms >= t->held_at_ms)
+        report_held(t, now_ms, v);
 }

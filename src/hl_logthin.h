@@ -40,12 +40,34 @@ typedef struct {
     uint32_t pad;
 } hl_logthin_entry_t;
 
+#define HL_LOGTHIN_TOP 32       /* busiest addresses followed (gate): any
+                                   with more than 1/32 of the held lines
+                                   is among them */
+#define HL_LOGTHIN_ADDR_MAX 48  /* bytes of an address, NUL included */
+
+/* One of the busiest addresses among the refusals the gate held back. */
+typedef struct {
+    char     addr[HL_LOGTHIN_ADDR_MAX];  /* NUL-terminated; "" free */
+    uint32_t n;                          /* its refusals (an upper bound) */
+    uint32_t err;                        /* at most this many of n are not
+                                            its own: n - err is a lower
+                                            bound */
+} hl_logthin_top_t;
+
 /* The table's header; nsets * HL_LOGTHIN_WAYS entries follow it. */
 typedef struct {
     uint32_t magic;
     uint32_t nsets;
     uint64_t dropped;            /* pending refusals of reused entries */
     int64_t  dropped_at_ms;      /* dropped may be reported from then on */
+    /* The server-wide gate of full lines (hl_logthin_gate): */
+    int64_t  rate_sec;           /* the second rate_used counts */
+    uint32_t rate_used;          /* full lines let through in it */
+    uint32_t pad;
+    uint64_t held;               /* full lines held back, not reported yet */
+    uint64_t held_keys;          /* of them, keys new to the table */
+    int64_t  held_at_ms;         /* held may be reported from then on */
+    hl_logthin_top_t top[HL_LOGTHIN_TOP];  /* busiest addresses of held */
     hl_logthin_entry_t entries[];
 } hl_logthin_t;
 
@@ -58,6 +80,15 @@ typedef struct {
     uint64_t dropped;        /* > 0: write that this many refusals of keys
                                 whose entries were reused were not
                                 summarised */
+    int      fresh;          /* 1: the key was new to the table */
+    /* From hl_logthin_gate: > 0: write the summary of the full lines the
+     * gate held back (held refusals, held_keys of them keys new to the
+     * table), naming the busiest addresses among them (top[0 .. ntop),
+     * busiest first, each with n set to its sure count n - err >= 2). */
+    uint64_t held;
+    uint64_t held_keys;
+    int      ntop;
+    hl_logthin_top_t top[HL_LOGTHIN_TOP];
 } hl_logthin_verdict_t;
 
 /* Returns the bytes a table of at least nkeys entries takes (nkeys is
@@ -77,5 +108,21 @@ hl_logthin_t *hl_logthin_init(void *mem, uint32_t nkeys);
  */
 void hl_logthin_note(hl_logthin_t *t, uint64_t hash, int64_t now_ms,
                      int64_t spell_ms, hl_logthin_verdict_t *v);
+
+/*
+ * The server-wide gate of full lines (HotLimitLogRate), after
+ * hl_logthin_note filled *v: lets through at most `rate` full lines per
+ * second of wall_s (a different second starts a new count), and turns
+ * the others (v->first cleared) into a count reported at most once per
+ * HL_LOGTHIN_SUMMARY_MS: the first held line starts the period, and the
+ * refusal that finds it over fills v->held, v->held_keys and the busiest
+ * addresses (counted only for refusals of address keys: addr not NULL,
+ * cut to HL_LOGTHIN_ADDR_MAX - 1 bytes; a bounded "space saving" count:
+ * an address with more than 1/HL_LOGTHIN_TOP of the held lines is always
+ * kept, and each is reported with the count it surely had). The caller holds the table's
+ * lock. Never fails.
+ */
+void hl_logthin_gate(hl_logthin_t *t, int64_t now_ms, int64_t wall_s,
+                     uint32_t rate, const char *addr, hl_logthin_verdict_t *v);
 
 #endif

@@ -359,10 +359,35 @@ static void log_release(hl_slots_t *t, hl_slot_t *s)
 
     if (s->tag != HL_SLOT_TAG_LOG || r == 0 || r > t->hdr->nlogs)
         return;
+    if (t->classes[s->cls].logs > 0)
+        t->classes[s->cls].logs--;
     memset(&t->logs[r - 1], 0, sizeof(hl_log_t));
     t->logs[r - 1].next = t->hdr->log_free;
     t->hdr->log_free = r;
     s->bucket.prev_count = 0;
+}
+
+/* Returns 1 if slot s owns a log record (hl_slots_log). */
+static int owns_log(const hl_slots_t *t, const hl_slot_t *s)
+{
+    return s->tag == HL_SLOT_TAG_LOG && s->bucket.prev_count != 0
+           && s->bucket.prev_count <= t->hdr->nlogs;
+}
+
+/* Recounts the log records of every class from the slots (the counts are
+ * derived: never trusted from a block). O(capacity). */
+static void log_counts_build(hl_slots_t *t)
+{
+    uint32_t c, i;
+
+    for (c = 0; c < t->hdr->nclasses; c++)
+        t->classes[c].logs = 0;
+    for (i = 0; i < t->hdr->capacity; i++) {
+        const hl_slot_t *s = &t->slots[i];
+
+        if (s->tag != 0 && s->cls < t->hdr->nclasses && owns_log(t, s))
+            t->classes[s->cls].logs++;
+    }
 }
 
 /* Puts every log record on the free list, in order, all empty. */
@@ -678,6 +703,7 @@ int hl_slots_attach(hl_slots_t *t, void *mem, size_t size, uint32_t capacity,
     hl_slots_map(t, mem, capacity);
     if (table_is_valid(t, capacity)) {
         tree_build(t);
+        log_counts_build(t);
         return 0;
     }
 
@@ -906,6 +932,10 @@ hl_slot_t *hl_slots_get_hashed(hl_slots_t *t, const char *key, size_t len,
             s->level = 0;
         }
         if (s->cls != rc) {
+            if (owns_log(t, s)) {
+                t->classes[s->cls].logs--;
+                t->classes[rc].logs++;
+            }
             count_add(t, s->cls, -1);
             count_add(t, rc, +1);
             s->cls = (uint16_t)rc;
@@ -1025,18 +1055,78 @@ uint32_t hl_slots_scan(hl_slots_t *t, uint32_t from, uint32_t max,
     return end < cap ? end : 0;
 }
 
-/* Frees the slot of one log record to make room, looking at no more
- * than HL_LOG_SCAN records from the hand on (bounded work per new key in
- * a flood): the first whose slot expired by now_ms (a reclaim), else the
- * least filled, first found, of those whose slot is not a recent one (an
- * eviction); the hand moves past them. Returns 0 if nothing could be
- * freed (every record looked at is free or recent: only when nlogs is
- * small, then all of them are looked at). */
+/* Returns the least recently used slot owning a log, not a recent one,
+ * of class c in its lowest level that has one (looking at no more than
+ * HL_LOG_WALK slots from the tail of each list: a class may hold slots of
+ * other algorithms), and sets *level to that level; 0 (and *level
+ * HL_SLOT_LEVELS) if none was found. */
+#define HL_LOG_WALK 64
+static uint32_t log_evictable(const hl_slots_t *t, uint32_t c, int *level)
+{
+    int l;
+
+    for (l = 0; l < HL_SLOT_LEVELS; l++) {
+        uint32_t idx = t->classes[c].tail[l], n;
+
+        for (n = 0; idx != 0 && n < HL_LOG_WALK; n++) {
+            if (owns_log(t, slot_at(t, idx)) && !is_recent(t, idx)) {
+                *level = l;
+                return idx;
+            }
+            idx = slot_at(t, idx)->lru_prev;
+        }
+    }
+    *level = HL_SLOT_LEVELS;
+    return 0;
+}
+
+/* Returns the class owning the most log records; on a tie the requester's
+ * class rc. O(nclasses). */
+static uint32_t log_victim_class(const hl_slots_t *t, uint32_t rc)
+{
+    uint32_t c, best = rc;
+
+    for (c = 0; c < t->hdr->nclasses; c++) {
+        if (t->classes[c].logs > t->classes[best].logs)
+            best = c;
+    }
+    return best;
+}
+
+/* Returns the slot whose log to evict for a new log of class rc, by the
+ * slot table's rule (choose_eviction): the least filled, least recently
+ * used of the class owning the most records, or rc's own when less
+ * filled; else that of the first class that has one; 0 if none. */
+static uint32_t log_eviction(const hl_slots_t *t, uint32_t rc)
+{
+    uint32_t v = log_victim_class(t, rc), idx, c;
+    int lv, lr;
+
+    idx = log_evictable(t, v, &lv);
+    if (v != rc) {
+        uint32_t own = log_evictable(t, rc, &lr);
+
+        if (own != 0 && lr < lv)
+            idx = own;
+    }
+    for (c = 0; idx == 0 && c < t->hdr->nclasses; c++)
+        idx = log_evictable(t, c, &lv);
+    return idx;
+}
+
+/* Frees the slot of one log record to make room for a new log of class
+ * rc: the first, among HL_LOG_SCAN records from the hand on (bounded
+ * work per new key in a flood), whose slot is not recent and expired by
+ * now_ms (a reclaim; the hand moves past it); else the slot log_eviction
+ * names (an eviction); else, only if no list walk found one, the least
+ * filled non-recent one the hand saw. Returns 0 if nothing could be freed
+ * (every record looked at is free or recent: only when nlogs is small,
+ * then all of them are looked at). */
 #define HL_LOG_SCAN 16
-static int log_reclaim(hl_slots_t *t, int64_t now_ms)
+static int log_reclaim(hl_slots_t *t, uint32_t rc, int64_t now_ms)
 {
     hl_slots_header_t *h = t->hdr;
-    uint32_t k, r, victim = 0, seen = 0;
+    uint32_t k, r, victim = 0, seen = 0, idx;
     int level = HL_SLOT_LEVELS;
 
     for (k = 0; k < h->nlogs && (seen < HL_LOG_SCAN || victim == 0); k++) {
@@ -1058,10 +1148,13 @@ static int log_reclaim(hl_slots_t *t, int64_t now_ms)
             victim = r + 1;
         }
     }
-    if (victim == 0)
-        return 0;
     h->log_hand = (h->log_hand + k) % h->nlogs;
-    free_slot(t, t->logs[victim - 1].owner);
+    idx = log_eviction(t, rc);
+    if (idx == 0 && victim != 0)
+        idx = t->logs[victim - 1].owner;
+    if (idx == 0)
+        return 0;
+    free_slot(t, idx);
     h->evictions++;
     return 1;
 }
@@ -1074,12 +1167,13 @@ hl_log_t *hl_slots_log(hl_slots_t *t, hl_slot_t *s, int64_t now_ms)
     if (r != 0 && r <= h->nlogs && t->logs[r - 1].owner == idx)
         return &t->logs[r - 1];
     /* Always frees one: nlogs > HL_SLOTS_RECENT and s owns none. */
-    if (h->log_free == 0 && !log_reclaim(t, now_ms))
+    if (h->log_free == 0 && !log_reclaim(t, s->cls, now_ms))
         return &t->logs[0];   /* corrupt table only: share a record */
     r = h->log_free;
     h->log_free = t->logs[r - 1].next;
     memset(&t->logs[r - 1], 0, sizeof(hl_log_t));
     t->logs[r - 1].owner = idx;
     s->bucket.prev_count = r;
+    t->classes[s->cls].logs++;
     return &t->logs[r - 1];
 }

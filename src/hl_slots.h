@@ -83,7 +83,8 @@ typedef struct {
     uint32_t count;          /* slots in all its lists */
     uint32_t head[HL_SLOT_LEVELS];  /* index + 1, most recently used */
     uint32_t tail[HL_SLOT_LEVELS];  /* index + 1, least recently used */
-    uint32_t reserved;
+    uint32_t logs;           /* log records its slots own (derived: rebuilt
+                                by hl_slots_attach) */
 } hl_slot_class_t;
 
 typedef struct {
@@ -123,12 +124,17 @@ typedef struct {
  * owner. Freeing, evicting or re-tagging the slot frees its record. There
  * are hl_slots_nlogs(capacity) records: an eighth of the slots, plus
  * HL_SLOTS_RECENT + 1 so that one decision's windows always get theirs.
- * When none is free, hl_slots_log looks at 16 records from a rotating
- * hand (bounded work per new key) and frees the slot of the first whose
- * slot has expired (counted in reclaims), else of the least filled one
- * whose slot is not among the recent ones (counted in evictions): so a log
- * is lost only as any counter is, to a full pool (but the pool is shared
- * by every algo=log quota, without the classes' fairness).
+ * When none is free, hl_slots_log frees one as the slot table evicts
+ * (issue 25): first the slot of an expired log among 16 records from a
+ * rotating hand (counted in reclaims); else (counted in evictions) the
+ * least filled, least recently used slot owning a log, not a recent one,
+ * of the class owning the most records (ties: the requester's own), or
+ * the requester's own least filled when it is less filled than that. So a
+ * flood of new keys on one quota never frees the log of another quota
+ * while that one is not the largest, nor a log at its limit while a less
+ * filled one of the class is left. Each class counts its records (logs).
+ * Cost: finding the largest class reads every class record in use (one
+ * per quota and host, at most HL_CLASSES), only when the pool is full.
  */
 #define HL_SLOT_TAG_LOG 4   /* the limiter's tag of algo=log (algo + 1) */
 

@@ -240,6 +240,8 @@ typedef struct {
     uint64_t            tag_hash;         /* 0 for the main server */
     /* Request bodies (mod_hotlimit_body.c): */
     long                body_memory;      /* HotLimitBodyMemory, 0: unset */
+    long                log_rate;         /* HotLimitLogRate, main server
+                                             only; 0: unset (10) */
     /* Device cookies (HotLimitSecretFile, mod_hotlimit_device.c): */
     const unsigned char *device_secret;   /* the key read, or NULL: the
                                              generated one (a vhost

@@ -22,8 +22,21 @@
  * for dry run. HL01152 when refusals of keys whose table entries were
  * reused could not be summarised under their key.
  *
- * Log tags: HL01150-HL01159 lines, HL01170-HL01179 setup.
+ * HotLimitLogRate (issue 25 item 4): however many keys a flood rotates
+ * through, the whole server writes at most that many full lines a
+ * second (a count per wall-clock second in the shared table, under its
+ * mutex); the rest are summed into one HL02100 line per 10 s at most,
+ * naming the busiest addresses among the refusals of address keys it
+ * sums (busiest client=ADDR first, for the fail2ban filter).
+ *
+ * A full line of a key that is not the client address reads "rejected
+ * shared key client=...", so that no ban recipe counts an account's
+ * refusals against the address that hit it.
+ *
+ * Log tags: HL01150-HL01159 lines, HL01170-HL01179 setup, HL02100-HL02109
+ * HotLimitLogRate.
  */
+#include <stdlib.h>
 #include <string.h>
 
 #include "httpd.h"
@@ -57,6 +70,30 @@ typedef struct {
 /* This generation's (and child's) handles; NULL: every refusal in full. */
 static hl_logthin_t *thin_table;
 static apr_global_mutex_t *thin_mutex;
+/* The main server's HotLimitLogRate, set in post_config. */
+static uint32_t thin_rate = HL_LOG_RATE_DEFAULT;
+
+const char *hl_refusal_log_rate_set(cmd_parms *cmd, void *dconf,
+                                    const char *arg)
+{
+    hl_server_conf_t *sc = ap_get_module_config(cmd->server->module_config,
+                                                &hotlimit_module);
+    char *end = NULL;
+    long n;
+    (void)dconf;
+
+    if (cmd->server->is_virtual)
+        return apr_psprintf(cmd->pool, "%s: the whole server's bound: set it "
+                            "in the main server, not in a <VirtualHost>",
+                            cmd->cmd->name);
+    n = strtol(arg, &end, 10);
+    if (end == arg || *end != '\0' || n < 1 || n > HL_LOG_RATE_MAX)
+        return apr_psprintf(cmd->pool, "%s: bad value '%s' (full lines a "
+                            "second, 1 to %d)", cmd->cmd->name, arg,
+                            HL_LOG_RATE_MAX);
+    sc->log_rate = n;
+    return NULL;
+}
 
 const char *hl_refusal_log_set(cmd_parms *cmd, void *dconf, const char *arg)
 {
@@ -114,8 +151,13 @@ static int thin_post_config(apr_pool_t *pconf, apr_pool_t *plog,
     (void)plog;
     (void)ptemp;
 
+    const hl_server_conf_t *sc = ap_get_module_config(s->module_config,
+                                                      &hotlimit_module);
+
     thin_table = NULL;
     thin_mutex = NULL;
+    thin_rate = sc && sc->log_rate > 0 ? (uint32_t)sc->log_rate
+                                       : HL_LOG_RATE_DEFAULT;
     if (ap_state_query(AP_SQ_MAIN_STATE) == AP_SQ_MS_CREATE_PRE_CONFIG)
         return OK;
     life = life_of(s);
@@ -179,16 +221,18 @@ static const char *refused_window(const hl_match_t *m, char *buf, size_t size)
     return hl_window_name(&m->item.quota->windows[w], buf, size);
 }
 
-/* Writes the full line of one refusal of m (HL00100, HL00101). */
-static void log_full(request_rec *r, const hl_match_t *m)
+/* Writes the full line of one refusal of m (HL00100, HL00101); a key
+ * that is not the client address (by_address 0) reads "shared key". */
+static void log_full(request_rec *r, const hl_match_t *m, int by_address)
 {
     char name[48];
 
     ap_log_rerror(APLOG_MARK, APLOG_INFO, 0, r,
-                  "%s: %s client=%s route=%s key=%s limit=%s "
+                  "%s: %s%s client=%s route=%s key=%s limit=%s "
                   "retry_after=%ld user_agent=\"%s\"",
                   m->item.dry_run ? "HL00101" : "HL00100",
                   m->item.dry_run ? "dry run, would reject" : "rejected",
+                  by_address ? "" : " shared key",
                   r->useragent_ip, m->route,
                   ap_escape_logitem(r->pool, m->item.key),
                   refused_window(m, name, sizeof(name)),
@@ -234,10 +278,14 @@ static int64_t spell_ms(const hl_match_t *m)
     return ms > 0 ? ms : (int64_t)d->retry_after_s * 1000;
 }
 
-/* Fills *v for one refusal of m under `first`. Returns 0, or -1 when the
- * shared table cannot be used (the caller writes the refusal in full). */
-static int thin(request_rec *r, const hl_match_t *m, hl_logthin_verdict_t *v)
+/* Fills *v for one refusal of m under `first`, through the server-wide
+ * gate (the address named among the busiest when by_address). Returns 0,
+ * or -1 when the shared table cannot be used (the caller writes the
+ * refusal in full). */
+static int thin(request_rec *r, const hl_match_t *m, int by_address,
+                hl_logthin_verdict_t *v)
 {
+    int64_t now_ms = hl_mono_ms();
     uint64_t h;
     apr_status_t rv;
 
@@ -251,9 +299,30 @@ static int thin(request_rec *r, const hl_match_t *m, hl_logthin_verdict_t *v)
                       "HL01172: cannot lock the refusal log's table");
         return -1;
     }
-    hl_logthin_note(thin_table, h, hl_mono_ms(), spell_ms(m), v);
+    hl_logthin_note(thin_table, h, now_ms, spell_ms(m), v);
+    hl_logthin_gate(thin_table, now_ms, (int64_t)apr_time_sec(apr_time_now()),
+                    thin_rate, by_address ? r->useragent_ip : NULL, v);
     apr_global_mutex_unlock(thin_mutex);
     return 0;
+}
+
+/* Writes the summary of the full lines HotLimitLogRate held back
+ * (HL02100), the busiest addresses first. */
+static void log_held(request_rec *r, const hl_logthin_verdict_t *v)
+{
+    const char *busiest = "";
+    int i;
+
+    for (i = 0; i < v->ntop && i < 5; ++i)
+        busiest = apr_psprintf(r->pool, "%s%s%s (%u)", busiest,
+                               i ? ", " : " busiest client=",
+                               ap_escape_logitem(r->pool, v->top[i].addr),
+                               v->top[i].n);
+    ap_log_rerror(APLOG_MARK, APLOG_INFO, 0, r,
+                  "HL02100: %" APR_UINT64_T_FMT " refusals (%" APR_UINT64_T_FMT
+                  " of new keys) not logged in full: over HotLimitLogRate "
+                  "%u a second%s", (apr_uint64_t)v->held,
+                  (apr_uint64_t)v->held_keys, thin_rate, busiest);
 }
 
 void hl_refusal_log(request_rec *r, const hl_match_t *m, int mode,
@@ -263,10 +332,12 @@ void hl_refusal_log(request_rec *r, const hl_match_t *m, int mode,
 
     if (mode == HL_LOG_REFUSALS_OFF || !APLOG_R_IS_LEVEL(r, APLOG_INFO))
         return;
-    if (mode == HL_LOG_REFUSALS_ALL || thin(r, m, &v) != 0) {
-        log_full(r, m);
+    if (mode == HL_LOG_REFUSALS_ALL || thin(r, m, by_address, &v) != 0) {
+        log_full(r, m, by_address);
         return;
     }
+    if (v.held)
+        log_held(r, &v);
     if (v.dropped)
         ap_log_rerror(APLOG_MARK, APLOG_INFO, 0, r,
                       "HL01152: %" APR_UINT64_T_FMT " more refusals of other "
@@ -275,5 +346,5 @@ void hl_refusal_log(request_rec *r, const hl_match_t *m, int mode,
     if (v.summary)
         log_summary(r, m, v.summary, by_address);
     if (v.first)
-        log_full(r, m);
+        log_full(r, m, by_address);
 }

@@ -20,6 +20,14 @@
  * an error naming the directive and the bad token. */
 const char *hl_refusal_log_set(cmd_parms *cmd, void *dconf, const char *arg);
 
+#define HL_LOG_RATE_DEFAULT 10       /* HotLimitLogRate */
+#define HL_LOG_RATE_MAX     100000
+
+/* Directive handler of HotLimitLogRate N (main server only). Returns NULL,
+ * or an error naming the directive and the bad value. */
+const char *hl_refusal_log_rate_set(cmd_parms *cmd, void *dconf,
+                                    const char *arg);
+
 /* Registers the hooks that set up the shared table (post_config,
  * child_init). */
 void hl_refusal_log_register(void);
@@ -29,7 +37,8 @@ void hl_refusal_log_register(void);
  * mode (HL_LOG_REFUSALS_*) says: in full (HL00100, HL00101), summed into
  * a summary line (HL01150 when by_address, i.e. the
  * key is the client address, which the line then names; else HL01151;
- * dry run HL01153), or not at all. Written at info for the module, so
+ * dry run HL01153), or not at all; under first, full lines beyond
+ * HotLimitLogRate a second are held back and summed (HL02100). Written at info for the module, so
  * nothing is done below that level. Never fails: when the shared table
  * cannot be used, each refusal is written in full.
  */

@@ -155,7 +155,7 @@ else {
     my ($matched) = $out =~ /Lines: \d+ lines, \d+ ignored, (\d+) matched/;
     # HL00100 (a refusal in full) and HL01150 (a summary of an address's
     # refusals, HotLimitLogRefusals first).
-    my $refused = () = HotLimitTable::_slurp($wp->{error_log}) =~ /HL00100: rejected|HL01150: \d+ more refusals client=/g;
+    my $refused = () = HotLimitTable::_slurp($wp->{error_log}) =~ /HL00100: rejected client=|HL01150: \d+ more refusals client=/g;
     ok t_cmp($matched // -1, $refused, "fail2ban: the filter matches each of the $refused HL00100/HL01150 lines");
     ok t_cmp($out =~ /^\|\s+127\.0\.0\.1\s/m ? 1 : 0, 1, 'fail2ban: the address to ban is the client');
     ok t_cmp($out =~ /HL00101|would reject/ ? 0 : 1, 1, 'fail2ban: nothing else is matched');

@@ -9,8 +9,21 @@
 #ifndef HL_LIMITER_CALLS_H
 #define HL_LIMITER_CALLS_H
 
+#include <stdlib.h>
 #include "hl_limiter.h"
 #include "hl_table.h"
+
+/* Returns a fresh empty table of capacity slots (calloc'd: the caller
+ * frees t.hdr), seed 42. */
+static inline hl_slots_t limiter_table(uint32_t capacity)
+{
+    hl_slots_t t;
+    size_t size = hl_slots_size(capacity);
+    void *mem = calloc(1, size);
+
+    hl_slots_attach(&t, mem, size, capacity, 42);
+    return t;
+}
 
 /* Returns the eviction class of the quota with this origin and scope
  * (scope_len bytes) in the main server: hl_limiter_class_of with host

@@ -7,11 +7,7 @@
 
 static hl_slots_t table(uint32_t capacity)
 {
-    hl_slots_t t;
-    size_t size = hl_slots_size(capacity);
-    void *mem = calloc(1, size);
-    hl_slots_attach(&t, mem, size, capacity, 42);
-    return t;
+    return limiter_table(capacity);
 }
 
 /* Returns the length of the scope of key (n bytes): up to its last '|',
