@@ -237,9 +237,10 @@ my @sent = map { $r->{ua}->post($r->url('/api/sms/send'), 'Content-Type' => 'app
                                 'Accept' => '*/*', 'X-Forwarded-For' => $_->[0], Content => $_->[1]) }
     ['203.0.113.1', '{"phone": "+33 6 12 34 56 78"}'],
     ['203.0.113.2', '{"phone": "0033612345678"}'],
-    ['203.0.113.3', '{"phone": "(+33) 6-12-34-56-78"}'];
-ok t_cmp(join(' ', map { $_->code } @sent), '200 429 429',
-         "[$mpm] sms-api.conf: one number in three spellings from three addresses sends one SMS");
+    ['203.0.113.3', '{"phone": "(+33) 6-12-34-56-78"}'],
+    ['203.0.113.4', '{"phone": "06 12 34 56 78"}'];
+ok t_cmp(join(' ', map { $_->code } @sent), '200 429 429 429',
+         "[$mpm] sms-api.conf: one number in four spellings (one national, norm=digits:33) from four addresses sends one SMS");
 ok t_cmp(scalar(() = do { open my $fh, '<', $r->dir . '/htdocs/api/sms/runs' or die $!; <$fh> }), 1,
          "[$mpm] sms-api.conf: ... the handler ran once");
 ok t_cmp($sent[1]->header('Content-Type') // '', qr{^application/json},
