@@ -192,6 +192,8 @@ static int start_value(hl_json_path_t *s, unsigned char c)
         s->out_len = 0;
     }
     target = matched && s->depth == s->nseg;
+    if (target)
+        s->is_num = c == '-' || (c >= '0' && c <= '9');
     if (c == '{' || c == '[')
         return open_bracket(s, c, s->depth == 0 || (matched && !target));
     s->sink = target ? SINK_VALUE : SINK_NONE;

@@ -27,8 +27,9 @@
  *    {"user":{"email":"a"},"user":5} gives nothing for user.email.
  *  - A string is unescaped exactly (\n, \/, \uXXXX, a surrogate pair to
  *    one 4-byte UTF-8 character; \u0000 gives a NUL byte). A number is its
- *    literal text ("1e3" stays "1e3"). true, false, null, objects and
- *    arrays are no value.
+ *    literal text ("1e3" stays "1e3"; is_num says it was a number, and
+ *    hl_json_num_php gives the text PHP makes of it). true, false, null,
+ *    objects and arrays are no value.
  *  - A value longer than the caller's buffer (less its NUL) is cut there.
  */
 #ifndef HL_JSON_PATH_H
@@ -53,6 +54,8 @@ typedef struct {
     size_t   out_size;
     size_t   out_len;
     uint8_t  found;      /* out holds the value of the last key so far */
+    uint8_t  is_num;     /* ... and it is a number (hl_json_num.h gives
+                            PHP's text of it) */
     /* The parser. */
     uint8_t  state;      /* what the next byte may be */
     uint8_t  in_key;     /* the string being read is a key */

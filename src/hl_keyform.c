@@ -4,6 +4,7 @@
  */
 #include <string.h>
 #include "hl_keyform.h"
+#include "hl_phone.h"
 
 /* Returns 1 if c is white space as C's isspace() sees it in the "C"
  * locale (what httpd's apr_isspace does). */
@@ -50,76 +51,85 @@ size_t hl_keyform_header(char *out, const char *v, size_t n)
     return len;
 }
 
-/* Returns 1 if c is an ASCII digit. */
-static int is_digit(char c)
-{
-    return c >= '0' && c <= '9';
-}
-
 size_t hl_keyform_digits(char *out, const char *v, size_t n)
 {
-    size_t i, len = 0;
-    int intl = 0;
-    char *d = out + 1;          /* digits after a room for "+" */
+    return hl_phone_fold(out, v, n, 0);
+}
 
-    for (i = 0; i < n; ++i) {
-        if (v[i] == '+' && len == 0)
-            intl = 1;
-        else if (v[i] == '(' && len > 0 && i + 2 < n && v[i + 1] == '0'
-                 && v[i + 2] == ')')
-            i += 2;             /* "(0)": the trunk zero of a country */
-        else if (is_digit(v[i]))
-            d[len++] = v[i];
+/* Unquotes the quoted local part ("a b"@x, "a\\"b"@x) that starts the len
+ * bytes of s, in place, when a quote closes it just before an "@". Returns
+ * the new length (len when it is not quoted). */
+static size_t unquote_local(char *s, size_t len)
+{
+    size_t i, o = 0, end;
+
+    if (len < 2 || s[0] != '"')
+        return len;
+    for (end = 1; end < len && s[end] != '"'; end++)
+        if (s[end] == '\\')
+            end++;
+    if (end + 1 >= len || s[end + 1] != '@')
+        return len;             /* no closing quote before "@": as sent */
+    for (i = 1; i < end; i++) {
+        if (s[i] == '\\')
+            i++;
+        s[o++] = s[i];
     }
-    if (!intl && len >= 2 && d[0] == '0' && d[1] == '0') {
-        intl = 1;               /* 00 is the international prefix */
-        d += 2;
-        len -= 2;
-    }
-    if (len == 0) {
-        out[0] = '\0';
-        return 0;
-    }
-    if (intl) {
-        d[-1] = '+';
-        memmove(out, d - 1, len + 1);
-        len++;
-    }
-    else
-        memmove(out, d, len);
-    out[len] = '\0';
-    return len;
+    memmove(s + o, s + end + 1, len - end - 1);
+    return len - (end + 1 - o);
+}
+
+/* Returns 1 if the len bytes at s are the string lit. */
+static int span_eq(const char *s, size_t len, const char *lit)
+{
+    return strlen(lit) == len && memcmp(s, lit, len) == 0;
 }
 
 size_t hl_keyform_email(char *out, const char *v, size_t n)
 {
-    size_t len, at, plus;
+    size_t len, at, plus, i, o;
 
     memcpy(out, v, n);
     len = hl_keyform_account(out, n);
+    len = unquote_local(out, len);
     out[len] = '\0';
     for (at = len; at > 0 && out[at - 1] != '@'; --at)
         ;
     if (at == 0)
         return len;             /* no "@": lower only */
     at--;                       /* the last "@" */
+    while (len > at + 2 && out[len - 1] == '.')
+        len--;                  /* "example.org." is "example.org" */
+    out[len] = '\0';
     for (plus = 0; plus < at && out[plus] != '+'; ++plus)
         ;
     if (plus < at && plus > 0) {
         memmove(out + plus, out + at, len - at + 1);
         len -= at - plus;
+        at = plus;
+    }
+    if (span_eq(out + at + 1, len - at - 1, "googlemail.com")) {
+        memcpy(out + at + 1, "gmail.com", sizeof("gmail.com"));
+        len = at + 1 + sizeof("gmail.com") - 1;
+    }
+    if (span_eq(out + at + 1, len - at - 1, "gmail.com")) {
+        for (i = o = 0; i < len; i++)   /* Gmail ignores the dots */
+            if (i >= at || out[i] != '.')
+                out[o++] = out[i];
+        len = o;
+        out[len] = '\0';
     }
     return len;
 }
 
-size_t hl_keyform_fold(hl_norm_t norm, int header, char *out, const char *v,
-                       size_t n)
+size_t hl_keyform_fold(hl_norm_t norm, unsigned cc, int header, char *out,
+                       const char *v, size_t n)
 {
     size_t len;
 
     switch (norm) {
     case HL_NORM_DIGITS:
-        return hl_keyform_digits(out, v, n);
+        return hl_phone_fold(out, v, n, cc);
     case HL_NORM_EMAIL:
         return hl_keyform_email(out, v, n);
     case HL_NORM_EXACT:
@@ -153,4 +163,22 @@ const char *hl_keyform_norm_name(hl_norm_t norm)
 {
     return (unsigned)norm < sizeof(norm_names) / sizeof(norm_names[0])
            ? norm_names[norm] : norm_names[0];
+}
+
+int hl_keyform_norm_parse(const char *s, unsigned *cc)
+{
+    unsigned code = 0;
+    size_t i;
+
+    *cc = 0;
+    if (s == NULL || strncmp(s, "digits:", 7) != 0)
+        return hl_keyform_norm_of(s);
+    for (i = 7; s[i] >= '0' && s[i] <= '9' && i < 10; i++)
+        code = code * 10 + (unsigned)(s[i] - '0');
+    if (i == 7 || s[i] != '\0' || s[7] == '0')
+        return -1;
+    if (!hl_phone_cc_known(code))
+        return -2;
+    *cc = code;
+    return HL_NORM_DIGITS;
 }

@@ -14,8 +14,9 @@
 typedef enum {
     HL_NORM_LOWER = 0,  /* default: trimmed, ASCII lowercased (header
                            values: inner white space runs made one space) */
-    HL_NORM_DIGITS,     /* phone numbers: the digits, "+" when international */
-    HL_NORM_EMAIL,      /* lower, and a "+tag" in the local part dropped */
+    HL_NORM_DIGITS,     /* phone numbers: the digits, "+" when international
+                           (digits:CC: with a country code) */
+    HL_NORM_EMAIL,      /* lower, a "+tag" dropped, Gmail folded */
     HL_NORM_EXACT       /* as sent */
 } hl_norm_t;
 
@@ -30,32 +31,47 @@ size_t hl_keyform_account(char *v, size_t n);
  * key. Returns the length written (out is NUL-terminated). Never fails. */
 size_t hl_keyform_header(char *out, const char *v, size_t n);
 
-/* Phone numbers (norm=digits): writes into out (room for n + 2 bytes) the
- * digits of the n bytes of v, after a "+" when the number is international:
- * a "+" before the first digit, or a leading "00" (dropped). A "(0)" after
- * the first digit (the trunk zero of "+33 (0)6 ...") is dropped. So
- * "+33 6 12 34 56 78", "0033612345678" and "(+33) 6-12-34-56-78" are all
- * "+33612345678". Returns the length written (0 when v has no digit; out
- * is NUL-terminated). Never fails. */
+/* Room hl_keyform_digits and hl_keyform_fold need beyond the value's
+ * length (hl_phone.h's). */
+#define HL_KEYFORM_ROOM 6
+
+/* Phone numbers (norm=digits): writes into out (room for n +
+ * HL_KEYFORM_ROOM bytes) hl_phone_fold's form of the n bytes of v without
+ * a country (hl_phone.h): the digits of any script, after a "+" when the
+ * number is international (a "+" or "＋" before the first digit, or a
+ * leading "00"). So "+33 6 12 34 56 78", "0033612345678", "(+33)
+ * 6-12-34-56-78" and "＋３３６１２３４５６７８" are all "+33612345678".
+ * Returns the length written (0 when v has no digit; out is
+ * NUL-terminated). Never fails. */
 size_t hl_keyform_digits(char *out, const char *v, size_t n);
 
 /* E-mail addresses (norm=email): writes into out (room for n + 1 bytes)
- * the n bytes of v trimmed and lowercased, with a "+tag" of the local part
- * dropped: "Alice+x@Example.org " is "alice@example.org". A value without
- * "@" is only trimmed and lowercased. Returns the length written (out is
+ * the n bytes of v trimmed and lowercased, a quoted local part unquoted
+ * ("\"a\\\"b\"@x" is "a\"b@x"), the "+tag" of the local part dropped, the
+ * trailing dots of the domain dropped, and a Gmail address (gmail.com or
+ * googlemail.com) as gmail.com without the dots of its local part:
+ * " A.Lice+x@GoogleMail.com. " is "alice@gmail.com". A value without "@"
+ * is only trimmed and lowercased. Returns the length written (out is
  * NUL-terminated). Never fails. */
 size_t hl_keyform_email(char *out, const char *v, size_t n);
 
-/* Writes into out (room for n + 2 bytes) the n bytes of v in the form norm
- * gives them; under HL_NORM_LOWER a header value (header nonzero) has
+/* Writes into out (room for n + HL_KEYFORM_ROOM bytes) the n bytes of v in
+ * the form norm gives them (under HL_NORM_DIGITS, with country code cc
+ * when nonzero: norm=digits:CC, hl_phone.h); under HL_NORM_LOWER a header value (header nonzero) has
  * hl_keyform_header's form, any other hl_keyform_account's. Returns the
  * length written (out is NUL-terminated). Never fails. */
-size_t hl_keyform_fold(hl_norm_t norm, int header, char *out, const char *v,
-                       size_t n);
+size_t hl_keyform_fold(hl_norm_t norm, unsigned cc, int header, char *out,
+                       const char *v, size_t n);
 
 /* Returns the norm= value named s ("lower", "digits", "email", "exact"),
  * or -1 when s names none. */
 int hl_keyform_norm_of(const char *s);
+
+/* Reads a norm= value: one hl_keyform_norm_of names, or "digits:CC" with
+ * CC a country code hl_phone_cc_known knows (then *cc is CC; else 0).
+ * Returns the norm, or -1 when s names none (-2: "digits:" with a country
+ * code that has no rules here). */
+int hl_keyform_norm_parse(const char *s, unsigned *cc);
 
 /* Returns the name of norm ("lower" for an unknown value). */
 const char *hl_keyform_norm_name(hl_norm_t norm);

@@ -13,6 +13,7 @@
  * static strings.
  */
 #include "hl_quota.h"
+#include "hl_phone.h"
 #include "hl_fmt.h"
 #include "hl_json_path.h"
 #include "hl_text.h"
@@ -556,12 +557,18 @@ int hl_window_check_distinct(const hl_window_t *earlier, int n,
  */
 int hl_quota_set_norm(hl_quota_t *q, const char *value, char *err, size_t errlen)
 {
-    int norm = hl_keyform_norm_of(value);
+    unsigned cc;
+    int norm = hl_keyform_norm_parse(value, &cc);
 
+    if (norm == -2)
+        return set_err(err, errlen, "bad norm '%s': no trunk-prefix rules "
+                       "for that country code (known: %s)", value,
+                       hl_phone_cc_list());
     if (norm < 0)
-        return set_err(err, errlen, "bad norm '%s' (use lower, digits, email "
-                       "or exact)", value ? value : "");
+        return set_err(err, errlen, "bad norm '%s' (use lower, digits, "
+                       "digits:CC, email or exact)", value ? value : "");
     q->norm = (hl_norm_t)norm;
+    q->norm_cc = (uint16_t)cc;
     return 0;
 }
 

@@ -67,6 +67,7 @@ typedef struct {
                                              "" = cost 1 (default) */
     hl_norm_t   norm;                     /* norm=: how a non-ip key value
                                              is folded (HL_NORM_LOWER) */
+    uint16_t    norm_cc;                  /* norm=digits:CC: CC, else 0 */
     /* cost=usage (issue 19): 1 = the request is charged the tokens its
      * answer reports in its body (hl_usage.h), after the response. */
     uint8_t     cost_usage;

@@ -421,8 +421,9 @@ const char *hl_account_client_part(apr_pool_t *p, const hl_quota_t *q,
     /* Each value is folded by norm= (default lower: "Admin", " admin " and
      * "ADMIN" are one account; a stricter limit when the application tells
      * them apart, never a way around it when it does not). */
-    form = apr_palloc(p, n + 2);
-    flen = hl_keyform_fold(q->norm, q->by == HL_BY_HEADER, form, v, n);
+    form = apr_palloc(p, n + HL_KEYFORM_ROOM);
+    flen = hl_keyform_fold(q->norm, q->norm_cc, q->by == HL_BY_HEADER, form,
+                           v, n);
     if (flen == 0)
         return NULL;
     /* Every value, the user's and the variable's too (a variable may be

@@ -54,6 +54,7 @@
 #include "mod_hotlimit_spool.h"
 #include "hl_php.h"
 #include "hl_json_path.h"
+#include "hl_json_num.h"
 
 APLOG_USE_MODULE(hotlimit);
 
@@ -425,7 +426,12 @@ static hl_body_t *get_body(request_rec *r, hl_reader_t reader)
     form = strcmp(top->method, "POST") == 0
            ? hl_php_form_type(type, b->boundary, sizeof(b->boundary))
            : HL_PHP_FORM_NONE;
-    json = hl_json_content_type(type);
+    /* json: reads any body but a multipart form (php://input is empty for
+     * one): applications decode php://input or request.json() whatever
+     * the Content-Type says, so a JSON text sent as text/plain, as
+     * octet-stream, with no type or as an urlencoded form is read too (a
+     * body that is no JSON document gives no value). */
+    json = form != HL_PHP_FORM_MULTIPART;
     /* The other kind of reader leaves the body to the one it is for. */
     if (reader == HL_READ_JSON ? !json
         : reader == HL_READ_FORM ? form == HL_PHP_FORM_NONE : 0)
@@ -632,6 +638,13 @@ static hl_param_memo_t *read_json(request_rec *r, hl_body_t *b,
     memo = apr_pcalloc(pool, sizeof(*memo));
     memo->name = apr_pstrdup(pool, path);
     memo->json = 1;
+    if (len > 0 && s.is_num) {
+        /* A number is keyed by the text PHP makes of it: 1e3 as "1000",
+         * the string "1000" is the same key. */
+        char num[HL_JSON_NUM_MAX];
+        len = (long)hl_json_num_php(num, out, (size_t)len);
+        memcpy(out, num, (size_t)len + 1);
+    }
     if (len >= 0) {
         memo->value = apr_pstrmemdup(pool, out, (apr_size_t)len);
         memo->len = (apr_size_t)len;

@@ -1,6 +1,7 @@
 # Keys and routes from JSON request bodies (issue 20 item 1, spec sections
 # 2 and 2.1): by=json:PATH and HotLimitRouteFrom json:PATH read the string
-# or number at PATH of an application/json body, as PHP's json_decode gives
+# or number at PATH of a JSON body (any type but a multipart form; a number as
+# PHP's (string) of it), as PHP's json_decode gives
 # it (the last of duplicate keys, keys compared unescaped), folded by norm=;
 # a body that is not JSON, or has nothing there, is keyed by the client
 # address and routed by its path. The body is read as for param: (spooled
@@ -146,7 +147,7 @@ ok t_cmp(codes('/sms/send.cgi', ['198.51.100.26', '[{"phone": "+449"}]'],
          '200 200', "[$mpm] a top-level array: no phone");
 ok t_cmp(codes('/sms/send.cgi', ['198.51.100.28', '{"phone": "+450"}', 'text/plain'],
                                 ['198.51.100.29', '{"phone": "+450"}']),
-         '200 200', "[$mpm] a JSON text sent as text/plain is not read: the address");
+         '200 429', "[$mpm] a JSON text sent as text/plain is read too (issue 25: php://input is)");
 ok t_cmp(codes('/sms/send.cgi', ['198.51.100.30', 'phone=%2B451', 'application/x-www-form-urlencoded'],
                                 ['198.51.100.30', 'phone=%2B452', 'application/x-www-form-urlencoded']),
          '200 429', "[$mpm] a form is no JSON: the address");
@@ -236,9 +237,10 @@ my @sent = map { $r->{ua}->post($r->url('/api/sms/send'), 'Content-Type' => 'app
                                 'Accept' => '*/*', 'X-Forwarded-For' => $_->[0], Content => $_->[1]) }
     ['203.0.113.1', '{"phone": "+33 6 12 34 56 78"}'],
     ['203.0.113.2', '{"phone": "0033612345678"}'],
-    ['203.0.113.3', '{"phone": "(+33) 6-12-34-56-78"}'];
-ok t_cmp(join(' ', map { $_->code } @sent), '200 429 429',
-         "[$mpm] sms-api.conf: one number in three spellings from three addresses sends one SMS");
+    ['203.0.113.3', '{"phone": "(+33) 6-12-34-56-78"}'],
+    ['203.0.113.4', '{"phone": "06 12 34 56 78"}'];
+ok t_cmp(join(' ', map { $_->code } @sent), '200 429 429 429',
+         "[$mpm] sms-api.conf: one number in four spellings (one national, norm=digits:33) from four addresses sends one SMS");
 ok t_cmp(scalar(() = do { open my $fh, '<', $r->dir . '/htdocs/api/sms/runs' or die $!; <$fh> }), 1,
          "[$mpm] sms-api.conf: ... the handler ran once");
 ok t_cmp($sent[1]->header('Content-Type') // '', qr{^application/json},

@@ -31,7 +31,9 @@ use HLTest ();
 our @EXPORT = qw(
     start_httpd table_server write_table free_port wait_until
     hl_mpm hl_other_mpm hl_have_php hl_json_encode elapsed_since
-    hl_tls_conf hl_make_cert hl_cgi_conf hl_login_cgi hl_login_php hl_load_conf
+    hl_tls_conf hl_make_cert hl_cgi_conf hl_cgi_xff_conf
+    hl_login_cgi hl_login_php
+    hl_load_conf
 );
 
 # The HotLimitReloadInterval the tests use, and the spec's bound on how
@@ -148,6 +150,21 @@ sub hl_cgi_conf {
 <IfModule !mpm_prefork_module>
     LoadModule cgid_module $mods/mod_cgid.so
 </IfModule>
+CONF
+}
+
+# Returns hl_cgi_conf's lines, and config that runs every *.cgi under the
+# instance's htdocs as a CGI and takes the client address from
+# X-Forwarded-For sent by the test (127.0.0.1), so a test can speak from
+# many addresses to CGI handlers.
+sub hl_cgi_xff_conf {
+    return hl_cgi_conf() . <<'CONF';
+RemoteIPHeader X-Forwarded-For
+RemoteIPInternalProxy 127.0.0.1
+<Directory "@DIR@/htdocs">
+    Options +ExecCGI
+    AddHandler cgi-script .cgi
+</Directory>
 CONF
 }
 

@@ -781,7 +781,13 @@ static void test_norm(void)
     is_int(hl_quota_apply_token(&q, "norm=lower", err, sizeof(err)), 0, "norm=lower");
     is_int((int)q.norm, HL_NORM_LOWER, "norm=lower kept");
     is_int(hl_quota_apply_token(&q, "norm=upper", err, sizeof(err)), -1, "norm=upper refused");
-    is_str(err, "bad norm 'upper' (use lower, digits, email or exact)", "norm=upper message");
+    is_str(err, "bad norm 'upper' (use lower, digits, digits:CC, email or exact)", "norm=upper message");
+    is_int(hl_quota_apply_token(&q, "norm=digits:33", err, sizeof(err)), 0, "norm=digits:33");
+    ok(q.norm == HL_NORM_DIGITS && q.norm_cc == 33, "... digits with country code 33");
+    is_int(hl_quota_apply_token(&q, "norm=digits:999", err, sizeof(err)), -1, "norm=digits:999 refused");
+    has_str(err, "no trunk-prefix rules for that country code (known: 1, 7,", "... naming the known codes");
+    is_int(hl_quota_apply_token(&q, "norm=digits", err, sizeof(err)), 0, "norm=digits after digits:33");
+    is_int((int)q.norm_cc, 0, "... forgets the country code");
     is_int(hl_quota_apply_token(&q, "norm=", err, sizeof(err)), -1, "norm= empty refused");
     is_int(hl_quota_parse_args(&q, 2, onip, err, sizeof(err)), -1, "norm= on by=ip refused");
     has_str(err, "'norm=email'", "... naming the token");

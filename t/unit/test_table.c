@@ -187,11 +187,14 @@ static void test_cost(void)
 
     is_int(parse("{\"routes\": {\"/sms\": {\"max\": 1, \"window\": 60, "
                  "\"by\": \"param:phone\", \"norm\": \"digits\"}, "
+                 "\"/fr\": {\"max\": 1, \"window\": 60, \"by\": \"json:phone\", \"norm\": \"digits:33\"}, "
                  "\"/plain\": {\"max\": 1, \"window\": 60, \"by\": \"param:u\"}}}"),
            0, "norm: parses");
     is_int(nerr, 0, "norm: no errors");
     r = rule("/sms");
     is_int(r ? (int)r->quota.norm : -1, HL_NORM_DIGITS, "norm: digits kept");
+    r = rule("/fr");
+    ok(r && r->quota.norm == HL_NORM_DIGITS && r->quota.norm_cc == 33, "norm: digits:33 kept");
     r = rule("/plain");
     is_int(r ? (int)r->quota.norm : -1, HL_NORM_LOWER, "norm: lower by default");
 
@@ -594,6 +597,7 @@ static const struct {
 } bad_entries[] = {
     { "{\"max\": 1, \"window\": 60, \"by\": \"param:phone\", \"norm\": \"upper\"}", "norm", "bad norm 'upper'" },
     { "{\"max\": 1, \"window\": 60, \"norm\": \"digits\"}", "norm", "needs by=" },
+    { "{\"max\": 1, \"window\": 60, \"by\": \"param:phone\", \"norm\": \"digits:999\"}", "norm", "no trunk-prefix rules" },
     { "{\"max\": 1, \"window\": 60, \"by\": \"json:user..phone\"}", "by", "a JSON path" },
     { "{\"max\": 1, \"window\": 60, \"by\": \"param:phone\", \"norm\": 3}", "norm", "must be a string" },
     { "{\"max\": 1, \"window\": 60, \"concurrency\": 0}", "concurrency", "from 1 to 100000" },
