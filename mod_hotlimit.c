@@ -165,6 +165,7 @@ static void *merge_server_conf(apr_pool_t *p, void *basev, void *addv)
                                             : base->error_template;
     c->quotas = add->quotas;           /* each server lists its own */
     c->ban = add->ban ? add->ban : base->ban;
+    c->ban_where = add->ban ? add->ban_where : base->ban_where;
     c->body_memory = add->body_memory ? add->body_memory : base->body_memory;
     /* Device cookies: a vhost's own HotLimitSecretFile, else the main's. */
     c->device_secret = add->device_secret ? add->device_secret
@@ -600,6 +601,9 @@ static const char *set_ban(cmd_parms *cmd, void *dconf, const char *rate,
     if (hl_ban_parse(b, rate, duration, err, sizeof(err)) != 0)
         return apr_psprintf(cmd->pool, "%s: %s", cmd->cmd->name, err);
     server_conf(cmd)->ban = b;
+    server_conf(cmd)->ban_where = cmd->directive
+        ? apr_psprintf(cmd->pool, "%s:%d", cmd->directive->filename,
+                       cmd->directive->line_num) : "HotLimitBan";
     return NULL;
 }
 
