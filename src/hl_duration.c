@@ -1,12 +1,12 @@
 /*
- * hl_wait.c - a wait in words (see hl_wait.h). One table: per language, how
+ * hl_duration.c - a wait in words (see hl_duration.h). One table: per language, how
  * it writes "about" and the four units with their plural forms. UTF-8
  * literals, trusted; nothing from a request is written.
  */
 #include <string.h>
 #include <strings.h>
 #include <apr_strings.h>
-#include "hl_wait.h"
+#include "hl_duration.h"
 
 /* How a language writes "N units". */
 typedef enum {
@@ -30,9 +30,9 @@ typedef struct {
     hl_plural_rule_t  rule;
     const char       *about;               /* before an inexact count */
     hl_unit_words_t   units[HL_WAIT_UNITS];
-} hl_wait_lang_t;
+} hl_duration_lang_t;
 
-static const hl_wait_lang_t hl_wait_langs[] = {
+static const hl_duration_lang_t hl_duration_langs[] = {
     { "en", HL_PL_ONE, "about ", {
         { " second", NULL, NULL, " seconds" },
         { " minute", NULL, NULL, " minutes" },
@@ -70,20 +70,20 @@ static const hl_wait_lang_t hl_wait_langs[] = {
         { NULL, NULL, NULL, "日" } } },
 };
 
-#define HL_WAIT_NLANGS (sizeof(hl_wait_langs) / sizeof(hl_wait_langs[0]))
+#define HL_DURATION_NLANGS (sizeof(hl_duration_langs) / sizeof(hl_duration_langs[0]))
 
 /* Seconds in each unit, smallest first (the order of units[]). */
 static const long hl_unit_s[HL_WAIT_UNITS] = { 1, 60, 3600, 86400 };
 
 /* Returns the words of lang (ASCII case ignored), en when unknown or NULL. */
-static const hl_wait_lang_t *wait_lang(const char *lang)
+static const hl_duration_lang_t *duration_lang(const char *lang)
 {
     size_t i;
 
-    for (i = 0; lang != NULL && i < HL_WAIT_NLANGS; i++)
-        if (strcasecmp(lang, hl_wait_langs[i].code) == 0)
-            return &hl_wait_langs[i];
-    return &hl_wait_langs[0];
+    for (i = 0; lang != NULL && i < HL_DURATION_NLANGS; i++)
+        if (strcasecmp(lang, hl_duration_langs[i].code) == 0)
+            return &hl_duration_langs[i];
+    return &hl_duration_langs[0];
 }
 
 /* Returns "N units" of u under rule (allocated from p), n >= 1. */
@@ -105,9 +105,9 @@ static char *count_words(apr_pool_t *p, hl_plural_rule_t rule,
     return apr_pstrcat(p, num, u->other, NULL);
 }
 
-char *hl_wait_words(apr_pool_t *p, const char *lang, long seconds)
+char *hl_duration_words(apr_pool_t *p, const char *lang, long seconds)
 {
-    const hl_wait_lang_t *l = wait_lang(lang);
+    const hl_duration_lang_t *l = duration_lang(lang);
     int unit = HL_WAIT_UNITS - 1;
     long n;
 

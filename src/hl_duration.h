@@ -1,11 +1,11 @@
 /*
- * hl_wait.h - how long to wait, in words a person reads, in the languages
+ * hl_duration.h - how long to wait, in words a person reads, in the languages
  * of the built-in 429 page (en zh es fr de ar ja): "30 seconds", "about 47
  * minutes", "2 hours", "about 3 days". Uses an APR pool for the strings it
  * returns; no httpd headers.
  */
-#ifndef HL_WAIT_H
-#define HL_WAIT_H
+#ifndef HL_DURATION_H
+#define HL_DURATION_H
 
 #include <apr_pools.h>
 
@@ -17,6 +17,6 @@
  * "about" before the number when that drops a remainder. Plurals as each
  * language writes them (Arabic: one, two, 3..10, others).
  */
-char *hl_wait_words(apr_pool_t *p, const char *lang, long seconds);
+char *hl_duration_words(apr_pool_t *p, const char *lang, long seconds);
 
 #endif
