@@ -269,10 +269,11 @@ void hl_conc_note_held(hl_conc_table_t *t, unsigned scope, int64_t held_ms)
 long hl_conc_retry_after_s(const hl_conc_table_t *t, unsigned scope,
                            uint32_t limit, uint64_t position, uint64_t salt)
 {
-    uint64_t est = 1000, n = limit ? limit : 1, ms;
+    uint64_t est, n = limit ? limit : 1, ms;
 
-    if (scope < HL_CONC_SCOPES && t->scopes[scope].samples)
-        est = t->scopes[scope].avg_ms;
+    if (scope >= HL_CONC_SCOPES || t->scopes[scope].samples == 0)
+        return 1;            /* no slot given back yet: nothing known */
+    est = t->scopes[scope].avg_ms;
     ms = est * (n + position % (2 * n)) / n;
     ms += (salt ^ (salt >> 31)) % (est / n + 1);
     ms = (ms + 999) / 1000;

@@ -138,7 +138,8 @@ void hl_conc_note_held(hl_conc_table_t *t, unsigned scope, int64_t held_ms);
 /*
  * Returns the Retry-After (whole seconds, >= 1) of a request of scope
  * refused at its limit of limit: the typical time until a slot frees, the
- * scope's estimate (1 s before any slot was given back), spread between
+ * scope's estimate (1 s flat before any slot was given back: nothing is
+ * known; and for HL_CONC_NO_SCOPE), spread between
  * refused clients so that they do not all come back at once: the
  * position-th refusal (e.g. the scope's refusal count) gets estimate * (1
  * + (position mod 2*limit) / limit), plus up to one slot's share of it

@@ -485,7 +485,8 @@ static int client_sent(int by)
  * scope's estimate, spread by its refusal count. Under the lock. */
 static long retry_of(unsigned scope, const hl_conc_ask_t *a, uint64_t hash)
 {
-    uint64_t pos = scope < HL_CONC_SCOPES ? table->scopes[scope].refused : 0;
+    uint64_t pos = scope < HL_CONC_SCOPES && table->scopes[scope].refused
+                   ? table->scopes[scope].refused - 1 : 0;
 
     return hl_conc_retry_after_s(table, scope, a->limit, pos,
                                  hash ^ (pos * 0x9e3779b97f4a7c15ull));
