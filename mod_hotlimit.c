@@ -36,6 +36,7 @@
 #include "src/mod_hotlimit_device.h"
 #include "src/mod_hotlimit_conc.h"
 #include "src/mod_hotlimit_spool.h"
+#include "src/mod_hotlimit_wait.h"
 #include "src/mod_hotlimit_expr.h"
 #include "src/mod_hotlimit_usage.h"
 #include "src/mod_hotlimit_modstatus.h"
@@ -769,8 +770,12 @@ static const command_rec hotlimit_cmds[] = {
     /* HotLimitConcurrency (mod_hotlimit_conc.c) */
     AP_INIT_TAKE_ARGV("HotLimitConcurrency", set_concurrency, NULL,
                       ACCESS_CONF | OR_LIMIT,
-                      "N [by=KEY] [norm=HOW]: at most N requests of one key "
-                      "in flight at once in this scope"),
+                      "N [by=KEY] [norm=HOW] [queue=Q] [wait=DURATION]: at "
+                      "most N requests of one key in flight at once in this "
+                      "scope; up to Q more wait in line for a slot"),
+    AP_INIT_TAKE1("HotLimitMaxWaiting", hl_wait_set_max, NULL, RSRC_CONF,
+                  "the most requests the whole server holds at once for "
+                  "queue= and delay= (default 10% of MaxRequestWorkers)"),
     { NULL }
 };
 
@@ -782,6 +787,7 @@ static int hl_pre_config(apr_pool_t *pconf, apr_pool_t *plog, apr_pool_t *ptemp)
 
     (void)plog;
     (void)ptemp;
+    hl_wait_pre_config();       /* HotLimitMaxWaiting (issue 26) */
     rc = hl_store_pre_config(pconf);
     return rc == OK ? hl_table_pre_config(pconf) : rc;
 }

@@ -59,6 +59,7 @@
 #include "mod_hotlimit_conf.h"
 #include "mod_hotlimit_access.h"
 #include "mod_hotlimit_body.h"
+#include "mod_hotlimit_delay.h"
 #include "mod_hotlimit_refusal_log.h"
 #include "mod_hotlimit_device.h"
 #include "mod_hotlimit_respond.h"
@@ -1222,6 +1223,8 @@ static int limit_request(request_rec *r, hl_stage_t stage)
             note_refusal(r, sc, ban, cl, by);
         return hl_respond_reject(r, &m[primary]);
     }
+    if ((i = hl_delay_hold(r, m, n)) != DECLINED)
+        return i;            /* delay=: held until it conforms (issue 26) */
     remember_after_response(r, state, m, n);
     hl_upgrade_note(r, &cl->upgrade, m, n);
     return DECLINED;
