@@ -38,8 +38,17 @@ php_so=$(ls "$modules"/libphp*.so 2>/dev/null | sort -V | tail -n 1 || true)
 once_files="t/36-redis.t t/39-redis-status.t t/43-redis-lease.t
   t/57-redis-outage.t t/65-concurrency-redis.t"
 # The files that take longest (most of it waiting), started first.
-slow_first="t/61-device-cookie.t t/64-algo-log.t t/20-table-file.t t/36-redis.t
-  t/21-table-url.t t/30-table-url-redirect.t"
+# The files that read the shared server's list of keys at their limit,
+# which shows 50, run first of the shared server's files, before the
+# others' keys fill it (when every file ran one after the other, the
+# others' 1-minute windows had cleared by then). t/47-table-same-second.t must fit a table
+# reload within one wall-clock second, which a busy machine can miss five
+# times in a row: it runs after the parallel files.
+shared_first="t/33-status-browser.t t/59-status-scope.t t/63-status-attack.t"
+solo="t/47-table-same-second.t"
+slow_first="t/36-redis.t t/64-algo-log.t t/61-device-cookie.t
+  t/30-table-url-redirect.t t/43-redis-lease.t t/20-table-file.t t/42-soak.t
+  t/49-failures-exact.t t/21-table-url.t t/67-reserve.t t/51-cost-usage.t"
 
 work=$(mktemp -d /tmp/hotlimit-t.XXXXXX)
 cp "$so" "$work/mod_hotlimit.so"
@@ -91,14 +100,15 @@ dokuwiki_copy() {
 # in directory $1: the files that reach the shared server (its requests,
 # port, logs or processes) one after the other, beside them the files that
 # start only private httpds, in parallel, the slowest first; then the
-# 99-* files, which read the whole run's logs.
+# files that need the machine to themselves ($solo), one after the other;
+# then the 99-* files, which read the whole run's logs.
 rules() {
     local t=$1 f name shared=() private=() last=()
-    for f in $slow_first "$t"/*.t; do
+    for f in $shared_first $slow_first "$t"/*.t; do
         name=t/${f##*/}
         [ -f "$t/${f##*/}" ] || continue
         [[ " ${shared[*]} ${private[*]} ${last[*]} " == *" $name "* ]] && continue
-        if [[ $name == t/99-* ]]; then
+        if [[ $name == t/99-* ]] || [[ " $solo " == *" $name "* ]]; then
             last+=("$name")
         elif grep -qE 'Apache::TestRequest|\bhl_(port|error_log|access_log|logs|httpd_pid|children|server_up)\b' "$t/${f##*/}"; then
             shared+=("$name")
@@ -113,7 +123,7 @@ rules() {
     for f in "${shared[@]}"; do echo "          - $f"; done
     echo "      - par:"
     for f in "${private[@]}"; do echo "          - $f"; done
-    for f in "${last[@]}"; do echo "  - seq: $f"; done
+    for f in $(printf '%s\n' "${last[@]}" | sort); do echo "  - seq: $f"; done
 }
 
 # Fills $work/$mpm (the pass's HOTLIMIT_TEST_WORK): the copy of t/, the
