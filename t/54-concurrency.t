@@ -99,7 +99,7 @@ ok t_cmp($h->get('/conc/f.txt', 'X-Key' => 'B')->code, 200, 'key B is admitted')
 ok t_cmp($h->get('/kill/f.txt', 'X-Key' => 'A')->code, 200,
          'key A in another scope is admitted');
 my @lines = grep { /HL01500/ } $h->log_lines($off);
-ok t_cmp($lines[0] // '', qr{HL01500: rejected client=127\.0\.0\.1 route=/conc key=/conc\|e:a limit=2 concurrent retry_after=1},
+ok t_cmp($lines[0] // '', qr{HL01500: rejected client=127\.0\.0\.1 route=/conc key=/conc\|e:[0-9a-f]{16} limit=2 concurrent retry_after=1},
          'the refusal is logged (HL01500) with route, key and limit');
 
 $off = $h->log_offset;
