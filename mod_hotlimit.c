@@ -36,6 +36,7 @@
 #include "src/mod_hotlimit_device.h"
 #include "src/mod_hotlimit_conc.h"
 #include "src/mod_hotlimit_expr.h"
+#include "src/mod_hotlimit_merge_memo.h"
 #include "src/mod_hotlimit_usage.h"
 #include "src/mod_hotlimit_modstatus.h"
 #include "src/mod_hotlimit_redis.h"
@@ -57,6 +58,7 @@ static void *create_dir_conf(apr_pool_t *p, char *dir)
 {
     hl_dir_conf_t *c = apr_pcalloc(p, sizeof(*c));
     (void)dir;
+    hl_merge_memo_init(c, p);
     c->engine = 1;
     c->dry_run = 0;
     c->headers = 1;
@@ -83,16 +85,20 @@ static int dir_conf_empty(const hl_dir_conf_t *c)
 /* Returns the merge of parent `basev` and child `addv`, owned by p. */
 static void *merge_dir_conf(apr_pool_t *p, void *basev, void *addv)
 {
-    const hl_dir_conf_t *base = basev, *add = addv;
+    const hl_dir_conf_t *base = basev, *add = addv, *kept;
     hl_dir_conf_t *c;
 
     /* Records are never changed once configured: a side that sets
-     * nothing leaves the other as the merge, with no copy per request. */
+     * nothing leaves the other as the merge, with no copy per request;
+     * two configured records are merged once per process. */
     if (dir_conf_empty(base))
         return addv;
     if (dir_conf_empty(add))
         return basev;
+    if ((kept = hl_merge_memo_find(base, add)) != NULL)
+        return (void *)kept;
     c = apr_pcalloc(p, sizeof(*c));
+    hl_merge_memo_init(c, p);
 
     c->set = base->set | add->set;
     c->engine = MERGE_SET(engine, HL_DIR_SET_ENGINE);
@@ -117,7 +123,7 @@ static void *merge_dir_conf(apr_pool_t *p, void *basev, void *addv)
     c->device_max_age = add->device_name ? add->device_max_age
                                          : base->device_max_age;
     c->conc = add->conc ? add->conc : base->conc;   /* HotLimitConcurrency */
-    return c;
+    return (void *)hl_merge_memo_keep(base, add, c);
 }
 
 /* Returns a fresh per-server record, all fields unset; owned by p. */

@@ -105,6 +105,7 @@ typedef struct {
 #define HL_STATUS_ON_VHOST 2
 
 #define HL_DIR_QUOTAS_MAX 3   /* HotLimitQuota lines in one section */
+#define HL_MERGE_MEMOS 2      /* parents a section's merge is kept with */
 
 /* Which settings a per-directory record sets itself (hl_dir_conf_t.set):
  * a merge takes these from the child, the others from the parent. */
@@ -153,6 +154,9 @@ typedef struct {
     int                   device_max_age; /* its Max-Age, seconds */
     /* HotLimitConcurrency (mod_hotlimit_conc.h): NULL unset, inherited */
     const struct hl_dir_conc *conc;
+    /* Merges kept per process (mod_hotlimit_merge_memo.c): not settings */
+    int                   stable;   /* made while reading the configuration */
+    struct hl_merge_memo *memo[HL_MERGE_MEMOS];  /* with this as the child */
 } hl_dir_conf_t;
 
 /* HotLimitErrorFormat: the 429 body chosen by Accept (auto), or fixed. */
