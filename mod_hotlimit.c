@@ -48,6 +48,7 @@
 #include "src/hl_render.h"
 #include "src/hl_table.h"
 #include "src/hl_json_path.h"
+#include "src/hl_slotkey.h"
 
 /* ---- configuration records ------------------------------------------- */
 
@@ -275,6 +276,15 @@ static const char *set_quota(cmd_parms *cmd, void *dconf, int argc,
     dq->scope_hash = hl_table_route_hash(dq->count_scope, dq->scope_len);
     dq->main_cls = hl_limiter_class_of(HL_ORIGIN_DIRECTIVE, 0, dq->scope_hash);
     dq->main_stats_hash = hl_limiter_class_of(0, 0, dq->scope_hash);
+    /* A key is tag + scope + separator + client (hl_slotkey_encode): with
+     * the main server's empty tag and no client, what every key of this
+     * quota there starts with. */
+    dq->main_key_prefix_len = hl_slotkey_encode(NULL, 0, "", 0,
+                                                dq->count_scope, dq->scope_len,
+                                                "", 0);
+    dq->main_key_prefix = apr_palloc(cmd->pool, dq->main_key_prefix_len + 1);
+    hl_slotkey_encode((char *)dq->main_key_prefix, dq->main_key_prefix_len + 1,
+                      "", 0, dq->count_scope, dq->scope_len, "", 0);
     /* What the headers and the environment say of this quota never
      * changes: render it once. */
     hl_render_quota_views(cmd->pool, &dq->quota, NULL, views);

@@ -90,6 +90,9 @@ typedef struct {
     uint64_t    main_cls;               /* its eviction class and */
     uint64_t    main_stats_hash;        /* statistics hash in the main
                                            server (hl_limiter_class_of) */
+    const char *main_key_prefix;        /* its counters' keys in the main
+                                           server start so: scope "|" */
+    size_t      main_key_prefix_len;
     const char *names[HL_MAX_WINDOWS];  /* window names, "5/1m" */
     const char *limits[HL_MAX_WINDOWS]; /* COUNT in decimal, "5" */
     const char *rl_prefix[HL_MAX_WINDOWS];  /* RateLimit start, "\"5/1m\";r=" */
