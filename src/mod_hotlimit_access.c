@@ -445,6 +445,10 @@ static const char *client_part(request_rec *r, const hl_quota_t *q,
     const char *v = NULL;
     size_t n = 0;
 
+    if (q->by == HL_BY_IP) {    /* the usual quota: the address key */
+        *len = cl->key_len;
+        return cl->key;
+    }
     switch (q->by) {
     case HL_BY_GLOBAL:
         *len = 1;
