@@ -89,15 +89,16 @@ static void *merge_dir_conf(apr_pool_t *p, void *basev, void *addv)
     const hl_dir_conf_t *base = basev, *add = addv, *kept;
     hl_dir_conf_t *c;
 
-    /* Records are never changed once configured: a side that sets
-     * nothing leaves the other as the merge, with no copy per request;
-     * two configured records are merged once per process. */
+    /* Records are never changed once configured: two configured records
+     * are merged once per process (what most requests find), and a side
+     * that sets nothing leaves the other as the merge, with no copy per
+     * request. */
+    if ((kept = hl_merge_memo_find(base, add)) != NULL)
+        return (void *)kept;
     if (dir_conf_empty(base))
         return addv;
     if (dir_conf_empty(add))
         return basev;
-    if ((kept = hl_merge_memo_find(base, add)) != NULL)
-        return (void *)kept;
     c = apr_pcalloc(p, sizeof(*c));
     hl_merge_memo_init(c, p);
 

@@ -13,12 +13,6 @@
 #include "mod_hotlimit_merge_memo.h"
 #include "http_core.h"
 
-/* A merge kept: the parent it was made with, and the result. */
-struct hl_merge_memo {
-    const hl_dir_conf_t *base;
-    hl_dir_conf_t        conf;
-};
-
 /* Frees memo m and what its record keeps in turn. */
 static void memo_free(struct hl_merge_memo *m)
 {
@@ -51,24 +45,6 @@ void hl_merge_memo_init(hl_dir_conf_t *c, apr_pool_t *p)
     if (c->stable)
         apr_pool_cleanup_register(p, c, record_cleanup,
                                   apr_pool_cleanup_null);
-}
-
-const hl_dir_conf_t *hl_merge_memo_find(const hl_dir_conf_t *base,
-                                        const hl_dir_conf_t *add)
-{
-    int i;
-
-    if (!base->stable || !add->stable)
-        return NULL;
-    for (i = 0; i < HL_MERGE_MEMOS; ++i) {
-        const struct hl_merge_memo *m = __atomic_load_n(&add->memo[i],
-                                                        __ATOMIC_ACQUIRE);
-        if (!m)
-            return NULL;
-        if (m->base == base)
-            return &m->conf;
-    }
-    return NULL;
 }
 
 const hl_dir_conf_t *hl_merge_memo_keep(const hl_dir_conf_t *base,

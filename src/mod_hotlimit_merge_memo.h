@@ -24,11 +24,32 @@
  * fail. */
 void hl_merge_memo_init(hl_dir_conf_t *c, apr_pool_t *p);
 
+/* A merge kept: the parent it was made with, and the result. */
+struct hl_merge_memo {
+    const hl_dir_conf_t *base;
+    hl_dir_conf_t        conf;
+};
+
 /* Returns the kept merge of parent base and child add, or NULL when none
  * is kept (either is not stable, or the merge was not made yet). Owned by
- * add. */
-const hl_dir_conf_t *hl_merge_memo_find(const hl_dir_conf_t *base,
-                                        const hl_dir_conf_t *add);
+ * add. Inline: it runs at every merge of every request. */
+static inline const hl_dir_conf_t *hl_merge_memo_find(const hl_dir_conf_t *base,
+                                                      const hl_dir_conf_t *add)
+{
+    int i;
+
+    if (!base->stable || !add->stable)
+        return NULL;
+    for (i = 0; i < HL_MERGE_MEMOS; ++i) {
+        const struct hl_merge_memo *m = __atomic_load_n(&add->memo[i],
+                                                        __ATOMIC_ACQUIRE);
+        if (!m)
+            return NULL;
+        if (m->base == base)
+            return &m->conf;
+    }
+    return NULL;
+}
 
 /* Keeps a copy of merged, the merge of base and add, in add when both are
  * stable and add has room (two parents). Returns the copy, or merged when
