@@ -38,6 +38,7 @@
 #include "src/mod_hotlimit_spool.h"
 #include "src/mod_hotlimit_wait.h"
 #include "src/mod_hotlimit_expr.h"
+#include "src/mod_hotlimit_merge_memo.h"
 #include "src/mod_hotlimit_usage.h"
 #include "src/mod_hotlimit_modstatus.h"
 #include "src/hl_reserve.h"
@@ -50,6 +51,7 @@
 #include "src/hl_render.h"
 #include "src/hl_table.h"
 #include "src/hl_json_path.h"
+#include "src/hl_slotkey.h"
 
 /* ---- configuration records ------------------------------------------- */
 
@@ -60,6 +62,7 @@ static void *create_dir_conf(apr_pool_t *p, char *dir)
 {
     hl_dir_conf_t *c = apr_pcalloc(p, sizeof(*c));
     (void)dir;
+    hl_merge_memo_init(c, p);
     c->engine = 1;
     c->dry_run = 0;
     c->headers = HL_HEADERS_DRAFT;
@@ -87,16 +90,21 @@ static int dir_conf_empty(const hl_dir_conf_t *c)
 /* Returns the merge of parent `basev` and child `addv`, owned by p. */
 static void *merge_dir_conf(apr_pool_t *p, void *basev, void *addv)
 {
-    const hl_dir_conf_t *base = basev, *add = addv;
+    const hl_dir_conf_t *base = basev, *add = addv, *kept;
     hl_dir_conf_t *c;
 
-    /* Records are never changed once configured: a side that sets
-     * nothing leaves the other as the merge, with no copy per request. */
+    /* Records are never changed once configured: two configured records
+     * are merged once per process (what most requests find), and a side
+     * that sets nothing leaves the other as the merge, with no copy per
+     * request. */
+    if ((kept = hl_merge_memo_find(base, add)) != NULL)
+        return (void *)kept;
     if (dir_conf_empty(base))
         return addv;
     if (dir_conf_empty(add))
         return basev;
     c = apr_pcalloc(p, sizeof(*c));
+    hl_merge_memo_init(c, p);
 
     c->set = base->set | add->set;
     c->engine = MERGE_SET(engine, HL_DIR_SET_ENGINE);
@@ -122,7 +130,7 @@ static void *merge_dir_conf(apr_pool_t *p, void *basev, void *addv)
     c->device_max_age = add->device_name ? add->device_max_age
                                          : base->device_max_age;
     c->conc = add->conc ? add->conc : base->conc;   /* HotLimitConcurrency */
-    return c;
+    return (void *)hl_merge_memo_keep(base, add, c);
 }
 
 /* Returns a fresh per-server record, all fields unset; owned by p. */
@@ -277,6 +285,15 @@ static const char *set_quota(cmd_parms *cmd, void *dconf, int argc,
     dq->scope_hash = hl_table_route_hash(dq->count_scope, dq->scope_len);
     dq->main_cls = hl_limiter_class_of(HL_ORIGIN_DIRECTIVE, 0, dq->scope_hash);
     dq->main_stats_hash = hl_limiter_class_of(0, 0, dq->scope_hash);
+    /* A key is tag + scope + separator + client (hl_slotkey_encode): with
+     * the main server's empty tag and no client, what every key of this
+     * quota there starts with. */
+    dq->main_key_prefix_len = hl_slotkey_encode(NULL, 0, "", 0,
+                                                dq->count_scope, dq->scope_len,
+                                                "", 0);
+    dq->main_key_prefix = apr_palloc(cmd->pool, dq->main_key_prefix_len + 1);
+    hl_slotkey_encode((char *)dq->main_key_prefix, dq->main_key_prefix_len + 1,
+                      "", 0, dq->count_scope, dq->scope_len, "", 0);
     /* What the headers and the environment say of this quota never
      * changes: render it once. */
     hl_render_quota_views(cmd->pool, &dq->quota, NULL, views);

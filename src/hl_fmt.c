@@ -13,7 +13,8 @@ static const char digit_pairs[201] =
 /* Writes the digits of v in front of end (the last digit just before it)
  * and returns where they start. 32-bit arithmetic: a division by 100 is
  * a cheaper multiplication than in 64 bits. */
-static char *digits_u32(char *end, uint32_t v)
+static inline __attribute__((always_inline)) char *digits_u32(char *end,
+                                                              uint32_t v)
 {
     char *p = end;
 
@@ -32,11 +33,28 @@ static char *digits_u32(char *end, uint32_t v)
     return p;
 }
 
+/* Returns how many decimal digits v has (1 for 0). */
+static size_t digit_count_u32(uint32_t v)
+{
+    if (v < 100000)
+        return v < 100 ? (v < 10 ? 1 : 2)
+                       : v < 10000 ? (v < 1000 ? 3 : 4) : 5;
+    return v < 10000000 ? (v < 1000000 ? 6 : 7)
+                        : v < 1000000000 ? (v < 100000000 ? 8 : 9) : 10;
+}
+
 size_t hl_fmt_u64(char *out, uint64_t v)
 {
     char rev[HL_FMT_U64_MAX];
     char *p = rev + sizeof(rev);
     size_t n;
+
+    if (v <= UINT32_MAX) {      /* the usual number: written in place */
+        n = digit_count_u32((uint32_t)v);
+        out[n] = '\0';
+        digits_u32(out + n, (uint32_t)v);
+        return n;
+    }
 
     /* 64-bit divisions only while the value needs them (counts, times and
      * remaining requests fit in 32 bits). */

@@ -628,14 +628,15 @@ const char *hl_render_remaining(apr_pool_t *p, uint32_t remaining,
                                 int64_t reset_s, const char **value)
 {
     char r[HL_FMT_U64_MAX], t[HL_FMT_U64_MAX], *out, *v;
-    size_t lr = hl_fmt_u64(r, remaining), lt = 0;
+    size_t lr, lt = 0;
 
-    if (prefix == NULL) {
+    if (prefix == NULL) {       /* the variable only: written in place */
         *value = NULL;
-        out = apr_palloc(p, lr + 1);
-        memcpy(out, r, lr + 1);
+        out = apr_palloc(p, sizeof("4294967295"));  /* a uint32_t */
+        hl_fmt_u64(out, remaining);
         return out;
     }
+    lr = hl_fmt_u64(r, remaining);
     lt = hl_fmt_u64(t, reset_s > 0 ? (uint64_t)reset_s : 0);
     /* "REMAINING\0" then "PREFIX" "REMAINING" ";t=" "RESET\0" */
     out = apr_palloc(p, lr + 1 + prefix_len + lr + 3 + lt + 1);

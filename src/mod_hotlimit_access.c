@@ -447,6 +447,10 @@ static const char *client_part(request_rec *r, const hl_quota_t *q,
 
     if (raw)
         *raw = NULL;
+    if (q->by == HL_BY_IP) {    /* the usual quota: the address key */
+        *len = cl->key_len;
+        return cl->key;
+    }
     switch (q->by) {
     case HL_BY_GLOBAL:
         *len = 1;
@@ -618,6 +622,23 @@ static char *counter_key(request_rec *r, const hl_server_conf_t *sc,
     return key;
 }
 
+/* Returns the counter key prefix (prefix_len bytes: a directive quota's
+ * main_key_prefix, rendered at configuration time) + client (clen bytes),
+ * allocated from r->pool in one piece, and its length in *klen. Never
+ * fails. */
+static char *key_from_prefix(request_rec *r, const char *prefix,
+                             size_t prefix_len, const char *client,
+                             size_t clen, size_t *klen)
+{
+    char *key = apr_palloc(r->pool, prefix_len + clen + 1);
+
+    memcpy(key, prefix, prefix_len);
+    memcpy(key + prefix_len, client, clen);
+    key[prefix_len + clen] = '\0';
+    *klen = prefix_len + clen;
+    return key;
+}
+
 /*
  * Fills match m for quota q (not copied: it must outlive the decision)
  * counted under scope (scope_len bytes, hash scope_hash) in r's server,
@@ -658,7 +679,10 @@ static void add_match(request_rec *r, const hl_server_conf_t *sc,
                          ap_get_module_config(r->per_dir_config, &hotlimit_module),
                          sc, q, scope, scope_len, raw, rawlen, client, &clen);
 
-        key = counter_key(r, sc, scope, scope_len, client, clen, &klen);
+        key = dq && sc->tag_len == 0
+              ? key_from_prefix(r, dq->main_key_prefix,
+                                dq->main_key_prefix_len, client, clen, &klen)
+              : counter_key(r, sc, scope, scope_len, client, clen, &klen);
         /* The same counter as the one kept (a table rule, or a key from
          * a header): its text says so. */
         m->refs_reused = last->key_len == klen && last->origin == origin

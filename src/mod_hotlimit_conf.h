@@ -93,6 +93,9 @@ typedef struct {
     uint64_t    main_cls;               /* its eviction class and */
     uint64_t    main_stats_hash;        /* statistics hash in the main
                                            server (hl_limiter_class_of) */
+    const char *main_key_prefix;        /* its counters' keys in the main
+                                           server start so: scope "|" */
+    size_t      main_key_prefix_len;
     const char *names[HL_MAX_WINDOWS];  /* window names, "5/1m" */
     const char *limits[HL_MAX_WINDOWS]; /* COUNT in decimal, "5" */
     const char *rl_prefix[HL_MAX_WINDOWS];  /* RateLimit start, "\"5/1m\";r=" */
@@ -108,6 +111,7 @@ typedef struct {
 #define HL_STATUS_ON_VHOST 2
 
 #define HL_DIR_QUOTAS_MAX 3   /* HotLimitQuota lines in one section */
+#define HL_MERGE_MEMOS 2      /* parents a section's merge is kept with */
 
 /* Which settings a per-directory record sets itself (hl_dir_conf_t.set):
  * a merge takes these from the child, the others from the parent. */
@@ -161,6 +165,9 @@ typedef struct {
     int                   device_max_age; /* its Max-Age, seconds */
     /* HotLimitConcurrency (mod_hotlimit_conc.h): NULL unset, inherited */
     const struct hl_dir_conc *conc;
+    /* Merges kept per process (mod_hotlimit_merge_memo.c): not settings */
+    int                   stable;   /* made while reading the configuration */
+    struct hl_merge_memo *memo[HL_MERGE_MEMOS];  /* with this as the child */
 } hl_dir_conf_t;
 
 /* HotLimitErrorFormat: the 429 body chosen by Accept (auto), or fixed. */

@@ -182,7 +182,7 @@ void hl_respond_annotate(request_rec *r, const hl_match_t *all, int n,
     const hl_match_t *m = &all[primary];
     const hl_decision_t *d = &m->item.decision;
     const hl_quota_t *q = m->item.quota;
-    int t = hl_decide_tightest(d);
+    int t = d->nwindows > 1 ? hl_decide_tightest(d) : 0;
     const hl_rendered_t *texts = m->dq ? NULL : rendered_texts(r, q);
     const char *policy = NULL, *prefix = NULL, *remaining, *value;
     size_t prefix_len = 0;
@@ -210,7 +210,8 @@ void hl_respond_annotate(request_rec *r, const hl_match_t *all, int n,
         prefix_len = strlen(prefix);
     }
     remaining = hl_render_remaining(r->pool, d->windows[t].remaining, prefix,
-                                    prefix_len, hl_decide_reset_s(d, t),
+                                    prefix_len,
+                                    prefix ? hl_decide_reset_s(d, t) : 0,
                                     &value);
 
     env_put = put_for(r, &header_put);

@@ -34,5 +34,19 @@ int main(void)
         mismatches += strcmp(got, want) != 0;
     }
     is_int(mismatches, 0, "agrees with printf on 100,000 small and 40 large values");
+    /* Each count of digits starts and ends where printf says (the digits
+     * of a 32-bit value are counted before they are written in place). */
+    mismatches = 0;
+    for (v = 10; v <= UINT64_MAX / 10; v *= 10) {
+        uint64_t around[3] = { v - 1, v, v + 1 };
+        int k;
+
+        for (k = 0; k < 3; ++k) {
+            size_t n = hl_fmt_u64(got, around[k]);
+            snprintf(want, sizeof(want), "%" PRIu64, around[k]);
+            mismatches += strcmp(got, want) != 0 || n != strlen(want);
+        }
+    }
+    is_int(mismatches, 0, "agrees with printf around every power of ten");
     return done_testing();
 }

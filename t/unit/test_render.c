@@ -417,6 +417,10 @@ static void test_remaining(void)
     rem = hl_render_remaining(pool, 1999997999u, NULL, 0, 42, &value);
     is_str(rem, "1999997999", "REMAINING without headers");
     ok(value == NULL, "no RateLimit value without a prefix");
+    rem = hl_render_remaining(pool, 4294967295u, NULL, 0, 42, &value);
+    is_str(rem, "4294967295", "REMAINING without headers, the largest");
+    rem = hl_render_remaining(pool, 0, NULL, 0, 42, &value);
+    is_str(rem, "0", "REMAINING 0 without headers");
     rem = hl_render_remaining(pool, 4294967295u, prefix, strlen(prefix), 3595,
                               &value);
     is_str(rem, "4294967295", "REMAINING with headers");
