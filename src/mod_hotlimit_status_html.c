@@ -194,6 +194,16 @@ static const char *html_ban_cells(apr_pool_t *p, const hl_ban_entry_t *e)
                         *e->host ? hl_html_escape(p, e->host) : "all hosts");
 }
 
+/* Returns the cell text of an account's name (HotLimitStatusNames): " "
+ * and the name in a span, escaped; "" without one. From p. */
+static const char *html_name(apr_pool_t *p, const char *name)
+{
+    return name ? apr_pstrcat(p, " <span class=\"name\" title=\"the value "
+                              "the client sent (HotLimitStatusNames)\">&ldquo;",
+                              hl_html_escape(p, name), "&rdquo;</span>", NULL)
+                : "";
+}
+
 /* Writes the line at the top: refusals per second now, active bans, the
  * table's state (red, with its message, when its last reload failed). */
 static void html_summary(request_rec *r, const hl_snapshot_t *snap)
@@ -246,7 +256,7 @@ static void html_refused(request_rec *r, const hl_snapshot_t *snap,
         const hl_refusal_rank_t *k = row->rank;
         const char *key = hl_html_escape(p, k->key);
 
-        ap_rprintf(r, "<tr class=\"refused%s\"><td class=\"client key\">%s</td>"
+        ap_rprintf(r, "<tr class=\"refused%s\"><td class=\"client key\">%s%s</td>"
                    "<td class=\"key\">%s</td><td>%s</td><td class=\"rule\">%s"
                    "</td><td class=\"num\">%u</td><td class=\"num\">%"
                    APR_UINT64_T_FMT "</td><td><form class=\"reset\" "
@@ -254,8 +264,8 @@ static void html_refused(request_rec *r, const hl_snapshot_t *snap,
                    "name=\"reset\" value=\"%s\"><input type=\"hidden\" "
                    "name=\"back\" value=\"1\"><button type=\"submit\">"
                    "reset</button></form></td></tr>", i ? "" : " first",
-                   hl_html_escape(p, row->shown), key,
-                   hl_html_escape(p, k->route), hl_html_escape(p, row->rule),
+                   hl_html_escape(p, row->shown), html_name(p, row->name),
+                   key, hl_html_escape(p, k->route), hl_html_escape(p, row->rule),
                    k->now,
                    (apr_uint64_t)k->total, self, key);
     }
@@ -307,9 +317,9 @@ static void html_lookup(request_rec *r, const hl_snapshot_t *snap,
                                                     hl_lookup_row_t);
         const char *key = hl_html_escape(p, row->key);
         ap_rprintf(r, "<tr class=\"lookup\"><td>%s</td><td class=\"rule\">%s"
-                   "</td><td class=\"key\">%s</td><td class=\"windows\">",
+                   "</td><td class=\"key\">%s%s</td><td class=\"windows\">",
                    hl_html_escape(p, row->route), hl_html_escape(p, row->rule),
-                   key);
+                   key, html_name(p, row->name));
         for (w = 0; w < row->nwindows; ++w)
             ap_rprintf(r, "%s<span class=\"count\">%u</span>%s", w ? " / " : "",
                        row->count[w], row->left_ms[w] > 0
@@ -420,14 +430,14 @@ static void html_limited(request_rec *r, const hl_snapshot_t *snap,
     for (i = 0; i < snap->nlimited; ++i) {
         const hl_limited_key_t *k = &snap->limited[i];
         const char *key = hl_html_escape(p, k->key);
-        ap_rprintf(r, "<tr class=\"limited\"><td class=\"key\">%s</td>"
+        ap_rprintf(r, "<tr class=\"limited\"><td class=\"key\">%s%s</td>"
                    "<td>%s</td><td>%d</td><td class=\"num\">%u</td>"
                    "<td class=\"left\">%s</td><td><form class=\"reset\" "
                    "method=\"post\" action=\"%s\"><input type=\"hidden\" "
                    "name=\"reset\" value=\"%s\"><input type=\"hidden\" "
                    "name=\"back\" value=\"1\"><button type=\"submit\">"
                    "reset</button></form></td></tr>", key,
-                   k->from, k->window + 1, k->count,
+                   html_name(p, k->name), k->from, k->window + 1, k->count,
                    hl_status_duration(p, (k->left_ms + 999) / 1000), self,
                    key);
     }
@@ -530,9 +540,10 @@ static void html_top(request_rec *r, const hl_snapshot_t *snap)
              "<table><tr><th>key</th><th>quota from</th><th>window</th>"
              "<th>requests in that window</th></tr>", r);
     for (i = 0; i < snap->ntop; ++i)
-        ap_rprintf(r, "<tr><td class=\"key\">%s</td><td>%s</td><td>%d</td>"
+        ap_rprintf(r, "<tr><td class=\"key\">%s%s</td><td>%s</td><td>%d</td>"
                    "<td class=\"num\">%u</td></tr>",
                    hl_html_escape(r->pool, snap->top[i].key),
+                   html_name(r->pool, snap->top[i].name),
                    snap->top[i].from, snap->top[i].window + 1,
                    snap->top[i].count);
     ap_rputs("</table>", r);

@@ -27,6 +27,7 @@
 #include "mod_hotlimit_conf.h"
 #include "mod_hotlimit_access.h"
 #include "mod_hotlimit_ban.h"
+#include "mod_hotlimit_names.h"
 #include "mod_hotlimit_status_snap.h"
 #include "mod_hotlimit_store.h"
 #include "mod_hotlimit_stores.h"
@@ -664,6 +665,28 @@ static void collect_rows(apr_pool_t *p, hl_snapshot_t *snap)
     }
 }
 
+/* Sets the name (HotLimitStatusNames) of every account key snap lists:
+ * the keys refused most, at their limit, busiest, and looked up. Strings
+ * from p. Never fails. */
+static void attach_names(apr_pool_t *p, hl_snapshot_t *snap)
+{
+    int i;
+
+    for (i = 0; i < snap->nrefused; ++i)
+        snap->refused_rows[i].name = hl_names_of(p, snap->view,
+                                                 snap->refused[i].key);
+    for (i = 0; i < snap->nlimited; ++i)
+        snap->limited[i].name = hl_names_of(p, snap->view,
+                                            snap->limited[i].key);
+    for (i = 0; i < snap->ntop; ++i)
+        snap->top[i].name = hl_names_of(p, snap->view, snap->top[i].key);
+    for (i = 0; i < snap->lookups->nelts; ++i) {
+        hl_lookup_row_t *row = &APR_ARRAY_IDX(snap->lookups, i,
+                                              hl_lookup_row_t);
+        row->name = hl_names_of(p, snap->view, row->key);
+    }
+}
+
 hl_snapshot_t *hl_status_snap_take(request_rec *r, const server_rec *view,
                                    const char *lookup,
                                    const char *lookup_route)
@@ -684,5 +707,6 @@ hl_snapshot_t *hl_status_snap_take(request_rec *r, const server_rec *view,
     snap->lookup = lookup;
     snap->lookup_route = lookup_route;
     lookup_account(r, snap);
+    attach_names(r->pool, snap);
     return snap;
 }
