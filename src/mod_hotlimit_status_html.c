@@ -21,6 +21,7 @@
 #include "mod_hotlimit_conf.h"
 #include "mod_hotlimit_ban.h"
 #include "mod_hotlimit_status_html.h"
+#include "hl_fmt.h"
 #include "hl_render.h"
 
 const char *hl_status_duration(apr_pool_t *p, int64_t secs)
@@ -44,6 +45,14 @@ const char *hl_status_duration(apr_pool_t *p, int64_t secs)
         return apr_psprintf(p, "%" APR_INT64_T_FMT " min %" APR_INT64_T_FMT
                             " s", (apr_int64_t)m, (apr_int64_t)secs);
     return apr_psprintf(p, "%" APR_INT64_T_FMT " s", (apr_int64_t)secs);
+}
+
+const char *hl_status_grouped(apr_pool_t *p, uint64_t v)
+{
+    char out[HL_FMT_GROUPED_MAX];
+
+    hl_fmt_grouped(out, v);
+    return apr_pstrdup(p, out);
 }
 
 /* Returns 16 * log2(1 + n), its fraction by linear interpolation between
@@ -74,17 +83,79 @@ static int log_height(uint64_t n, uint64_t max, int full)
     return h < 1 ? 1 : h > full ? full : h;
 }
 
+/* Writes the value axis of a chart whose scale tops at max (log scale,
+ * half px a side of the line at y = axis, left margin left): a tick and a
+ * grouped label at 1 and at powers of ten up to max (at most three a
+ * side), and max itself at both ends; admitted above, refused below. */
+static void chart_value_axis(request_rec *r, uint64_t max, int half, int axis,
+                             int left)
+{
+    uint64_t v, step = 1;
+    int decades = 0, e, side;
+
+    for (v = max; v >= 10; v /= 10)
+        ++decades;
+    /* 1, 10, 100 ... or, over three decades, every second or third one:
+     * at most about three labels a side. */
+    for (e = decades <= 3 ? 1 : (decades + 2) / 3; e > 0; --e)
+        step *= 10;
+    for (side = -1; side <= 1; side += 2)
+        for (v = step; v * 3 <= max; v = v > max / step ? max : v * step) {
+            int y = axis + side * log_height(v, max, half);
+            ap_rprintf(r, "<line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" "
+                       "stroke=\"#bbb\"/><text class=\"tick\" x=\"%d\" "
+                       "y=\"%d\" font-size=\"9\" text-anchor=\"end\">%s"
+                       "</text>", left - 3, y, left, y, left - 4, y + 3,
+                       hl_status_grouped(r->pool, v));
+        }
+    ap_rprintf(r, "<text class=\"tick max\" x=\"%d\" y=\"9\" "
+               "font-size=\"9\" text-anchor=\"end\">%s</text>"
+               "<text class=\"tick max\" x=\"%d\" y=\"%d\" font-size=\"9\" "
+               "text-anchor=\"end\">%s</text><text class=\"tick\" x=\"%d\" "
+               "y=\"%d\" font-size=\"9\" text-anchor=\"end\">0</text>",
+               left - 4, hl_status_grouped(r->pool, max), left - 4, 2 * axis - 1,
+               hl_status_grouped(r->pool, max), left - 4, axis + 3);
+}
+
+/* Writes the time axis of a chart (bars of bar px from x = left, the last
+ * ending now) at y: a tick and label each minute, "N min ago" at the
+ * oldest, "now" at the right end. */
+static void chart_time_axis(request_rec *r, int bar, int left, int y)
+{
+    const int per_min = 60000 / HL_STATS_TICK_MS;
+    const int minutes = HL_STATS_HISTORY / per_min;
+    const int right = left + bar * HL_STATS_HISTORY;
+    int m;
+
+    ap_rprintf(r, "<g class=\"time-axis\"><line x1=\"%d\" y1=\"%d\" "
+               "x2=\"%d\" y2=\"%d\" stroke=\"#888\"/>", left, y, right, y);
+    for (m = minutes; m >= 0; --m) {
+        int x = right - m * per_min * bar;
+        ap_rprintf(r, "<line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" "
+                   "stroke=\"#888\"/><text x=\"%d\" y=\"%d\" "
+                   "font-size=\"9\" text-anchor=\"%s\">%s</text>", x, y, x,
+                   y + 3, x, y + 12, m == minutes ? "start"
+                                     : m == 0 ? "end" : "middle",
+                   m == minutes ? apr_psprintf(r->pool, "%d min ago", m)
+                   : m == 0 ? "now" : apr_psprintf(r->pool, "-%d", m));
+    }
+    ap_rputs("</g>", r);
+}
+
 /* Writes the chart of the last HL_STATS_HISTORY ticks of history (NULL:
  * no traffic yet) as inline SVG, readable when refusals dwarf admissions:
- * admitted requests rise above the axis, refused ones (dry run stacked on
- * them) hang below it, both on one log scale whose top is labelled; then
+ * admitted requests rise above the line, refused ones (dry run stacked on
+ * them) hang below it, both on one log scale with ticks and grouped
+ * labels on the value axis, a time axis (minutes ago to now) below; then
  * the totals of the period in words. */
 static void html_chart(request_rec *r, const uint32_t (*history)[3])
 {
     static const uint32_t none[HL_STATS_HISTORY][3];
     const uint32_t (*h)[3] = history ? history : none;
+    apr_pool_t *p = r->pool;
     uint64_t max = 0, sum[3] = { 0, 0, 0 };
-    const int bar = 5, half = 28, axis = half + 2, width = bar * HL_STATS_HISTORY;
+    const int bar = 8, half = 40, axis = half + 2, left = 48;
+    const int width = left + bar * HL_STATS_HISTORY + 4, height = 2 * axis + 16;
     const int minutes = HL_STATS_HISTORY * HL_STATS_TICK_MS / 60000;
     int i, k;
 
@@ -100,22 +171,21 @@ static void html_chart(request_rec *r, const uint32_t (*history)[3])
     }
     ap_rprintf(r, "<svg class=\"chart\" xmlns=\"http://www.w3.org/2000/svg\" "
                "width=\"%d\" height=\"%d\" viewBox=\"0 0 %d %d\" role=\"img\" "
-               "aria-label=\"last %d min: %" APR_UINT64_T_FMT " admitted, %"
-               APR_UINT64_T_FMT " rejected, %" APR_UINT64_T_FMT " dry run\">"
+               "aria-label=\"last %d min: %s admitted, %s rejected, %s dry run\">"
                "<title>last %d min (bars of %d s, log scale; admitted above "
-               "the line, refused below): %" APR_UINT64_T_FMT " admitted, %"
-               APR_UINT64_T_FMT " rejected, %" APR_UINT64_T_FMT " dry run"
-               "</title><line x1=\"0\" y1=\"%d\" x2=\"%d\" y2=\"%d\" "
-               "stroke=\"#888\"/><text x=\"%d\" y=\"9\" font-size=\"9\">%"
-               APR_UINT64_T_FMT "</text><text x=\"%d\" y=\"%d\" "
-               "font-size=\"9\">0</text><text x=\"%d\" y=\"%d\" "
-               "font-size=\"9\">%" APR_UINT64_T_FMT "</text>",
-               width + 40, 2 * axis, width + 40, 2 * axis, minutes,
-               (apr_uint64_t)sum[0], (apr_uint64_t)sum[1], (apr_uint64_t)sum[2],
-               minutes, HL_STATS_TICK_MS / 1000,
-               (apr_uint64_t)sum[0], (apr_uint64_t)sum[1], (apr_uint64_t)sum[2],
-               axis, width, axis, width + 3, (apr_uint64_t)max, width + 3,
-               axis + 3, width + 3, 2 * axis - 1, (apr_uint64_t)max);
+               "the line, refused below): %s admitted, %s rejected, %s dry run"
+               "</title><line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" "
+               "stroke=\"#888\"/><line x1=\"%d\" y1=\"0\" x2=\"%d\" "
+               "y2=\"%d\" stroke=\"#888\"/>",
+               width, height, width, height, minutes,
+               hl_status_grouped(p, sum[0]), hl_status_grouped(p, sum[1]),
+               hl_status_grouped(p, sum[2]), minutes, HL_STATS_TICK_MS / 1000,
+               hl_status_grouped(p, sum[0]), hl_status_grouped(p, sum[1]),
+               hl_status_grouped(p, sum[2]), left, axis,
+               left + bar * HL_STATS_HISTORY, axis, left, left, 2 * axis);
+    if (max)
+        chart_value_axis(r, max, half, axis, left);
+    chart_time_axis(r, bar, left, 2 * axis + 1);
     for (i = 0; max && i < HL_STATS_HISTORY; ++i) {
         uint32_t ok = h[i][HL_DECISION_ADMITTED];
         uint64_t down = (uint64_t)h[i][HL_DECISION_REJECTED]
@@ -123,22 +193,23 @@ static void html_chart(request_rec *r, const uint32_t (*history)[3])
         int up_h = log_height(ok, max, half), down_h = log_height(down, max, half);
         int dry_h = down ? (int)((uint64_t)down_h * h[i][HL_DECISION_DRY_RUN]
                                  / down) : 0;
+        int x = left + i * bar;
         if (up_h)
             ap_rprintf(r, "<rect x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" "
-                       "fill=\"#3a3\"/>", i * bar, axis - up_h, bar - 1, up_h);
+                       "fill=\"#3a3\"/>", x, axis - up_h, bar - 1, up_h);
         if (down_h - dry_h > 0)
             ap_rprintf(r, "<rect x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" "
-                       "fill=\"#d22\"/>", i * bar, axis + 1, bar - 1,
+                       "fill=\"#d22\"/>", x, axis + 1, bar - 1,
                        down_h - dry_h);
         if (dry_h > 0)
             ap_rprintf(r, "<rect x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" "
-                       "fill=\"#e90\"/>", i * bar, axis + 1 + down_h - dry_h,
+                       "fill=\"#e90\"/>", x, axis + 1 + down_h - dry_h,
                        bar - 1, dry_h);
     }
-    ap_rprintf(r, "</svg><span class=\"totals\">%" APR_UINT64_T_FMT
-               " admitted, %" APR_UINT64_T_FMT " refused, %" APR_UINT64_T_FMT
-               " dry run in %d min</span>", (apr_uint64_t)sum[0],
-               (apr_uint64_t)sum[1], (apr_uint64_t)sum[2], minutes);
+    ap_rprintf(r, "</svg><span class=\"totals\">%s admitted, %s refused, %s "
+               "dry run in %d min</span>", hl_status_grouped(p, sum[0]),
+               hl_status_grouped(p, sum[1]), hl_status_grouped(p, sum[2]),
+               minutes);
 }
 
 /* Writes one row of the routes table (no stats: no traffic yet): the
@@ -204,8 +275,32 @@ static const char *html_name(apr_pool_t *p, const char *name)
                 : "";
 }
 
+/* Writes the store's health and the slots' fill on the line at the top:
+ * "store up" (or "store down (breaker open)" in red for a remote store
+ * that does not answer), slots used/capacity (%, in red from 90 %),
+ * evictions per second (in red when not 0). */
+static void html_summary_store(request_rec *r, const hl_snapshot_t *snap)
+{
+    const hl_store_figures_t *f = &snap->store;
+    int down = f->configured && !f->up;
+
+    ap_rprintf(r, " &middot; <span id=\"store-health\"%s>%s</span> &middot; "
+               "<span id=\"slot-fill\"%s>slots %s/%s (%d%%)</span> &middot; "
+               "<span id=\"evictions-rate\"%s>%s evictions/s</span>",
+               down ? " class=\"warn\"" : "",
+               !f->configured ? "store up (shared memory)"
+               : down ? "<b>store down</b> (Redis breaker open: deciding by "
+                        "HotLimitStoreFailure)" : "store up (Redis)",
+               snap->slots_pct >= 90 ? " class=\"warn\"" : "",
+               hl_status_grouped(r->pool, snap->used),
+               hl_status_grouped(r->pool, snap->capacity), snap->slots_pct,
+               strcmp(snap->eviction_rate, "0.0") ? " class=\"warn\"" : "",
+               snap->eviction_rate);
+}
+
 /* Writes the line at the top: refusals per second now, active bans, the
- * table's state (red, with its message, when its last reload failed). */
+ * table's state (red, with its message, when its last reload failed),
+ * then the store's health, slot fill and evictions per second. */
 static void html_summary(request_rec *r, const hl_snapshot_t *snap)
 {
     apr_pool_t *p = r->pool;
@@ -229,6 +324,7 @@ static void html_summary(request_rec *r, const hl_snapshot_t *snap)
         ap_rprintf(r, "<span id=\"table-state\">quota table %s, generation %"
                    APR_UINT64_T_FMT "</span>", snap->sum.table_result,
                    (apr_uint64_t)snap->table.table_generation);
+    html_summary_store(r, snap);
     ap_rputs("</p>", r);
 }
 

@@ -155,9 +155,13 @@ void hl_status_write_json(request_rec *r, const hl_snapshot_t *snap)
                    (apr_uint64_t)k->total);
     }
     ap_rprintf(r, "],\"summary\":{\"refusals_per_s\":%s,\"bans_active\":%d,"
-               "\"table_state\":\"%s\"},\"counters_started_ms\":%"
+               "\"table_state\":\"%s\",\"store_health\":\"%s\","
+               "\"slots_used\":%u,\"slots_capacity\":%u,\"slots_pct\":%d,"
+               "\"evictions_per_s\":%s},\"counters_started_ms\":%"
                APR_INT64_T_FMT ",", snap->refusal_rate, snap->bans->nelts,
                snap->sum.table_result,
+               !snap->store.configured || snap->store.up ? "up" : "down",
+               snap->used, snap->capacity, snap->slots_pct, snap->eviction_rate,
                (apr_int64_t)snap->shared.counters_started_ms);
     write_lookup_json(r, snap);
     hl_conc_write_json(r);      /* HotLimitConcurrency */

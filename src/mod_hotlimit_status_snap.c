@@ -95,6 +95,39 @@ static const char *refusal_rate(apr_pool_t *p, const hl_snapshot_t *snap)
                         (apr_uint64_t)(tenths / 10), (int)(tenths % 10));
 }
 
+/* This process's last look at the eviction count, for evictions per
+ * second: the words are read and written atomically, one at a time (a
+ * look racing another may pair one's time with the other's count: one
+ * rate shown off, never a crash). */
+static int64_t evict_seen_ms;
+static uint64_t evict_seen;
+
+/* Returns the evictions per second (one digit after the point) since this
+ * process last looked, when that was 1 s to 5 min ago, else since httpd
+ * started, and keeps this look when the last is over 1 s old; allocated
+ * from p. */
+static const char *eviction_rate(apr_pool_t *p, const hl_snapshot_t *snap)
+{
+    int64_t then = __atomic_load_n(&evict_seen_ms, __ATOMIC_RELAXED);
+    uint64_t was = __atomic_load_n(&evict_seen, __ATOMIC_RELAXED);
+    int64_t dt = snap->mono_ms - then;
+    uint64_t tenths;
+
+    if (!then || dt < 1000 || dt > 300000 || was > snap->evictions) {
+        then = started ? started->mono_ms : snap->mono_ms;
+        was = 0;
+        dt = snap->mono_ms - then;
+    }
+    if (snap->mono_ms - __atomic_load_n(&evict_seen_ms, __ATOMIC_RELAXED)
+        >= 1000) {
+        __atomic_store_n(&evict_seen, snap->evictions, __ATOMIC_RELAXED);
+        __atomic_store_n(&evict_seen_ms, snap->mono_ms, __ATOMIC_RELAXED);
+    }
+    tenths = dt > 0 ? (snap->evictions - was) * 10000 / (uint64_t)dt : 0;
+    return apr_psprintf(p, "%" APR_UINT64_T_FMT ".%d",
+                        (apr_uint64_t)(tenths / 10), (int)(tenths % 10));
+}
+
 /* Copies the user-visible key of k into out (HL_KEY_MAX + 1 bytes),
  * NUL-terminated, control characters shown as '?'. Never fails. */
 static void copy_shown(char *out, const hl_slotkey_t *k)
@@ -536,6 +569,9 @@ hl_snapshot_t *hl_status_snap_header(request_rec *r, const server_rec *view)
     snap->mono_ms = hl_mono_ms();
     store_figures(&snap->store);
     snap->refusal_rate = refusal_rate(r->pool, snap);
+    snap->eviction_rate = eviction_rate(r->pool, snap);
+    snap->slots_pct = snap->capacity
+                      ? (int)((uint64_t)snap->used * 100 / snap->capacity) : 0;
     snap->counted_s = snap->shared.counters_started_ms > 0
                       ? (hl_now_ms() - snap->shared.counters_started_ms) / 1000
                       : 0;

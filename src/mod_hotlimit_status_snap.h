@@ -110,6 +110,9 @@ typedef struct {
     hl_refusal_rank_t refused[HL_TOP_REFUSED];
     uint64_t     refused_recent;  /* every key's, hl_refusals_recent */
     const char  *refusal_rate;    /* refusals per second now, "12.5" */
+    const char  *eviction_rate;   /* evictions per second lately, "0.4"
+                                     (eviction_rate's comment) */
+    int          slots_pct;       /* used of capacity, in percent */
     /* The rest only in a full snapshot (hl_status_snap_take): */
     int          ntop;
     hl_top_key_t top[HL_TOP_KEYS];
