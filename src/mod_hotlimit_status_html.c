@@ -154,7 +154,7 @@ static void html_chart(request_rec *r, const uint32_t (*history)[3])
     const uint32_t (*h)[3] = history ? history : none;
     apr_pool_t *p = r->pool;
     uint64_t max = 0, sum[3] = { 0, 0, 0 };
-    const int bar = 8, half = 40, axis = half + 2, left = 48;
+    const int bar = 9, half = 40, axis = half + 2, left = 48;
     const int width = left + bar * HL_STATS_HISTORY + 4, height = 2 * axis + 16;
     const int minutes = HL_STATS_HISTORY * HL_STATS_TICK_MS / 60000;
     int i, k;
