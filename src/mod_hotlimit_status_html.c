@@ -4,10 +4,12 @@
  * (mod_hotlimit_status_snap.h) and gathering nothing itself.
  *
  * The page: a summary line (refusals per second, bans, the table's
- * state); the keys refused most now; every configured route (HotLimitQuota
+ * state, the store's health, slot fill, evictions per second); the keys
+ * refused most now, an account key with its name (HotLimitStatusNames); every configured route (HotLimitQuota
  * lines and the published table's rules) with its limits from the start,
  * its counts and an inline SVG chart of the last five minutes drawn here
- * (no script, no external asset); the keys at their limit now, each with a
+ * (a time axis, value ticks, grouped digits; no script, no external
+ * asset); the keys at their limit now, each with a
  * reset button (a same-origin form POST, answered with a 303 back to the
  * page); bans; the account lookup; the table; store health; the busiest
  * keys; uptime.
