@@ -44,6 +44,7 @@
 #include "src/hl_reserve.h"
 #include "src/mod_hotlimit_redis.h"
 #include "src/mod_hotlimit_refusal_log.h"
+#include "src/mod_hotlimit_names.h"
 #include "src/mod_hotlimit_status.h"
 #include "src/mod_hotlimit_store.h"
 #include "src/mod_hotlimit_table.h"
@@ -181,6 +182,8 @@ static void *merge_server_conf(apr_pool_t *p, void *basev, void *addv)
                                           : base->device_secret;
     c->device_secret_len = add->device_secret ? add->device_secret_len
                                               : base->device_secret_len;
+    c->status_names = add->status_names ? add->status_names
+                                        : base->status_names;
     return c;
 }
 
@@ -760,6 +763,10 @@ static const command_rec hotlimit_cmds[] = {
     AP_INIT_FLAG("HotLimitStatus", hl_status_set, NULL, RSRC_CONF | ACCESS_CONF,
                  "On: the hotlimit-status handler answers in this scope, "
                  "which is never limited or banned (default Off: 404)"),
+    AP_INIT_FLAG("HotLimitStatusNames", hl_names_set, NULL, RSRC_CONF,
+                 "On (default): the status page and ?json name account keys "
+                 "by the value the client sent (first 64 bytes, kept for "
+                 "keys refused or at their limit); Off: hashes only"),
     /* Request bodies (mod_hotlimit_body.c): */
     AP_INIT_TAKE1("HotLimitBodyMemory", set_body_memory, NULL, RSRC_CONF,
                   "the most bytes of one request body held in memory; the "
@@ -967,6 +974,7 @@ static void register_hooks(apr_pool_t *p)
     hl_spool_register();        /* HotLimitSpoolLimit (issue 25) */
     hl_body_set_ban_check(hl_access_banned);
     hl_refusal_log_register();
+    hl_names_register();        /* HotLimitStatusNames (issue 27) */
     hl_expr_register();
     hl_usage_register();        /* cost=usage (issue 19) */
     hl_device_register();

@@ -70,3 +70,17 @@ size_t hl_fmt_u64(char *out, uint64_t v)
     out[n] = '\0';
     return n;
 }
+
+size_t hl_fmt_grouped(char *out, uint64_t v)
+{
+    char digits[HL_FMT_U64_MAX];
+    size_t n = hl_fmt_u64(digits, v), i, o = 0;
+
+    for (i = 0; i < n; ++i) {
+        if (i && (n - i) % 3 == 0)
+            out[o++] = ',';
+        out[o++] = digits[i];
+    }
+    out[o] = '\0';
+    return o;
+}

@@ -61,6 +61,7 @@
 #include "mod_hotlimit_body.h"
 #include "mod_hotlimit_delay.h"
 #include "mod_hotlimit_refusal_log.h"
+#include "mod_hotlimit_names.h"
 #include "mod_hotlimit_device.h"
 #include "mod_hotlimit_respond.h"
 #include "mod_hotlimit_shape.h"
@@ -657,6 +658,7 @@ static void add_match(request_rec *r, const hl_server_conf_t *sc,
     char *key;
 
     m->refs_reused = dq && last->dq == dq && last->sc == sc;
+    m->name_id = NULL;
     if (m->refs_reused) {
         /* The same client under the same quota: the same counter (kept
          * by its quota only for by=ip, keep_last_counter). */
@@ -670,6 +672,9 @@ static void add_match(request_rec *r, const hl_server_conf_t *sc,
         const char *client = client_part(r, q, cl, &clen, &raw, &rawlen);
 
         m->by_address = client == cl->key;
+        m->name_id = raw ? client : NULL;      /* HotLimitStatusNames */
+        m->name_value = raw;
+        m->name_len = rawlen;
         /* A browser holding a device cookie for this account, earned
          * under this quota by this very spelling, counts under a key of
          * its own (mod_hotlimit_device.c); not the client address (by=ip,
@@ -1240,6 +1245,7 @@ static int limit_request(request_rec *r, hl_stage_t stage)
     for (i = 0; i < n; ++i)
         if (!m[i].item.decision.admit)
             hl_refusal_log(r, &m[i], dc->log_refusals, m[i].by_address);
+    hl_names_note(r, m, n);     /* the accounts refused or at their limit */
     if (!admit) {
         const hl_match_t *by = ban ? refused_by_address(m, n) : NULL;
 

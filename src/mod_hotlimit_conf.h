@@ -255,7 +255,12 @@ typedef struct {
                                              generated one (a vhost
                                              inherits the main server's) */
     size_t              device_secret_len;
+    int                 status_names;     /* HotLimitStatusNames: 0 unset
+                                             (On), HL_STATUS_NAMES_* */
 } hl_server_conf_t;
+
+#define HL_STATUS_NAMES_ON  1
+#define HL_STATUS_NAMES_OFF 2
 
 extern module AP_MODULE_DECLARE_DATA hotlimit_module;
 

@@ -37,6 +37,12 @@ typedef struct {
     int           banned;        /* the look at the client's ban
                                     (HotLimitBan): its refusal says
                                     "banned", not a quota */
+    const char   *name_id;       /* an account key's client part ("p:" and
+                                    16 hex digits), or NULL: its name is
+                                    recorded when it refuses or is at its
+                                    limit (HotLimitStatusNames) */
+    const char   *name_value;    /* the value the client sent for it */
+    size_t        name_len;
     int64_t       upgrade_marks[HL_MAX_WINDOWS];  /* [exact count=failures]
                                     counted_by_upgrade: where the upgrading
                                     request's units sit

@@ -4,10 +4,12 @@
  * (mod_hotlimit_status_snap.h) and gathering nothing itself.
  *
  * The page: a summary line (refusals per second, bans, the table's
- * state); the keys refused most now; every configured route (HotLimitQuota
+ * state, the store's health, slot fill, evictions per second); the keys
+ * refused most now, an account key with its name (HotLimitStatusNames); every configured route (HotLimitQuota
  * lines and the published table's rules) with its limits from the start,
  * its counts and an inline SVG chart of the last five minutes drawn here
- * (no script, no external asset); the keys at their limit now, each with a
+ * (a time axis, value ticks, grouped digits; no script, no external
+ * asset); the keys at their limit now, each with a
  * reset button (a same-origin form POST, answered with a 303 back to the
  * page); bans; the account lookup; the table; store health; the busiest
  * keys; uptime.
@@ -21,6 +23,7 @@
 #include "mod_hotlimit_conf.h"
 #include "mod_hotlimit_ban.h"
 #include "mod_hotlimit_status_html.h"
+#include "hl_fmt.h"
 #include "hl_render.h"
 
 const char *hl_status_duration(apr_pool_t *p, int64_t secs)
@@ -44,6 +47,14 @@ const char *hl_status_duration(apr_pool_t *p, int64_t secs)
         return apr_psprintf(p, "%" APR_INT64_T_FMT " min %" APR_INT64_T_FMT
                             " s", (apr_int64_t)m, (apr_int64_t)secs);
     return apr_psprintf(p, "%" APR_INT64_T_FMT " s", (apr_int64_t)secs);
+}
+
+const char *hl_status_grouped(apr_pool_t *p, uint64_t v)
+{
+    char out[HL_FMT_GROUPED_MAX];
+
+    hl_fmt_grouped(out, v);
+    return apr_pstrdup(p, out);
 }
 
 /* Returns 16 * log2(1 + n), its fraction by linear interpolation between
@@ -81,18 +92,80 @@ static int log_height(uint64_t n, uint64_t max, int full)
     return h < 1 ? 1 : h > full ? full : h;
 }
 
+/* Writes the value axis of a chart whose scale tops at max (log scale,
+ * half px a side of the line at y = axis, left margin left): a tick and a
+ * grouped label at 1 and at powers of ten up to max (at most three a
+ * side), and max itself at both ends; admitted above, refused below. */
+static void chart_value_axis(request_rec *r, uint64_t max, int half, int axis,
+                             int left)
+{
+    uint64_t v, step = 1;
+    int decades = 0, e, side;
+
+    for (v = max; v >= 10; v /= 10)
+        ++decades;
+    /* 1, 10, 100 ... or, over three decades, every second or third one:
+     * at most about three labels a side. */
+    for (e = decades <= 3 ? 1 : (decades + 2) / 3; e > 0; --e)
+        step *= 10;
+    for (side = -1; side <= 1; side += 2)
+        for (v = step; v * 3 <= max; v = v > max / step ? max : v * step) {
+            int y = axis + side * log_height(v, max, half);
+            ap_rprintf(r, "<line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" "
+                       "stroke=\"#bbb\"/><text class=\"tick\" x=\"%d\" "
+                       "y=\"%d\" font-size=\"9\" text-anchor=\"end\">%s"
+                       "</text>", left - 3, y, left, y, left - 4, y + 3,
+                       hl_status_grouped(r->pool, v));
+        }
+    ap_rprintf(r, "<text class=\"tick max\" x=\"%d\" y=\"9\" "
+               "font-size=\"9\" text-anchor=\"end\">%s</text>"
+               "<text class=\"tick max\" x=\"%d\" y=\"%d\" font-size=\"9\" "
+               "text-anchor=\"end\">%s</text><text class=\"tick\" x=\"%d\" "
+               "y=\"%d\" font-size=\"9\" text-anchor=\"end\">0</text>",
+               left - 4, hl_status_grouped(r->pool, max), left - 4, 2 * axis - 1,
+               hl_status_grouped(r->pool, max), left - 4, axis + 3);
+}
+
+/* Writes the time axis of a chart (bars of bar px from x = left, the last
+ * ending now) at y: a tick and label each minute, "N min ago" at the
+ * oldest, "now" at the right end. */
+static void chart_time_axis(request_rec *r, int bar, int left, int y)
+{
+    const int per_min = 60000 / HL_STATS_TICK_MS;
+    const int minutes = HL_STATS_HISTORY / per_min;
+    const int right = left + bar * HL_STATS_HISTORY;
+    int m;
+
+    ap_rprintf(r, "<g class=\"time-axis\"><line x1=\"%d\" y1=\"%d\" "
+               "x2=\"%d\" y2=\"%d\" stroke=\"#888\"/>", left, y, right, y);
+    for (m = minutes; m >= 0; --m) {
+        int x = right - m * per_min * bar;
+        ap_rprintf(r, "<line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" "
+                   "stroke=\"#888\"/><text x=\"%d\" y=\"%d\" "
+                   "font-size=\"9\" text-anchor=\"%s\">%s</text>", x, y, x,
+                   y + 3, x, y + 12, m == minutes ? "start"
+                                     : m == 0 ? "end" : "middle",
+                   m == minutes ? apr_psprintf(r->pool, "%d min ago", m)
+                   : m == 0 ? "now" : apr_psprintf(r->pool, "-%d", m));
+    }
+    ap_rputs("</g>", r);
+}
+
 /* Writes the chart of the last HL_STATS_HISTORY ticks of history (NULL:
  * no traffic yet) as inline SVG, readable when refusals dwarf admissions:
- * admitted requests rise above the axis, refused ones (dry run stacked on
- * them) hang below it, both on one log scale whose top is labelled; then
+ * admitted requests rise above the line, refused ones (dry run stacked on
+ * them) hang below it, both on one log scale with ticks and grouped
+ * labels on the value axis, a time axis (minutes ago to now) below; then
  * the totals of the period in words. */
 static void html_chart(request_rec *r,
                        const uint32_t (*history)[HL_DECISION_KINDS])
 {
     static const uint32_t none[HL_STATS_HISTORY][HL_DECISION_KINDS];
     const uint32_t (*h)[HL_DECISION_KINDS] = history ? history : none;
+    apr_pool_t *p = r->pool;
     uint64_t max = 0, sum[3] = { 0, 0, 0 };
-    const int bar = 5, half = 28, axis = half + 2, width = bar * HL_STATS_HISTORY;
+    const int bar = 9, half = 40, axis = half + 2, left = 48;
+    const int width = left + bar * HL_STATS_HISTORY + 4, height = 2 * axis + 16;
     const int minutes = HL_STATS_HISTORY * HL_STATS_TICK_MS / 60000;
     int i, k;
 
@@ -107,44 +180,44 @@ static void html_chart(request_rec *r,
     }
     ap_rprintf(r, "<svg class=\"chart\" xmlns=\"http://www.w3.org/2000/svg\" "
                "width=\"%d\" height=\"%d\" viewBox=\"0 0 %d %d\" role=\"img\" "
-               "aria-label=\"last %d min: %" APR_UINT64_T_FMT " admitted, %"
-               APR_UINT64_T_FMT " rejected, %" APR_UINT64_T_FMT " dry run\">"
+               "aria-label=\"last %d min: %s admitted, %s rejected, %s dry run\">"
                "<title>last %d min (bars of %d s, log scale; admitted above "
-               "the line, refused below): %" APR_UINT64_T_FMT " admitted, %"
-               APR_UINT64_T_FMT " rejected, %" APR_UINT64_T_FMT " dry run"
-               "</title><line x1=\"0\" y1=\"%d\" x2=\"%d\" y2=\"%d\" "
-               "stroke=\"#888\"/><text x=\"%d\" y=\"9\" font-size=\"9\">%"
-               APR_UINT64_T_FMT "</text><text x=\"%d\" y=\"%d\" "
-               "font-size=\"9\">0</text><text x=\"%d\" y=\"%d\" "
-               "font-size=\"9\">%" APR_UINT64_T_FMT "</text>",
-               width + 40, 2 * axis, width + 40, 2 * axis, minutes,
-               (apr_uint64_t)sum[0], (apr_uint64_t)sum[1], (apr_uint64_t)sum[2],
-               minutes, HL_STATS_TICK_MS / 1000,
-               (apr_uint64_t)sum[0], (apr_uint64_t)sum[1], (apr_uint64_t)sum[2],
-               axis, width, axis, width + 3, (apr_uint64_t)max, width + 3,
-               axis + 3, width + 3, 2 * axis - 1, (apr_uint64_t)max);
+               "the line, refused below): %s admitted, %s rejected, %s dry run"
+               "</title><line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" "
+               "stroke=\"#888\"/><line x1=\"%d\" y1=\"0\" x2=\"%d\" "
+               "y2=\"%d\" stroke=\"#888\"/>",
+               width, height, width, height, minutes,
+               hl_status_grouped(p, sum[0]), hl_status_grouped(p, sum[1]),
+               hl_status_grouped(p, sum[2]), minutes, HL_STATS_TICK_MS / 1000,
+               hl_status_grouped(p, sum[0]), hl_status_grouped(p, sum[1]),
+               hl_status_grouped(p, sum[2]), left, axis,
+               left + bar * HL_STATS_HISTORY, axis, left, left, 2 * axis);
+    if (max)
+        chart_value_axis(r, max, half, axis, left);
+    chart_time_axis(r, bar, left, 2 * axis + 1);
     for (i = 0; max && i < HL_STATS_HISTORY; ++i) {
         uint32_t ok = h[i][HL_DECISION_ADMITTED];
         uint64_t down = refused_in(h[i]) + h[i][HL_DECISION_DRY_RUN];
         int up_h = log_height(ok, max, half), down_h = log_height(down, max, half);
         int dry_h = down ? (int)((uint64_t)down_h * h[i][HL_DECISION_DRY_RUN]
                                  / down) : 0;
+        int x = left + i * bar;
         if (up_h)
             ap_rprintf(r, "<rect x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" "
-                       "fill=\"#3a3\"/>", i * bar, axis - up_h, bar - 1, up_h);
+                       "fill=\"#3a3\"/>", x, axis - up_h, bar - 1, up_h);
         if (down_h - dry_h > 0)
             ap_rprintf(r, "<rect x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" "
-                       "fill=\"#d22\"/>", i * bar, axis + 1, bar - 1,
+                       "fill=\"#d22\"/>", x, axis + 1, bar - 1,
                        down_h - dry_h);
         if (dry_h > 0)
             ap_rprintf(r, "<rect x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" "
-                       "fill=\"#e90\"/>", i * bar, axis + 1 + down_h - dry_h,
+                       "fill=\"#e90\"/>", x, axis + 1 + down_h - dry_h,
                        bar - 1, dry_h);
     }
-    ap_rprintf(r, "</svg><span class=\"totals\">%" APR_UINT64_T_FMT
-               " admitted, %" APR_UINT64_T_FMT " refused, %" APR_UINT64_T_FMT
-               " dry run in %d min</span>", (apr_uint64_t)sum[0],
-               (apr_uint64_t)sum[1], (apr_uint64_t)sum[2], minutes);
+    ap_rprintf(r, "</svg><span class=\"totals\">%s admitted, %s refused, %s "
+               "dry run in %d min</span>", hl_status_grouped(p, sum[0]),
+               hl_status_grouped(p, sum[1]), hl_status_grouped(p, sum[2]),
+               minutes);
 }
 
 /* Writes one row of the routes table (no stats: no traffic yet): the
@@ -202,8 +275,42 @@ static const char *html_ban_cells(apr_pool_t *p, const hl_ban_entry_t *e)
                         *e->host ? hl_html_escape(p, e->host) : "all hosts");
 }
 
+/* Returns the cell text of an account's name (HotLimitStatusNames): " "
+ * and the name in a span, escaped; "" without one. From p. */
+static const char *html_name(apr_pool_t *p, const char *name)
+{
+    return name ? apr_pstrcat(p, " <span class=\"name\" title=\"the value "
+                              "the client sent (HotLimitStatusNames)\">&ldquo;",
+                              hl_html_escape(p, name), "&rdquo;</span>", NULL)
+                : "";
+}
+
+/* Writes the store's health and the slots' fill on the line at the top:
+ * "store up" (or "store down (breaker open)" in red for a remote store
+ * that does not answer), slots used/capacity (%, in red from 90 %),
+ * evictions per second (in red when not 0). */
+static void html_summary_store(request_rec *r, const hl_snapshot_t *snap)
+{
+    const hl_store_figures_t *f = &snap->store;
+    int down = f->configured && !f->up;
+
+    ap_rprintf(r, " &middot; <span id=\"store-health\"%s>%s</span> &middot; "
+               "<span id=\"slot-fill\"%s>slots %s/%s (%d%%)</span> &middot; "
+               "<span id=\"evictions-rate\"%s>%s evictions/s</span>",
+               down ? " class=\"warn\"" : "",
+               !f->configured ? "store up (shared memory)"
+               : down ? "<b>store down</b> (Redis breaker open: deciding by "
+                        "HotLimitStoreFailure)" : "store up (Redis)",
+               snap->slots_pct >= 90 ? " class=\"warn\"" : "",
+               hl_status_grouped(r->pool, snap->used),
+               hl_status_grouped(r->pool, snap->capacity), snap->slots_pct,
+               strcmp(snap->eviction_rate, "0.0") ? " class=\"warn\"" : "",
+               snap->eviction_rate);
+}
+
 /* Writes the line at the top: refusals per second now, active bans, the
- * table's state (red, with its message, when its last reload failed). */
+ * table's state (red, with its message, when its last reload failed),
+ * then the store's health, slot fill and evictions per second. */
 static void html_summary(request_rec *r, const hl_snapshot_t *snap)
 {
     apr_pool_t *p = r->pool;
@@ -227,6 +334,7 @@ static void html_summary(request_rec *r, const hl_snapshot_t *snap)
         ap_rprintf(r, "<span id=\"table-state\">quota table %s, generation %"
                    APR_UINT64_T_FMT "</span>", snap->sum.table_result,
                    (apr_uint64_t)snap->table.table_generation);
+    html_summary_store(r, snap);
     ap_rputs("</p>", r);
 }
 
@@ -254,7 +362,7 @@ static void html_refused(request_rec *r, const hl_snapshot_t *snap,
         const hl_refusal_rank_t *k = row->rank;
         const char *key = hl_html_escape(p, k->key);
 
-        ap_rprintf(r, "<tr class=\"refused%s\"><td class=\"client key\">%s</td>"
+        ap_rprintf(r, "<tr class=\"refused%s\"><td class=\"client key\">%s%s</td>"
                    "<td class=\"key\">%s</td><td>%s</td><td class=\"rule\">%s"
                    "</td><td class=\"num\">%u</td><td class=\"num\">%"
                    APR_UINT64_T_FMT "</td><td><form class=\"reset\" "
@@ -262,8 +370,8 @@ static void html_refused(request_rec *r, const hl_snapshot_t *snap,
                    "name=\"reset\" value=\"%s\"><input type=\"hidden\" "
                    "name=\"back\" value=\"1\"><button type=\"submit\">"
                    "reset</button></form></td></tr>", i ? "" : " first",
-                   hl_html_escape(p, row->shown), key,
-                   hl_html_escape(p, k->route), hl_html_escape(p, row->rule),
+                   hl_html_escape(p, row->shown), html_name(p, row->name),
+                   key, hl_html_escape(p, k->route), hl_html_escape(p, row->rule),
                    k->now,
                    (apr_uint64_t)k->total, self, key);
     }
@@ -315,9 +423,9 @@ static void html_lookup(request_rec *r, const hl_snapshot_t *snap,
                                                     hl_lookup_row_t);
         const char *key = hl_html_escape(p, row->key);
         ap_rprintf(r, "<tr class=\"lookup\"><td>%s</td><td class=\"rule\">%s"
-                   "</td><td class=\"key\">%s</td><td class=\"windows\">",
+                   "</td><td class=\"key\">%s%s</td><td class=\"windows\">",
                    hl_html_escape(p, row->route), hl_html_escape(p, row->rule),
-                   key);
+                   key, html_name(p, row->name));
         for (w = 0; w < row->nwindows; ++w)
             ap_rprintf(r, "%s<span class=\"count\">%u</span>%s", w ? " / " : "",
                        row->count[w], row->left_ms[w] > 0
@@ -429,14 +537,14 @@ static void html_limited(request_rec *r, const hl_snapshot_t *snap,
     for (i = 0; i < snap->nlimited; ++i) {
         const hl_limited_key_t *k = &snap->limited[i];
         const char *key = hl_html_escape(p, k->key);
-        ap_rprintf(r, "<tr class=\"limited\"><td class=\"key\">%s</td>"
+        ap_rprintf(r, "<tr class=\"limited\"><td class=\"key\">%s%s</td>"
                    "<td>%s</td><td>%d</td><td class=\"num\">%u</td>"
                    "<td class=\"left\">%s</td><td><form class=\"reset\" "
                    "method=\"post\" action=\"%s\"><input type=\"hidden\" "
                    "name=\"reset\" value=\"%s\"><input type=\"hidden\" "
                    "name=\"back\" value=\"1\"><button type=\"submit\">"
                    "reset</button></form></td></tr>", key,
-                   k->from, k->window + 1, k->count,
+                   html_name(p, k->name), k->from, k->window + 1, k->count,
                    hl_status_duration(p, (k->left_ms + 999) / 1000), self,
                    key);
     }
@@ -574,9 +682,10 @@ static void html_top(request_rec *r, const hl_snapshot_t *snap)
              "<table><tr><th>key</th><th>quota from</th><th>window</th>"
              "<th>requests in that window</th></tr>", r);
     for (i = 0; i < snap->ntop; ++i)
-        ap_rprintf(r, "<tr><td class=\"key\">%s</td><td>%s</td><td>%d</td>"
+        ap_rprintf(r, "<tr><td class=\"key\">%s%s</td><td>%s</td><td>%d</td>"
                    "<td class=\"num\">%u</td></tr>",
                    hl_html_escape(r->pool, snap->top[i].key),
+                   html_name(r->pool, snap->top[i].name),
                    snap->top[i].from, snap->top[i].window + 1,
                    snap->top[i].count);
     ap_rputs("</table>", r);

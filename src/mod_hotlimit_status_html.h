@@ -17,4 +17,7 @@ void hl_status_write_html(request_rec *r, const hl_snapshot_t *snap,
  * allocated from p; never NULL. */
 const char *hl_status_duration(apr_pool_t *p, int64_t secs);
 
+/* Returns v with its digits grouped ("1,234"), allocated from p. */
+const char *hl_status_grouped(apr_pool_t *p, uint64_t v);
+
 #endif

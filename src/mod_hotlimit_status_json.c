@@ -16,6 +16,14 @@
 #include "mod_hotlimit_status_json.h"
 #include "hl_render.h"
 
+/* Returns the JSON value of an account's name (HotLimitStatusNames): a
+ * string, or null. From p. */
+static const char *json_name(apr_pool_t *p, const char *name)
+{
+    return name ? apr_pstrcat(p, "\"", hl_json_escape(p, name), "\"", NULL)
+                : "null";
+}
+
 /* Writes the ?json field "lookup":{"name":...,"keys":[...]} (nothing
  * without ?lookup=). */
 static void write_lookup_json(request_rec *r, const hl_snapshot_t *snap)
@@ -31,9 +39,10 @@ static void write_lookup_json(request_rec *r, const hl_snapshot_t *snap)
         const hl_lookup_row_t *row = &APR_ARRAY_IDX(snap->lookups, i,
                                                     hl_lookup_row_t);
         ap_rprintf(r, "%s{\"route\":\"%s\",\"rule\":\"%s\",\"key\":\"%s\","
-                   "\"refusals\":%u,\"windows\":[", i ? "," : "",
+                   "\"name\":%s,\"refusals\":%u,\"windows\":[", i ? "," : "",
                    hl_json_escape(p, row->route), hl_json_escape(p, row->rule),
-                   hl_json_escape(p, row->key), row->refusals);
+                   hl_json_escape(p, row->key), json_name(p, row->name),
+                   row->refusals);
         for (w = 0; w < row->nwindows; ++w)
             ap_rprintf(r, "%s{\"count\":%u,\"left_ms\":%" APR_INT64_T_FMT "}",
                        w ? "," : "", row->count[w], (apr_int64_t)row->left_ms[w]);
@@ -125,34 +134,42 @@ void hl_status_write_json(request_rec *r, const hl_snapshot_t *snap)
                snap->limited_from == HL_LIMITED_FROM_REDIS ? "redis" : "local",
                snap->limited_total);
     for (i = 0; i < snap->nlimited; ++i)
-        ap_rprintf(r, "%s{\"key\":\"%s\",\"count\":%u,\"quota\":\"%s\","
-                   "\"window\":%d,\"left_ms\":%" APR_INT64_T_FMT "}",
+        ap_rprintf(r, "%s{\"key\":\"%s\",\"name\":%s,\"count\":%u,"
+                   "\"quota\":\"%s\",\"window\":%d,\"left_ms\":%"
+                   APR_INT64_T_FMT "}",
                    i ? "," : "", hl_json_escape(p, snap->limited[i].key),
+                   json_name(p, snap->limited[i].name),
                    snap->limited[i].count, snap->limited[i].from,
                    snap->limited[i].window + 1,
                    (apr_int64_t)snap->limited[i].left_ms);
     ap_rputs("],\"top_keys\":[", r);
     for (i = 0; i < snap->ntop; ++i)
-        ap_rprintf(r, "%s{\"key\":\"%s\",\"count\":%u,\"quota\":\"%s\","
-                   "\"window\":%d}", i ? "," : "",
-                   hl_json_escape(p, snap->top[i].key), snap->top[i].count,
+        ap_rprintf(r, "%s{\"key\":\"%s\",\"name\":%s,\"count\":%u,"
+                   "\"quota\":\"%s\",\"window\":%d}", i ? "," : "",
+                   hl_json_escape(p, snap->top[i].key),
+                   json_name(p, snap->top[i].name), snap->top[i].count,
                    snap->top[i].from, snap->top[i].window + 1);
     ap_rputs("],\"top_refused\":[", r);
     for (i = 0; i < snap->nrefused; ++i) {
         const hl_refused_row_t *row = &snap->refused_rows[i];
         const hl_refusal_rank_t *k = row->rank;
-        ap_rprintf(r, "%s{\"key\":\"%s\",\"client\":\"%s\",\"route\":\"%s\","
-                   "\"rule\":\"%s\",\"refusals\":%u,\"total\":%"
-                   APR_UINT64_T_FMT "}", i ? "," : "",
+        ap_rprintf(r, "%s{\"key\":\"%s\",\"client\":\"%s\",\"name\":%s,"
+                   "\"route\":\"%s\",\"rule\":\"%s\",\"refusals\":%u,"
+                   "\"total\":%" APR_UINT64_T_FMT "}", i ? "," : "",
                    hl_json_escape(p, k->key), hl_json_escape(p, row->client),
+                   json_name(p, row->name),
                    hl_json_escape(p, k->route), hl_json_escape(p, row->rule),
                    k->now,
                    (apr_uint64_t)k->total);
     }
     ap_rprintf(r, "],\"summary\":{\"refusals_per_s\":%s,\"bans_active\":%d,"
-               "\"table_state\":\"%s\"},\"counters_started_ms\":%"
+               "\"table_state\":\"%s\",\"store_health\":\"%s\","
+               "\"slots_used\":%u,\"slots_capacity\":%u,\"slots_pct\":%d,"
+               "\"evictions_per_s\":%s},\"counters_started_ms\":%"
                APR_INT64_T_FMT ",", snap->refusal_rate, snap->bans->nelts,
                snap->sum.table_result,
+               !snap->store.configured || snap->store.up ? "up" : "down",
+               snap->used, snap->capacity, snap->slots_pct, snap->eviction_rate,
                (apr_int64_t)snap->shared.counters_started_ms);
     write_lookup_json(r, snap);
     hl_conc_write_json(r);      /* HotLimitConcurrency */

@@ -27,6 +27,7 @@
 #include "mod_hotlimit_conf.h"
 #include "mod_hotlimit_access.h"
 #include "mod_hotlimit_ban.h"
+#include "mod_hotlimit_names.h"
 #include "mod_hotlimit_status_snap.h"
 #include "mod_hotlimit_store.h"
 #include "mod_hotlimit_stores.h"
@@ -90,6 +91,39 @@ static const char *refusal_rate(apr_pool_t *p, const hl_snapshot_t *snap)
 {
     uint64_t tenths = snap->refused_recent * 10 / HL_REFUSALS_RATE_S;
 
+    return apr_psprintf(p, "%" APR_UINT64_T_FMT ".%d",
+                        (apr_uint64_t)(tenths / 10), (int)(tenths % 10));
+}
+
+/* This process's last look at the eviction count, for evictions per
+ * second: the words are read and written atomically, one at a time (a
+ * look racing another may pair one's time with the other's count: one
+ * rate shown off, never a crash). */
+static int64_t evict_seen_ms;
+static uint64_t evict_seen;
+
+/* Returns the evictions per second (one digit after the point) since this
+ * process last looked, when that was 1 s to 5 min ago, else since httpd
+ * started, and keeps this look when the last is over 1 s old; allocated
+ * from p. */
+static const char *eviction_rate(apr_pool_t *p, const hl_snapshot_t *snap)
+{
+    int64_t then = __atomic_load_n(&evict_seen_ms, __ATOMIC_RELAXED);
+    uint64_t was = __atomic_load_n(&evict_seen, __ATOMIC_RELAXED);
+    int64_t dt = snap->mono_ms - then;
+    uint64_t tenths;
+
+    if (!then || dt < 1000 || dt > 300000 || was > snap->evictions) {
+        then = started ? started->mono_ms : snap->mono_ms;
+        was = 0;
+        dt = snap->mono_ms - then;
+    }
+    if (snap->mono_ms - __atomic_load_n(&evict_seen_ms, __ATOMIC_RELAXED)
+        >= 1000) {
+        __atomic_store_n(&evict_seen, snap->evictions, __ATOMIC_RELAXED);
+        __atomic_store_n(&evict_seen_ms, snap->mono_ms, __ATOMIC_RELAXED);
+    }
+    tenths = dt > 0 ? (snap->evictions - was) * 10000 / (uint64_t)dt : 0;
     return apr_psprintf(p, "%" APR_UINT64_T_FMT ".%d",
                         (apr_uint64_t)(tenths / 10), (int)(tenths % 10));
 }
@@ -556,6 +590,9 @@ hl_snapshot_t *hl_status_snap_header(request_rec *r, const server_rec *view)
     snap->mono_ms = hl_mono_ms();
     store_figures(&snap->store);
     snap->refusal_rate = refusal_rate(r->pool, snap);
+    snap->eviction_rate = eviction_rate(r->pool, snap);
+    snap->slots_pct = snap->capacity
+                      ? (int)((uint64_t)snap->used * 100 / snap->capacity) : 0;
     snap->counted_s = snap->shared.counters_started_ms > 0
                       ? (hl_now_ms() - snap->shared.counters_started_ms) / 1000
                       : 0;
@@ -686,6 +723,28 @@ static void collect_rows(apr_pool_t *p, hl_snapshot_t *snap)
     }
 }
 
+/* Sets the name (HotLimitStatusNames) of every account key snap lists:
+ * the keys refused most, at their limit, busiest, and looked up. Strings
+ * from p. Never fails. */
+static void attach_names(apr_pool_t *p, hl_snapshot_t *snap)
+{
+    int i;
+
+    for (i = 0; i < snap->nrefused; ++i)
+        snap->refused_rows[i].name = hl_names_of(p, snap->view,
+                                                 snap->refused[i].key);
+    for (i = 0; i < snap->nlimited; ++i)
+        snap->limited[i].name = hl_names_of(p, snap->view,
+                                            snap->limited[i].key);
+    for (i = 0; i < snap->ntop; ++i)
+        snap->top[i].name = hl_names_of(p, snap->view, snap->top[i].key);
+    for (i = 0; i < snap->lookups->nelts; ++i) {
+        hl_lookup_row_t *row = &APR_ARRAY_IDX(snap->lookups, i,
+                                              hl_lookup_row_t);
+        row->name = hl_names_of(p, snap->view, row->key);
+    }
+}
+
 hl_snapshot_t *hl_status_snap_take(request_rec *r, const server_rec *view,
                                    const char *lookup,
                                    const char *lookup_route)
@@ -706,5 +765,6 @@ hl_snapshot_t *hl_status_snap_take(request_rec *r, const server_rec *view,
     snap->lookup = lookup;
     snap->lookup_route = lookup_route;
     lookup_account(r, snap);
+    attach_names(r->pool, snap);
     return snap;
 }

@@ -22,6 +22,7 @@ typedef struct {
     uint32_t    count;
     const char *from;    /* its quota: "directive", "table" or "other" */
     int         window;  /* the counted window's index in its quota, from 0 */
+    const char *name;    /* the account's name (hl_names_of), or NULL */
 } hl_top_key_t;
 
 /* A key at its limit now (one of its windows). */
@@ -31,6 +32,7 @@ typedef struct {
     const char *from;    /* as in hl_top_key_t */
     int         window;
     int64_t     left_ms; /* until the counter expires */
+    const char *name;    /* as in hl_top_key_t */
 } hl_limited_key_t;
 
 /* Where the keys at their limit were listed from. */
@@ -78,6 +80,8 @@ typedef struct {
     uint32_t    count[HL_MAX_WINDOWS];     /* requests counted per window */
     int64_t     left_ms[HL_MAX_WINDOWS];   /* until it clears; 0: none */
     uint32_t    refusals; /* refusals now (hl_refusals_of) */
+    const char *name;     /* the name the book holds for the key (the
+                             spelling last refused), or NULL */
 } hl_lookup_row_t;
 
 /* A key refused most now, as the page shows it. */
@@ -87,6 +91,7 @@ typedef struct {
     const char *shown;    /* the client column: a ban counter's
                              "CLIENT (HOST:PORT)", else client */
     const char *rule;     /* the rule that refused it, "" when unknown */
+    const char *name;     /* the account's name (hl_names_of), or NULL */
 } hl_refused_row_t;
 
 /* A copy of everything the page shows. */
@@ -106,6 +111,9 @@ typedef struct {
     hl_refusal_rank_t refused[HL_TOP_REFUSED];
     uint64_t     refused_recent;  /* every key's, hl_refusals_recent */
     const char  *refusal_rate;    /* refusals per second now, "12.5" */
+    const char  *eviction_rate;   /* evictions per second lately, "0.4"
+                                     (eviction_rate's comment) */
+    int          slots_pct;       /* used of capacity, in percent */
     /* The rest only in a full snapshot (hl_status_snap_take): */
     int          ntop;
     hl_top_key_t top[HL_TOP_KEYS];

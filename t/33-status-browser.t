@@ -11,6 +11,13 @@
 # refusals; it looks an account up by name in the page's box and resets it
 # with the page's own button (t/support/cdp_lookup.py). Screenshots are
 # kept in t/logs (status-attack.png, status-lookup.png).
+# Under the issue-27 attack, on a private httpd whose store is Redis: a
+# flood that earns a ban, credential stuffing over many accounts (param:)
+# with one targeted, then Redis stopped; from the page alone the browser
+# finds the targeted account by its NAME (HotLimitStatusNames), "store
+# down" in the summary line and a chart with a time axis
+# (status-outage.png). The ban's HotLimitBan FILE:LINE is a TODO until the
+# bans work lands (skipped, said so).
 # Skipped, saying why, only when Chromium is not installed or cannot run.
 use strict;
 use warnings FATAL => 'all';
@@ -21,6 +28,8 @@ use Apache::TestUtil;
 use Apache::TestRequest qw(GET);
 use File::Path qw(make_path remove_tree);
 use HLTest;
+use HotLimitTable;
+use HLRedis;
 
 my ($chromium) = grep { -x } '/usr/bin/chromium', '/usr/bin/chromium-browser';
 my $helper = "$FindBin::Bin/support/cdp_reset.py";
@@ -62,7 +71,7 @@ my $runs_ok = $chromium && chromium('--dump-dom',
     'data:text/html,<p id=x></p><script>x.textContent="script ran"</script>')
     =~ /script ran/;
 
-plan tests => 11 + 10,
+plan tests => 11 + 10 + 9,
     need { 'chromium (apt-get install chromium)' => $chromium,
            'chromium that starts headless and runs a script' => $runs_ok };
 
@@ -162,3 +171,69 @@ my $after = hl_json(GET '/hotlimit-status?json&lookup=victim') || {};
 my ($ak) = grep { $_->{key} =~ m{/atkb/login#2\|} } @{ $after->{lookup}{keys} || [] };
 ok t_cmp($ak ? $ak->{windows}[0]{count} : -1, 0, "the account's counter is reset");
 Apache::TestRequest::module('default');
+
+# --- issue 27: who, which account, is the store healthy, since when -----------
+# A private httpd (HotLimitStore is the main server's) on a real Redis.
+if (!HLRedis::available()) {
+    skip('redis-server (apt-get install redis-server) is not installed', 0) for 1 .. 9;
+}
+else {
+    my $redis = HLRedis->new('browser-outage')->start;
+    my $rport = $redis->port;
+    my $h = start_httpd(name => 'browser-outage', conf => <<"CONF");
+HotLimitStore redis://127.0.0.1:$rport
+HotLimitStoreTimeout 50
+HotLimitStoreFailure local
+RemoteIPHeader X-Forwarded-For
+RemoteIPInternalProxy 127.0.0.1
+HotLimitBan 20/1m 10m
+<Location /flood>
+    HotLimitQuota 5/1m
+</Location>
+<Location /login>
+    HotLimitQuota 3/1m by=param:user
+</Location>
+CONF
+    my $ourl = $h->url('/hotlimit-status');
+    # The flood: one address, 60 requests: 5 admitted, then refused and banned.
+    my %fc;
+    $fc{ $h->get('/flood', 'X-Forwarded-For' => '203.0.113.77')->code }++ for 1 .. 60;
+    ok t_cmp("200:" . ($fc{200} // 0), '200:5', 'a flood from 203.0.113.77: 5 admitted, the rest refused');
+    # Credential stuffing from 12 addresses over 40 accounts, one targeted.
+    my %tc;
+    for my $i (1 .. 40) {
+        $h->get("/login?user=user$i", 'X-Forwarded-For' => '198.51.100.' . (1 + $i % 12));
+    }
+    $tc{ $h->get('/login?user=Target.Admin%40example.org',
+                 'X-Forwarded-For' => '198.51.100.' . (1 + $_ % 12))->code }++ for 1 .. 12;
+    ok t_cmp("200:" . ($tc{200} // 0) . " 429:" . ($tc{429} // 0), '200:3 429:9',
+             'credential stuffing: the targeted account admitted 3 times, then refused');
+    # Redis stops; the next requests find it down (the breaker opens).
+    $redis->stop;
+    $h->get('/flood', 'X-Forwarded-For' => '192.0.2.1') for 1 .. 3;
+    ok t_cmp($h->metrics, qr/^hotlimit_store_up 0$/m, 'Redis stopped: the module says the store is down');
+
+    my $oshot = "$logs/status-outage.png";
+    unlink $oshot;
+    chromium("--screenshot=$oshot", '--window-size=1400,2200', $ourl);
+    ok t_cmp((-s $oshot // 0) > 10_000 ? 1 : 0, 1, "a screenshot of the page in the outage: $oshot");
+    my $odom = chromium('--dump-dom', $ourl);
+    t_debug(substr($odom, 0, 4000));
+    my ($summary) = $odom =~ m{(<p id="summary">.*?</p>)}s;
+    ok t_cmp($summary // '', qr{<span id="store-health" class="warn"><b>store down</b>},
+             'Chromium: "store down" in the summary line, in red');
+    my ($trow) = $odom =~ m{(<tr class="refused[^"]*"><td class="client key">[^<]*<span class="name"[^>]*>[^<]*Target\.Admin\@example\.org[^<]*</span>.*?</tr>)}s;
+    ok t_cmp($trow // '', qr{<td class="client key">p:[0-9a-f]{16} <span class="name"}s,
+             'Chromium: the targeted account named in "Refused most (now)" beside its hash');
+    ok t_cmp($trow // '', qr{<td class="num">9</td>}, '... with its 9 refusals now');
+    my ($frow) = $odom =~ m{(<tr class="route"><td class="name">/flood</td>.*?</tr>)}s;
+    ok t_cmp($frow // '', qr{<svg class="chart".*<g class="time-axis">.*>5 min ago</text>.*>now</text></g>.*</svg>}s,
+             "Chromium: /flood's chart has a time axis, 5 min ago to now");
+    # TODO (issue 27 item 1, the bans helper's work): the ban list names its
+    # HotLimitBan FILE:LINE; not on this base (the list shows client, host
+    # and time left only). Turn this into:
+    #   ok t_cmp($odom, qr{<tr class="ban">.*203\.0\.113\.77.*\.conf:\d+}s, ...)
+    skip('TODO: the ban\'s HotLimitBan FILE:LINE is not on the page yet (bans helper, issue 27 item 1)',
+         $odom =~ m{<tr class="ban"><td class="client key">203\.0\.113\.77</td>} ? 1 : 0, 1);
+    $h->stop;
+}

@@ -48,5 +48,15 @@ int main(void)
         }
     }
     is_int(mismatches, 0, "agrees with printf around every power of ten");
+    {
+        static const struct { uint64_t v; const char *s; } g[] = {
+            { 0, "0" }, { 999, "999" }, { 1000, "1,000" }, { 1234, "1,234" },
+            { 123456, "123,456" }, { 1234567, "1,234,567" },
+            { 18446744073709551615ULL, "18,446,744,073,709,551,615" } };
+        char out[HL_FMT_GROUPED_MAX];
+        for (i = 0; i < sizeof(g) / sizeof(g[0]); ++i) {
+            size_t n = hl_fmt_grouped(out, g[i].v);
+            is_str(out, g[i].s, "grouped digits");
+            is_int(n, strlen(g[i].s), "their length");
     return done_testing();
 }
