@@ -16,8 +16,7 @@
 # with one targeted, then Redis stopped; from the page alone the browser
 # finds the targeted account by its NAME (HotLimitStatusNames), "store
 # down" in the summary line and a chart with a time axis
-# (status-outage.png). The ban's HotLimitBan FILE:LINE is a TODO until the
-# bans work lands (skipped, said so).
+# and the ban with its HotLimitBan FILE:LINE (status-outage.png).
 # Skipped, saying why, only when Chromium is not installed or cannot run.
 use strict;
 use warnings FATAL => 'all';
@@ -229,11 +228,8 @@ CONF
     my ($frow) = $odom =~ m{(<tr class="route"><td class="name">/flood</td>.*?</tr>)}s;
     ok t_cmp($frow // '', qr{<svg class="chart".*<g class="time-axis">.*>5 min ago</text>.*>now</text></g>.*</svg>}s,
              "Chromium: /flood's chart has a time axis, 5 min ago to now");
-    # TODO (issue 27 item 1, the bans helper's work): the ban list names its
-    # HotLimitBan FILE:LINE; not on this base (the list shows client, host
-    # and time left only). Turn this into:
-    #   ok t_cmp($odom, qr{<tr class="ban">.*203\.0\.113\.77.*\.conf:\d+}s, ...)
-    skip('TODO: the ban\'s HotLimitBan FILE:LINE is not on the page yet (bans helper, issue 27 item 1)',
-         $odom =~ m{<tr class="ban"><td class="client key">203\.0\.113\.77</td>} ? 1 : 0, 1);
+    my ($brow) = $odom =~ m{(<tr class="ban"><td class="client key">203\.0\.113\.77</td>.*?</tr>)}s;
+    ok t_cmp($brow // '', qr{<td class="line">HotLimitBan [^<]*\.conf:\d+}s,
+             'Chromium: the flooder\'s ban names its HotLimitBan FILE:LINE');
     $h->stop;
 }
