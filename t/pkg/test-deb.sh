@@ -392,6 +392,39 @@ done
 a2disconf -q "$TESTCONF" >/dev/null
 rm -f "/etc/apache2/conf-available/$TESTCONF.conf"
 
+# ---- purge with a bare directive: the notice -------------------------------
+# An instance whose configuration has HotLimitQuota outside any <IfModule>
+# cannot be restarted without the module: the purge leaves it running and
+# says so, naming it and what to do.
+if (cd "$work" && DEBIAN_FRONTEND=noninteractive apt-get install -y -q \
+        --no-install-recommends "./$(basename "$deb")") > "$work/install2.log" 2>&1 \
+   && a2enmod -q hotlimit >/dev/null; then
+    ok "install and a2enmod again"
+else
+    diag < "$work/install2.log"
+    bail "install and a2enmod again"
+fi
+cp -a /etc/apache2 "$ICONF"
+rm -f "$ICONF"/sites-enabled/*
+printf '%s\n' "Listen 127.0.0.1:$port" '<Location /pkgtest>' '    HotLimitQuota 2/1m' \
+    '</Location>' > "$ICONF/ports.conf"
+mkdir -p "/var/log/apache2-$INSTANCE"
+if APACHE_CONFDIR=$ICONF apache2ctl start > "$work/start.log" 2>&1 \
+   && wait_for curl -s -o /dev/null "http://127.0.0.1:$port/"; then
+    ok "apache2ctl start, a bare HotLimitQuota in its configuration"
+else
+    diag < "$work/start.log"
+    bail "apache2ctl start, a bare HotLimitQuota in its configuration"
+fi
+parent=$(cat "$pidfile")
+DEBIAN_FRONTEND=noninteractive apt-get purge -y -q "$PKG" > "$work/purge2.log" 2>&1
+check "the purge names the apache2 it could not restart without the module" \
+    grep -q "NOTICE: the apache2 of $ICONF (pid $parent) still runs mod_hotlimit.*Invalid command 'HotLimitQuota'.*<IfModule hotlimit_module>" "$work/purge2.log"
+grep -F 'NOTICE' "$work/purge2.log" | diag
+check "(it does still run the removed module)" maps_old "$parent"
+kill "$parent" && wait_for bash -c "! kill -0 $parent 2>/dev/null"
+rm -rf "$ICONF" "$rundir" "/var/lock/apache2-$INSTANCE" "/var/log/apache2-$INSTANCE"
+
 if [ "$slotmem_was_enabled" = no ]; then
     check "purge disabled slotmem_shm, which a2enmod hotlimit had enabled" \
         test ! -e /etc/apache2/mods-enabled/slotmem_shm.load
