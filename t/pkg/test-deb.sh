@@ -318,6 +318,17 @@ stop_instance() {
     APACHE_CONFDIR=$ICONF apache2ctl stop > "$work/stop.log" 2>&1 || { cat "$work/stop.log"; return 1; }
     wait_for bash -c "! kill -0 $pid 2>/dev/null"
 }
+# start_instance DESCRIPTION: starts the instance and waits until it
+# answers; a test line, and a bail-out if it does not.
+start_instance() {
+    if APACHE_CONFDIR=$ICONF apache2ctl start > "$work/start.log" 2>&1 \
+       && wait_for curl -s -o /dev/null "http://127.0.0.1:$port/"; then
+        ok "$1"
+    else
+        diag < "$work/start.log"
+        bail "$1"
+    fi
+}
 check "apache2ctl stop" stop_instance
 rundir=/var/run/apache2-$INSTANCE
 ls -la "$rundir" | diag
@@ -325,13 +336,7 @@ check "the stop saved the counters ($rundir/hotlimit-counters.persist)" \
     test -f "$rundir/hotlimit-counters.persist"
 check "mod_slotmem_shm saved the quota table ($rundir/slotmem-shm-hotlimit-*.persist)" \
     bash -c "ls '$rundir'/slotmem-shm-hotlimit-*.persist"
-if APACHE_CONFDIR=$ICONF apache2ctl start > "$work/start.log" 2>&1 \
-   && wait_for curl -s -o /dev/null "http://127.0.0.1:$port/"; then
-    ok "apache2ctl start again"
-else
-    diag < "$work/start.log"
-    bail "apache2ctl start again"
-fi
+start_instance "apache2ctl start again"
 
 # ---- purge with the directives still configured ---------------------------
 # apache2 runs the module, the test site's HotLimit* directives (wrapped in
@@ -409,13 +414,7 @@ rm -f "$ICONF"/sites-enabled/*
 printf '%s\n' "Listen 127.0.0.1:$port" '<Location /pkgtest>' '    HotLimitQuota 2/1m' \
     '</Location>' > "$ICONF/ports.conf"
 mkdir -p "/var/log/apache2-$INSTANCE"
-if APACHE_CONFDIR=$ICONF apache2ctl start > "$work/start.log" 2>&1 \
-   && wait_for curl -s -o /dev/null "http://127.0.0.1:$port/"; then
-    ok "apache2ctl start, a bare HotLimitQuota in its configuration"
-else
-    diag < "$work/start.log"
-    bail "apache2ctl start, a bare HotLimitQuota in its configuration"
-fi
+start_instance "apache2ctl start, a bare HotLimitQuota in its configuration"
 parent=$(cat "$pidfile")
 DEBIAN_FRONTEND=noninteractive apt-get purge -y -q "$PKG" > "$work/purge2.log" 2>&1
 check "the purge names the apache2 it could not restart without the module" \
