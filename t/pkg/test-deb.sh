@@ -1,7 +1,15 @@
 #!/bin/bash
 # t/pkg/test-deb.sh - builds the Debian package from this tree, checks it
 # with lintian, installs it, enables it with a2enmod, runs Debian's apache2
-# with a quota and sees the 429, then purges it and checks nothing is left.
+# with a quota and a shipped example (a quota table) and sees the 429. Then
+# the lifecycle: an upgrade (the same .deb again) reloads the running
+# apache2 (it no longer maps the replaced module file, a new generation in
+# its error log, the counters kept), or prints a notice where it cannot; a
+# purge while apache2 runs with the directives still configured restarts it
+# without the module, leaves a configuration that parses and an
+# "apache2ctl stop" that works, nothing of the module in /run/apache2*
+# (persisted counters, secret, slotmem-shm-hotlimit-*), no file dpkg -L
+# listed, and every shipped example still parses without the module.
 #
 # Runs as root (it installs a package). It works in a scratch directory and
 # leaves /etc/apache2 as it found it: the test site is a conf-available
@@ -158,17 +166,31 @@ done
 mkdir -p "$work/htdocs"
 echo "pkgtest" > "$work/htdocs/pkgtest"
 chmod -R a+rX "$work/htdocs"
+# A shipped example as an administrator copies it: local-table.conf and its
+# table (a quota table lives in a mod_slotmem_shm item, whose persisted
+# file purge removes too), its paths made the test's. The directives stay
+# configured through the purge below, as the issue's administrator left
+# them: the example's <IfModule> wrap and this file's keep the
+# configuration valid once the module is gone.
+mkdir -p "$work/examples" "$work/htdocs/shop"
+cp "$doc"/conf-examples/*.conf "$doc/conf-examples/local-table.json" "$work/examples/"
+sed -i -e "s#/etc/apache2/hotlimit.json#$work/examples/local-table.json#" \
+    -e "s#/var/www/shop#$work/htdocs/shop#" "$work/examples/local-table.conf"
+chmod -R a+rX "$work/htdocs" "$work/examples"
 cat > "/etc/apache2/conf-available/$TESTCONF.conf" <<EOF
 # Written by mod_hotlimit's t/pkg/test-deb.sh, removed when it ends.
 Listen 127.0.0.1:$port
+Include $work/examples/local-table.conf
 <VirtualHost 127.0.0.1:$port>
     DocumentRoot $work/htdocs
     <Directory $work/htdocs>
         Require all granted
     </Directory>
-    <Location /pkgtest>
-        HotLimitQuota 2/1m
-    </Location>
+    <IfModule hotlimit_module>
+        <Location /pkgtest>
+            HotLimitQuota 2/1m
+        </Location>
+    </IfModule>
 </VirtualHost>
 EOF
 check "a2enconf $TESTCONF" a2enconf -q "$TESTCONF"
@@ -229,45 +251,179 @@ check "hotlimit-check refuses a bad window (exit 1)" test "$rc" = 1
 check "hotlimit-check names the route and field" \
     grep -q "route '/login': field 'window'" "$work/check.out"
 
-# ---- stop, purge, nothing left ------------------------------------------
-parent=$(cat "/var/run/apache2-$INSTANCE/apache2.pid" 2>/dev/null || true)
-APACHE_CONFDIR=$ICONF apache2ctl stop > "$work/stop.log" 2>&1
-# The parent removes its pid file first and saves the counters when its
-# process pool goes, just before it exits: wait for the process itself.
-for _ in $(seq 100); do
-    [ -n "$parent" ] && kill -0 "$parent" 2>/dev/null || break
-    sleep 0.1
-done
-check "apache2ctl stop" test ! -f "/var/run/apache2-$INSTANCE/apache2.pid"
-check "the parent exited" bash -c "[ -z '$parent' ] || ! kill -0 '$parent' 2>/dev/null"
-persisted="/var/run/apache2-$INSTANCE/hotlimit-counters.persist"
-check "the stop saved the counters ($persisted)" test -f "$persisted"
-if [ ! -f "$persisted" ]; then
-    ls -la "/var/run/apache2-$INSTANCE" 2>&1 | diag
-    tail -n 20 "/var/log/apache2-$INSTANCE/error.log" 2>/dev/null | diag
+# ---- an upgrade reloads the running apache2 -----------------------------
+# dpkg replaces the module's file: a parent that has not reloaded still maps
+# the old one, which /proc/PID/maps shows as "(deleted)".
+so=/usr/lib/apache2/modules/mod_hotlimit.so
+pidfile=/var/run/apache2-$INSTANCE/apache2.pid
+elog=/var/log/apache2-$INSTANCE/error.log
+maps_new() { grep -q "$so\$" "/proc/$1/maps" 2>/dev/null; }
+maps_old() { grep -q "$so (deleted)\$" "/proc/$1/maps" 2>/dev/null; }
+# reinstall LOG: installs the same .deb again (dpkg unpacks it over the
+# installed one and runs "postinst configure <installed version>").
+reinstall() {
+    (cd "$work" && DEBIAN_FRONTEND=noninteractive apt-get install -y -q --reinstall \
+        --no-install-recommends "./$(basename "$deb")") > "$1" 2>&1
+}
+# wait_for COMMAND...: runs it every 0.1 s for up to 10 s until it succeeds.
+wait_for() {
+    for _ in $(seq 100); do "$@" && return 0; sleep 0.1; done
+    return 1
+}
+parent=$(cat "$pidfile")
+children=" $(pgrep -P "$parent" | tr '\n' ' ')"
+resumed=$(grep -c 'resuming normal operations' "$elog")
+check "before the upgrade apache2 (pid $parent) runs the installed module" maps_new "$parent"
+if reinstall "$work/upgrade.log"; then
+    ok "an upgrade (apt-get install --reinstall) while apache2 runs the module"
+else
+    diag < "$work/upgrade.log"
+    not_ok "an upgrade (apt-get install --reinstall) while apache2 runs the module"
 fi
-rm -rf "$ICONF" "/var/lock/apache2-$INSTANCE" "/var/log/apache2-$INSTANCE"
+check "the upgrade reloaded apache2: it runs the new module, not the replaced one" \
+    bash -c "grep -q '$so\$' /proc/$parent/maps && ! grep -q '(deleted)' <(grep -F '$so' /proc/$parent/maps)"
+check "a graceful reload: the same parent, and a new generation in the error log" \
+    bash -c "kill -0 $parent && [ \$(grep -c 'resuming normal operations' '$elog') -gt $resumed ]"
+new_child() {
+    local c
+    for c in $(pgrep -P "$parent"); do
+        [[ "$children" == *" $c "* ]] || return 0
+    done
+    return 1
+}
+check "new children serve" wait_for new_child
+check "the counters survived the reload: /pkgtest still 429" \
+    test "$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$port/pkgtest")" = 429
+
+# Where it cannot reload (here: a configuration that no longer parses), the
+# upgrade says so, and the administrator's reload then loads the new module.
+echo "NotADirective" > "$ICONF/conf-enabled/zz-hlpkgtest-broken.conf"
+reinstall "$work/upgrade2.log"
+check "an upgrade that cannot reload apache2 prints a notice naming it" \
+    grep -q "NOTICE: the apache2 of $ICONF (pid $parent) still runs the previous mod_hotlimit" "$work/upgrade2.log"
+grep -F 'NOTICE' "$work/upgrade2.log" | diag
+check "(it does still run the replaced module)" maps_old "$parent"
+rm -f "$ICONF/conf-enabled/zz-hlpkgtest-broken.conf"
+APACHE_CONFDIR=$ICONF apache2ctl graceful >/dev/null 2>&1
+check "after apache2ctl graceful it runs the new module" \
+    wait_for bash -c "! grep -q '$so (deleted)' /proc/$parent/maps"
+
+# ---- the files the module persists ---------------------------------------
+# stop_instance: stops the instance and waits for its parent to exit (the
+# parent removes its pid file first, and saves the counters and the
+# table's slotmem when its process pool goes, just before it exits).
+stop_instance() {
+    local pid
+    pid=$(cat "$pidfile" 2>/dev/null) || return 1
+    APACHE_CONFDIR=$ICONF apache2ctl stop > "$work/stop.log" 2>&1 || { cat "$work/stop.log"; return 1; }
+    wait_for bash -c "! kill -0 $pid 2>/dev/null"
+}
+# start_instance DESCRIPTION: starts the instance and waits until it
+# answers; a test line, and a bail-out if it does not.
+start_instance() {
+    if APACHE_CONFDIR=$ICONF apache2ctl start > "$work/start.log" 2>&1 \
+       && wait_for curl -s -o /dev/null "http://127.0.0.1:$port/"; then
+        ok "$1"
+    else
+        diag < "$work/start.log"
+        bail "$1"
+    fi
+}
+check "apache2ctl stop" stop_instance
+rundir=/var/run/apache2-$INSTANCE
+ls -la "$rundir" | diag
+check "the stop saved the counters ($rundir/hotlimit-counters.persist)" \
+    test -f "$rundir/hotlimit-counters.persist"
+check "mod_slotmem_shm saved the quota table ($rundir/slotmem-shm-hotlimit-*.persist)" \
+    bash -c "ls '$rundir'/slotmem-shm-hotlimit-*.persist"
+start_instance "apache2ctl start again"
+
+# ---- purge with the directives still configured ---------------------------
+# apache2 runs the module, the test site's HotLimit* directives (wrapped in
+# <IfModule hotlimit_module>) stay enabled: the purge disables the module
+# and restarts apache2 without it, removes what it wrote, and the
+# configuration still parses.
+dpkg -L "$PKG" > "$work/files.list"
+parent=$(cat "$pidfile")
+if DEBIAN_FRONTEND=noninteractive apt-get purge -y -q "$PKG" > "$work/purge.log" 2>&1; then
+    ok "apt-get purge -y $PKG, apache2 running the module"
+else
+    diag < "$work/purge.log"
+    not_ok "apt-get purge -y $PKG, apache2 running the module"
+fi
+check "dpkg no longer lists the package" bash -c "! dpkg -L $PKG >/dev/null 2>&1"
+# configtest [CONFDIR]: apache2ctl configtest, its output shown on failure only.
+configtest() {
+    local out
+    out=$(APACHE_CONFDIR=${1:-/etc/apache2} apache2ctl configtest 2>&1) || { echo "$out"; return 1; }
+}
+check "apache2ctl configtest passes with the directives still configured" configtest
+check "and for the instance" configtest "$ICONF"
+newparent=$(cat "$pidfile" 2>/dev/null)
+check "the purge restarted apache2 (pid $parent -> ${newparent:-none}) without the module" \
+    bash -c "[ -n '$newparent' ] && kill -0 '$newparent' && ! grep -q mod_hotlimit /proc/$newparent/maps"
+codes=
+for _ in 1 2 3; do
+    codes="$codes $(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$port/pkgtest")"
+done
+check "it serves /pkgtest, unlimited now (got$codes)" test "$codes" = " 200 200 200"
+check "apache2ctl stop works after the purge" stop_instance
+left=$(ls -d /run/apache2/*hotlimit* /run/apache2-*/*hotlimit* 2>/dev/null)
+if [ -z "$left" ]; then
+    ok "nothing of the module in /run/apache2 or /run/apache2-$INSTANCE"
+else
+    not_ok "nothing of the module in /run/apache2 or /run/apache2-$INSTANCE"
+    echo "$left" | diag
+fi
+left=$(while read -r f; do [ -d "$f" ] || [ ! -e "$f" ] || echo "$f"; done < "$work/files.list"
+       ls -d /etc/apache2*/mods-*/hotlimit.* /var/lib/libapache2-mod-hotlimit 2>/dev/null)
+if [ -z "$left" ]; then
+    ok "nothing of the package is left (dpkg -L before the purge, /etc/apache2*, /var/lib)"
+else
+    not_ok "nothing of the package is left (dpkg -L before the purge, /etc/apache2*, /var/lib)"
+    echo "$left" | diag
+fi
+rm -rf "$ICONF" "$rundir" "/var/lock/apache2-$INSTANCE" "/var/log/apache2-$INSTANCE"
+
+# Every shipped example, copied before the purge, still parses without it
+# (given the other modules it needs: front-controller.conf's mod_rewrite).
+for ex in "$work"/examples/*.conf; do
+    printf '%s\n' '<IfModule !rewrite_module>' \
+        '    LoadModule rewrite_module /usr/lib/apache2/modules/mod_rewrite.so' \
+        '</IfModule>' "Include $ex" > "/etc/apache2/conf-available/$TESTCONF.conf"
+    check "without the module, configtest passes with $(basename "$ex") included" \
+        configtest
+done
 a2disconf -q "$TESTCONF" >/dev/null
 rm -f "/etc/apache2/conf-available/$TESTCONF.conf"
 
-if DEBIAN_FRONTEND=noninteractive apt-get purge -y -q "$PKG" > "$work/purge.log" 2>&1; then
-    ok "apt-get purge -y $PKG"
+# ---- purge with a bare directive: the notice -------------------------------
+# An instance whose configuration has HotLimitQuota outside any <IfModule>
+# cannot be restarted without the module: the purge leaves it running and
+# says so, naming it and what to do.
+if (cd "$work" && DEBIAN_FRONTEND=noninteractive apt-get install -y -q \
+        --no-install-recommends "./$(basename "$deb")") > "$work/install2.log" 2>&1 \
+   && a2enmod -q hotlimit >/dev/null; then
+    ok "install and a2enmod again"
 else
-    diag < "$work/purge.log"
-    not_ok "apt-get purge -y $PKG"
+    diag < "$work/install2.log"
+    bail "install and a2enmod again"
 fi
-check "dpkg no longer lists the package" bash -c "! dpkg -L $PKG >/dev/null 2>&1"
-check "purge removed the persisted counters" test ! -e "$persisted"
-rm -rf "/var/run/apache2-$INSTANCE"
-left=$(ls -d /etc/apache2/mods-*/hotlimit.* /usr/lib/apache2/modules/mod_hotlimit.* \
-    /usr/bin/hotlimit-check /usr/share/man/man1/hotlimit-check.1* \
-    /usr/share/man/man5/mod_hotlimit.5* /usr/share/doc/$PKG 2>/dev/null)
-if [ -z "$left" ]; then
-    ok "nothing of the package is left"
-else
-    not_ok "nothing of the package is left"
-    echo "$left" | diag
-fi
+cp -a /etc/apache2 "$ICONF"
+rm -f "$ICONF"/sites-enabled/*
+printf '%s\n' "Listen 127.0.0.1:$port" '<Location /pkgtest>' '    HotLimitQuota 2/1m' \
+    '</Location>' > "$ICONF/ports.conf"
+mkdir -p "/var/log/apache2-$INSTANCE"
+start_instance "apache2ctl start, a bare HotLimitQuota in its configuration"
+parent=$(cat "$pidfile")
+DEBIAN_FRONTEND=noninteractive apt-get purge -y -q "$PKG" > "$work/purge2.log" 2>&1
+check "the purge names the apache2 it could not restart without the module" \
+    grep -q "NOTICE: the apache2 of $ICONF (pid $parent) still runs mod_hotlimit.*Invalid command 'HotLimitQuota'.*<IfModule hotlimit_module>" "$work/purge2.log"
+grep -F 'NOTICE' "$work/purge2.log" | diag
+check "(it does still run the removed module)" maps_old "$parent"
+kill "$parent" && wait_for bash -c "! kill -0 $parent 2>/dev/null"
+rm -rf "$ICONF" "$rundir" "/var/lock/apache2-$INSTANCE" "/var/log/apache2-$INSTANCE"
+
 if [ "$slotmem_was_enabled" = no ]; then
     check "purge disabled slotmem_shm, which a2enmod hotlimit had enabled" \
         test ! -e /etc/apache2/mods-enabled/slotmem_shm.load
