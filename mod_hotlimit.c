@@ -36,6 +36,7 @@
 #include "src/mod_hotlimit_device.h"
 #include "src/mod_hotlimit_conc.h"
 #include "src/mod_hotlimit_spool.h"
+#include "src/mod_hotlimit_wait.h"
 #include "src/mod_hotlimit_expr.h"
 #include "src/mod_hotlimit_usage.h"
 #include "src/mod_hotlimit_modstatus.h"
@@ -165,6 +166,7 @@ static void *merge_server_conf(apr_pool_t *p, void *basev, void *addv)
                                             : base->error_template;
     c->quotas = add->quotas;           /* each server lists its own */
     c->ban = add->ban ? add->ban : base->ban;
+    c->ban_where = add->ban ? add->ban_where : base->ban_where;
     c->body_memory = add->body_memory ? add->body_memory : base->body_memory;
     /* Device cookies: a vhost's own HotLimitSecretFile, else the main's. */
     c->device_secret = add->device_secret ? add->device_secret
@@ -600,6 +602,9 @@ static const char *set_ban(cmd_parms *cmd, void *dconf, const char *rate,
     if (hl_ban_parse(b, rate, duration, err, sizeof(err)) != 0)
         return apr_psprintf(cmd->pool, "%s: %s", cmd->cmd->name, err);
     server_conf(cmd)->ban = b;
+    server_conf(cmd)->ban_where = cmd->directive
+        ? apr_psprintf(cmd->pool, "%s:%d", cmd->directive->filename,
+                       cmd->directive->line_num) : "HotLimitBan";
     return NULL;
 }
 
@@ -765,8 +770,12 @@ static const command_rec hotlimit_cmds[] = {
     /* HotLimitConcurrency (mod_hotlimit_conc.c) */
     AP_INIT_TAKE_ARGV("HotLimitConcurrency", set_concurrency, NULL,
                       ACCESS_CONF | OR_LIMIT,
-                      "N [by=KEY] [norm=HOW]: at most N requests of one key "
-                      "in flight at once in this scope"),
+                      "N [by=KEY] [norm=HOW] [queue=Q] [wait=DURATION]: at "
+                      "most N requests of one key in flight at once in this "
+                      "scope; up to Q more wait in line for a slot"),
+    AP_INIT_TAKE1("HotLimitMaxWaiting", hl_wait_set_max, NULL, RSRC_CONF,
+                  "the most requests the whole server holds at once for "
+                  "queue= and delay= (default 10% of MaxRequestWorkers)"),
     { NULL }
 };
 
@@ -778,6 +787,7 @@ static int hl_pre_config(apr_pool_t *pconf, apr_pool_t *plog, apr_pool_t *ptemp)
 
     (void)plog;
     (void)ptemp;
+    hl_wait_pre_config();       /* HotLimitMaxWaiting (issue 26) */
     rc = hl_store_pre_config(pconf);
     return rc == OK ? hl_table_pre_config(pconf) : rc;
 }

@@ -585,7 +585,7 @@ int64_t hl_bucket_expires_ms(const hl_bucket_t *b, const hl_policy_t *p)
 void hl_policy_from_quota(const hl_quota_t *q, int i, hl_policy_t *p)
 {
     p->algo = q->algo;
-    p->burst = q->burst;
+    p->burst = hl_quota_burst(q);
     p->limit = 0;
     p->window_ms = 0;
     if (i >= 0 && i < q->nwindows && i < HL_MAX_WINDOWS) {

@@ -149,17 +149,25 @@ int hl_conc_take(hl_conc_table_t *t, uint64_t key, const hl_conc_holder_t *me,
                  uint32_t limit, unsigned scope, int64_t now,
                  hl_conc_alive_fn alive, void *ctx)
 {
+    int rc = hl_conc_try(t, key, me, limit, scope, now, alive, ctx);
+
+    if (rc == 0 && scope < HL_CONC_SCOPES)
+        t->scopes[scope].refused++;
+    return rc;
+}
+
+int hl_conc_try(hl_conc_table_t *t, uint64_t key, const hl_conc_holder_t *me,
+                uint32_t limit, unsigned scope, int64_t now,
+                hl_conc_alive_fn alive, void *ctx)
+{
     hl_conc_scope_t *s = scope < HL_CONC_SCOPES ? &t->scopes[scope] : NULL;
     uint32_t mine, free_at, held;
 
     held = scan_key(t, key, me, &mine, &free_at);
     if (held >= limit && reclaim_key(t, key, me, now, alive, ctx))
         held = scan_key(t, key, me, &mine, &free_at);
-    if (held >= limit) {
-        if (s)
-            s->refused++;
+    if (held >= limit)
         return 0;
-    }
     if (mine == UINT32_MAX) {
         /* A new record; one is always left empty so runs end. */
         if (free_at == UINT32_MAX || t->used + 1 >= t->capacity)
@@ -240,4 +248,34 @@ uint32_t hl_conc_reap(hl_conc_table_t *t, hl_conc_alive_fn alive, void *ctx)
         ++i;
     }
     return given;
+}
+
+void hl_conc_note_held(hl_conc_table_t *t, unsigned scope, int64_t held_ms)
+{
+    hl_conc_scope_t *s;
+    int64_t d = held_ms < 0 ? 0 : held_ms > 86400000 ? 86400000 : held_ms;
+
+    if (scope >= HL_CONC_SCOPES)
+        return;
+    s = &t->scopes[scope];
+    if (s->samples == 0)
+        s->avg_ms = (uint32_t)d;
+    else
+        s->avg_ms = (uint32_t)((int64_t)s->avg_ms + (d - (int64_t)s->avg_ms) / 8);
+    if (s->samples < UINT32_MAX)
+        s->samples++;
+}
+
+long hl_conc_retry_after_s(const hl_conc_table_t *t, unsigned scope,
+                           uint32_t limit, uint64_t position, uint64_t salt)
+{
+    uint64_t est, n = limit ? limit : 1, ms;
+
+    if (scope >= HL_CONC_SCOPES || t->scopes[scope].samples == 0)
+        return 1;            /* no slot given back yet: nothing known */
+    est = t->scopes[scope].avg_ms;
+    ms = est * (n + position % (2 * n)) / n;
+    ms += (salt ^ (salt >> 31)) % (est / n + 1);
+    ms = (ms + 999) / 1000;
+    return ms < 1 ? 1 : ms > 86400 ? 86400 : (long)ms;
 }

@@ -62,6 +62,8 @@ typedef struct {
     uint32_t table;        /* 1: a table rule's, 0: a directive's */
     uint32_t unlogged;     /* refusals not logged since logged_ms */
     int64_t  logged_ms;    /* when a refusal was last logged, 0 never */
+    uint32_t avg_ms;       /* moving estimate of how long a slot is held */
+    uint32_t samples;      /* slots given back since the scope was made */
     char     name[HL_CONC_NAME_MAX];
 } hl_conc_scope_t;
 
@@ -107,6 +109,12 @@ int hl_conc_take(hl_conc_table_t *t, uint64_t key, const hl_conc_holder_t *me,
                  uint32_t limit, unsigned scope, int64_t now,
                  hl_conc_alive_fn alive, void *ctx);
 
+/* hl_conc_take without counting a refusal: for a request that waits in
+ * line (queue=) and asks again. Same returns. */
+int hl_conc_try(hl_conc_table_t *t, uint64_t key, const hl_conc_holder_t *me,
+                uint32_t limit, unsigned scope, int64_t now,
+                hl_conc_alive_fn alive, void *ctx);
+
 /*
  * Returns 1 if a refusal in scope at now should be logged (at most one per
  * HL_CONC_LOG_MS per scope), setting *skipped to the refusals not logged
@@ -119,6 +127,26 @@ int hl_conc_log_due(hl_conc_table_t *t, unsigned scope, int64_t now,
 /* Gives back one slot of key held by me. Returns 1, or 0 when me holds
  * none (already reclaimed). */
 int hl_conc_give(hl_conc_table_t *t, uint64_t key, const hl_conc_holder_t *me);
+
+/*
+ * Notes that a slot of scope was held held_ms (given back): the scope's
+ * moving estimate takes 1/8 of the difference (the first one is taken as
+ * it is). A scope of HL_CONC_NO_SCOPE is ignored.
+ */
+void hl_conc_note_held(hl_conc_table_t *t, unsigned scope, int64_t held_ms);
+
+/*
+ * Returns the Retry-After (whole seconds, >= 1) of a request of scope
+ * refused at its limit of limit: the typical time until a slot frees, the
+ * scope's estimate (1 s flat before any slot was given back: nothing is
+ * known; and for HL_CONC_NO_SCOPE), spread between
+ * refused clients so that they do not all come back at once: the
+ * position-th refusal (e.g. the scope's refusal count) gets estimate * (1
+ * + (position mod 2*limit) / limit), plus up to one slot's share of it
+ * (estimate / limit) chosen by salt (a hash of the key). Never fails.
+ */
+long hl_conc_retry_after_s(const hl_conc_table_t *t, unsigned scope,
+                           uint32_t limit, uint64_t position, uint64_t salt);
 
 /* Returns how many slots of key are held. */
 uint32_t hl_conc_in_flight(const hl_conc_table_t *t, uint64_t key);

@@ -15,23 +15,22 @@ void hl_decide_prepare(const hl_slots_t *t, hl_decide_item_t *it)
 }
 
 /* Adds to st, under it's stats_name, what became of the request at item
- * it: refused (refused: 1, whichever quota refused it), admitted, or a
- * would-be rejection of a quota in dry run (one asked: an item not asked,
- * after a ban look that refused, would not have been refused by it). */
+ * it: kind. */
 static void count_decision(hl_stats_t *st, const hl_decide_item_t *it,
-                           int refused, int64_t now_ms)
+                           hl_decision_kind_t kind, int64_t now_ms)
 {
-    int asked = it->decision.nwindows > 0;
-    hl_decision_kind_t kind = !it->decision.admit && it->dry_run && asked
-                              ? HL_DECISION_DRY_RUN
-                              : refused ? HL_DECISION_REJECTED
-                              : HL_DECISION_ADMITTED;
-
     if (it->stats_name_len > 0)
         hl_stats_add_named(st, it->stats_hash, it->stats_name,
                            it->stats_name_len, kind, now_ms);
     else
         hl_stats_add_hashed(st, it->stats_hash, it->stats_name, kind, now_ms);
+}
+
+/* Returns the length of it's stats_name (measured when not given). */
+static size_t stats_len(const hl_decide_item_t *it)
+{
+    return it->stats_name_len > 0 ? it->stats_name_len
+                                  : strnlen(it->stats_name, HL_STATS_ROUTE_MAX - 1);
 }
 
 void hl_decide_not_asked(hl_decide_item_t *it)
@@ -82,14 +81,32 @@ void hl_decide_stats(hl_stats_t *st, hl_decide_item_t *const *items, int n,
                      int64_t now_ms)
 {
     const hl_decide_item_t *by = NULL;   /* the item that refused */
-    int i;
+    int i, banned_counted = 0;
 
     for (i = 0; i < n && !by; ++i)
         if (!items[i]->decision.admit && !items[i]->dry_run)
             by = items[i];
-    for (i = 0; i < n; ++i)
-        if (items[i]->stats_name != NULL)
-            count_decision(st, items[i], by != NULL, now_ms);
+    for (i = 0; i < n; ++i) {
+        const hl_decide_item_t *it = items[i];
+        int asked = it->decision.nwindows > 0;
+
+        if (it->stats_name == NULL)
+            continue;
+        if (by && by->peek) {
+            /* Banned: once, on the request's first route; no rule's. */
+            if (!banned_counted++)
+                count_decision(st, it, HL_DECISION_BANNED, now_ms);
+        }
+        else if (!it->decision.admit && it->dry_run && asked)
+            count_decision(st, it, HL_DECISION_DRY_RUN, now_ms);
+        else if (it == by)
+            count_decision(st, it, HL_DECISION_REJECTED, now_ms);
+        else if (by)
+            hl_stats_refused_other(st, it->stats_hash, it->stats_name,
+                                   stats_len(it));
+        else
+            count_decision(st, it, HL_DECISION_ADMITTED, now_ms);
+    }
     if (!by)
         return;
     /* Who was refused, and by which rule (issue 21). */

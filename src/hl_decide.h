@@ -73,17 +73,19 @@ int hl_decide_locked(hl_slots_t *const *tables,
                      hl_decide_item_t *const *items, int n, int64_t now_ms);
 
 /* Sets the decision of it to "not asked": refused, no window (an item
- * after a look that refused; counted as rejected in the statistics, even
- * in dry run). Never fails. */
+ * after a look that refused; the request is counted as banned in the
+ * statistics, hl_decide_stats). Never fails. */
 void hl_decide_not_asked(hl_decide_item_t *it);
 
 /*
- * Adds one outcome of the request per item (with a stats_name) to st,
- * after hl_decide_locked: rejected when any quota not in dry run refused
- * the request (also at the items that would have admitted it), dry run
- * when the item is in dry run and would have refused it, else admitted.
- * st is lock-free (hl_stats.h), so the caller calls this after letting go
- * of its locks. Never fails.
+ * Adds the outcome of the request to st, after hl_decide_locked, so that
+ * a request is counted once per kind: refused by a quota not in dry run,
+ * as rejected at that item only (the other items count it as refused by
+ * another rule: hl_stats_refused_other, not a decision of theirs);
+ * refused by a look (a ban), as banned at the first item with a
+ * stats_name only; else admitted at every item, or dry run at an item in
+ * dry run that would have refused it. st is lock-free (hl_stats.h), so
+ * the caller calls this after letting go of its locks. Never fails.
  */
 void hl_decide_stats(hl_stats_t *st, hl_decide_item_t *const *items, int n,
                      int64_t now_ms);

@@ -18,8 +18,10 @@
 #include "hl_json_path.h"
 #include "hl_text.h"
 
+#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #define HL_COUNT_MAX   2147483647u  /* COUNT and burst must be below 2^31 */
@@ -572,6 +574,27 @@ int hl_quota_set_norm(hl_quota_t *q, const char *value, char *err, size_t errlen
     return 0;
 }
 
+/* Parses delay=N. Returns 0, or -1 with a message naming value. */
+static int set_delay(hl_quota_t *q, const char *value, char *err, size_t errlen)
+{
+    char *end;
+    unsigned long n;
+
+    errno = 0;
+    n = strtoul(value, &end, 10);
+    if (errno || end == value || *end || value[0] == '-' || n > HL_COUNT_MAX)
+        return set_err(err, errlen, "bad delay '%s': a whole number of "
+                       "requests from 0", value);
+    q->delay = (uint32_t)n;
+    q->has_delay = 1;
+    return 0;
+}
+
+uint32_t hl_quota_burst(const hl_quota_t *q)
+{
+    return q->has_delay ? q->burst + 1 : q->burst;
+}
+
 int hl_quota_apply_token(hl_quota_t *q, const char *tok, char *err, size_t errlen)
 {
     const char *eq, *val;
@@ -592,9 +615,10 @@ int hl_quota_apply_token(hl_quota_t *q, const char *tok, char *err, size_t errle
     if (!span_is(tok, klen, "by") && !span_is(tok, klen, "algo")
         && !span_is(tok, klen, "burst") && !span_is(tok, klen, "count")
         && !span_is(tok, klen, "cost") && !span_is(tok, klen, "norm")
-        && !span_is(tok, klen, "reserve"))
+        && !span_is(tok, klen, "reserve") && !span_is(tok, klen, "delay"))
         return set_err(err, errlen, "unknown key '%.*s' in '%s' (use by, algo, "
-                       "burst, count, cost, norm or reserve)", (int)klen, tok, tok);
+                       "burst, delay, count, cost, norm or reserve)", (int)klen,
+                       tok, tok);
     if (val[0] == '\0')
         return set_err(err, errlen, "missing value in '%s'", tok);
     if (span_is(tok, klen, "by"))
@@ -603,6 +627,8 @@ int hl_quota_apply_token(hl_quota_t *q, const char *tok, char *err, size_t errle
         return hl_quota_set_algo(q, val, err, errlen);
     if (span_is(tok, klen, "burst"))
         return set_burst(q, val, err, errlen);
+    if (span_is(tok, klen, "delay"))
+        return set_delay(q, val, err, errlen);
     if (span_is(tok, klen, "cost"))
         return hl_quota_set_cost(q, val, err, errlen);
     if (span_is(tok, klen, "norm"))
@@ -666,6 +692,13 @@ int hl_quota_validate(const hl_quota_t *q, char *err, size_t errlen)
     if (q->burst != 0 && q->algo != HL_ALGO_GCRA)
         return set_err(err, errlen, "'burst=%u' needs algo=gcra (algo is %s)",
                        (unsigned)q->burst, hl_algo_name(q->algo));
+    if (q->has_delay && q->algo != HL_ALGO_GCRA)
+        return set_err(err, errlen, "'delay=%u' needs algo=gcra (algo is %s)",
+                       (unsigned)q->delay, hl_algo_name(q->algo));
+    if (q->has_delay && q->burst && q->delay > q->burst)
+        return set_err(err, errlen, "'delay=%u' is over 'burst=%u': no "
+                       "request would ever be held", (unsigned)q->delay,
+                       (unsigned)q->burst);
     if ((int)q->by < HL_BY_IP || (int)q->by > HL_BY_JSON)
         return set_err(err, errlen, "bad by %d", (int)q->by);
     if (q->by >= HL_BY_HEADER
@@ -819,6 +852,8 @@ char *hl_quota_describe(const hl_quota_t *q, char *buf, size_t buflen)
         len = describe_add(buf, buflen, len, " algo=%s", hl_algo_name(q->algo));
     if (q->burst)
         len = describe_add(buf, buflen, len, " burst=%u", (unsigned)q->burst);
+    if (q->has_delay)
+        len = describe_add(buf, buflen, len, " delay=%u", (unsigned)q->delay);
     if (q->count == HL_COUNT_FAILURES)
         len = describe_add(buf, buflen, len, " count=failures");
     else if (q->count == HL_COUNT_STATUS) {

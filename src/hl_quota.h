@@ -57,6 +57,11 @@ typedef struct {
                                              json:'s path, else "" */
     hl_algo_t   algo;
     uint32_t    burst;                    /* gcra burst; 0 = use the window's count */
+    uint8_t     has_delay;                /* delay= given (nginx limit_req's
+                                             delay=): burst then counts the
+                                             requests beyond the first */
+    uint32_t    delay;                    /* delay=N: over the rate, the first
+                                             N pass at once, the next are held */
     hl_count_t  count;
     int         nstatuses;
     uint16_t    statuses[HL_MAX_STATUSES];
@@ -95,6 +100,11 @@ void hl_quota_init(hl_quota_t *q);
  * naming the bad token into err (errlen bytes, may be 0). Zero, negative,
  * overflowing or over-30-day durations fail.
  */
+/* Returns the GCRA burst the counters of q use (hl_policy_t.burst; 0 =
+ * the window's count): burst=, plus the first request under delay=, where
+ * burst counts the requests beyond it as nginx's does. */
+uint32_t hl_quota_burst(const hl_quota_t *q);
+
 int hl_parse_duration_ms(const char *s, uint32_t bare_unit_ms,
                          uint32_t *out_ms, char *err, size_t errlen);
 

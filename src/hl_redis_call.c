@@ -130,7 +130,7 @@ int hl_redis_call_build(hl_redis_call_t *c, const hl_redis_script_t *s,
               | add_num(c, items[i]->dry_run != 0);
         for (j = 0; j < q->nwindows; ++j)
             rc |= add_num(c, q->windows[j].count) | add_num(c, q->windows[j].window_ms)
-                  | add_num(c, q->burst);
+                  | add_num(c, hl_quota_burst(q));
     }
     if (mode[0] == 'r' || mode[0] == 's')
         for (j = 0; j < items[0]->quota->nwindows; ++j)

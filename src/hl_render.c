@@ -17,7 +17,7 @@
 #include "hl_fmt.h"
 #include "hl_buf.h"
 #include "hl_tightest.h"
-#include "hl_wait.h"
+#include "hl_duration.h"
 
 /* ---- a string that grows inside a pool --------------------------------- */
 
@@ -269,7 +269,7 @@ static const hl_policy_view_t *main_policy(const hl_reject_info_t *info)
 /* ---- the built-in page ------------------------------------------------- */
 
 /* The texts of the page in one language. UTF-8 literals, trusted. How
- * long to wait is hl_wait_words' (in the same language). */
+ * long to wait is hl_duration_words' (in the same language). */
 typedef struct {
     const char  *code;       /* lang attribute */
     const char  *dir;        /* "ltr" or "rtl" */
@@ -380,7 +380,7 @@ static const char hl_page_css[] =
 char *hl_render_html(apr_pool_t *p, const hl_reject_info_t *info)
 {
     const hl_page_lang_t *l = page_lang(info->lang);
-    const char *words = hl_wait_words(p, l->code, retry_of(info));
+    const char *words = hl_duration_words(p, l->code, retry_of(info));
     const char *wait = apr_pstrcat(p, l->wait_pre, words, l->wait_post, NULL);
     const char *lead = info->banned
                        ? apr_pstrcat(p, l->ban_pre, words, l->ban_post, NULL)
@@ -504,7 +504,7 @@ char *hl_render_problem_json(apr_pool_t *p, const hl_reject_info_t *info)
     if (info->banned)
         detail = apr_psprintf(p, "This client is banned for %s after too many "
                               "refused requests; retry after %ld second%s.",
-                              hl_wait_words(p, "en", retry), retry,
+                              hl_duration_words(p, "en", retry), retry,
                               retry == 1 ? "" : "s");
     else
         detail = apr_psprintf(p, "Too many requests%s%s; retry after %ld second%s.",

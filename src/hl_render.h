@@ -70,7 +70,7 @@ const char *hl_render_language(size_t i);
 /*
  * Returns the built-in, self-contained HTML page (no external assets,
  * <meta name="robots" content="noindex, nofollow">, lang/dir attributes,
- * how long to wait in words (hl_wait_words), a "retry" link to the same
+ * how long to wait in words (hl_duration_words), a "retry" link to the same
  * page and a "home" link to "/"), in info->lang, falling back to en; a
  * banned client (info->banned) is told it is banned and for how long.
  * Allocated from p. Never NULL.

@@ -1,7 +1,7 @@
 /*
  * hl_shape.c - a refusal in the shapes LLM providers' clients read (see
  * hl_shape.h). The bodies say in English which limit refused and how long
- * to wait in words (hl_wait_words), because SDKs show error.message to the
+ * to wait in words (hl_duration_words), because SDKs show error.message to the
  * developer as it is; the header values are the providers' own formats.
  */
 #include <stdio.h>
@@ -10,7 +10,7 @@
 #include <apr_strings.h>
 #include "hl_shape.h"
 #include "hl_tightest.h"
-#include "hl_wait.h"
+#include "hl_duration.h"
 
 /* Returns the first violated policy of info, else the first, else NULL. */
 static const hl_policy_view_t *refusing(const hl_reject_info_t *info)
@@ -27,7 +27,7 @@ static const hl_policy_view_t *refusing(const hl_reject_info_t *info)
 char *hl_shape_message(apr_pool_t *p, const hl_reject_info_t *info)
 {
     long retry = info->retry_after < 1 ? 1 : info->retry_after;
-    const char *words = hl_wait_words(p, "en", retry);
+    const char *words = hl_duration_words(p, "en", retry);
     const hl_policy_view_t *pol = refusing(info);
 
     if (info->banned)

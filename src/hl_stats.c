@@ -76,6 +76,22 @@ static uint32_t tick_of(int64_t now_ms)
     return now_ms > 0 ? (uint32_t)(now_ms / HL_STATS_TICK_MS) : 0;
 }
 
+/* Returns the entry of route (len bytes, 0: measured; cut as in
+ * hl_stats_add_named) whose caller-computed hash is hash. Never NULL. */
+static hl_route_stat_t *entry_of(hl_stats_t *st, uint64_t hash,
+                                 const char *route, size_t len)
+{
+    uint64_t h = hash | 1;
+
+    if (h == HL_STATS_CLAIMING)
+        h = 3;
+    if (len == 0)
+        len = strnlen(route, HL_STATS_ROUTE_MAX - 1);
+    if (len > HL_STATS_ROUTE_MAX - 1)
+        len = HL_STATS_ROUTE_MAX - 1;
+    return stats_entry(st, route, len, h);
+}
+
 void hl_stats_add_hashed(hl_stats_t *st, uint64_t hash, const char *route,
                          hl_decision_kind_t kind, int64_t now_ms)
 {
@@ -86,17 +102,12 @@ void hl_stats_add_hashed(hl_stats_t *st, uint64_t hash, const char *route,
 void hl_stats_add_named(hl_stats_t *st, uint64_t hash, const char *route,
                         size_t len, hl_decision_kind_t kind, int64_t now_ms)
 {
-    uint64_t h = hash | 1;
     uint32_t tick = tick_of(now_ms);
     hl_route_stat_t *e;
 
-    if ((unsigned)kind > HL_DECISION_DRY_RUN)
+    if ((unsigned)kind >= HL_DECISION_KINDS)
         return;
-    if (h == HL_STATS_CLAIMING)
-        h = 3;
-    if (len > HL_STATS_ROUTE_MAX - 1)
-        len = HL_STATS_ROUTE_MAX - 1;
-    e = stats_entry(st, route, len, h);
+    e = entry_of(st, hash, route, len);
     __atomic_fetch_add(&e->count[kind], 1, __ATOMIC_RELAXED);
     hl_cell_add(&e->history[tick % HL_STATS_HISTORY][kind], tick);
 }
@@ -104,27 +115,26 @@ void hl_stats_add_named(hl_stats_t *st, uint64_t hash, const char *route,
 void hl_stats_refused_by(hl_stats_t *st, uint64_t hash, const char *route,
                          size_t len)
 {
-    uint64_t h = hash | 1;
+    __atomic_fetch_add(&entry_of(st, hash, route, len)->refused_by, 1,
+                       __ATOMIC_RELAXED);
+}
 
-    if (h == HL_STATS_CLAIMING)
-        h = 3;
-    if (len == 0)
-        len = strnlen(route, HL_STATS_ROUTE_MAX - 1);
-    if (len > HL_STATS_ROUTE_MAX - 1)
-        len = HL_STATS_ROUTE_MAX - 1;
-    __atomic_fetch_add(&stats_entry(st, route, len, h)->refused_by, 1,
+void hl_stats_refused_other(hl_stats_t *st, uint64_t hash, const char *route,
+                            size_t len)
+{
+    __atomic_fetch_add(&entry_of(st, hash, route, len)->refused_other, 1,
                        __ATOMIC_RELAXED);
 }
 
 void hl_stats_history(const hl_route_stat_t *e, int64_t now_ms,
-                      uint32_t out[HL_STATS_HISTORY][3])
+                      uint32_t out[HL_STATS_HISTORY][HL_DECISION_KINDS])
 {
     uint32_t now_tick = tick_of(now_ms);
     int i, k;
 
     for (i = 0; i < HL_STATS_HISTORY; ++i) {
         uint32_t tick = now_tick - (uint32_t)(HL_STATS_HISTORY - 1 - i);
-        for (k = 0; k < 3; ++k) {
+        for (k = 0; k < HL_DECISION_KINDS; ++k) {
             uint64_t v = __atomic_load_n(&e->history[tick % HL_STATS_HISTORY][k],
                                          __ATOMIC_RELAXED);
             out[i][k] = (uint32_t)(v >> 32) == tick ? (uint32_t)v : 0;

@@ -16,6 +16,7 @@
 #define HL_STATS_H
 
 #include <stdint.h>
+#include "hl_banbook.h"
 #include "hl_refusals.h"
 
 #define HL_STATS_ROUTES    1024   /* distinct routes counted (entry 0 is "(other)") */
@@ -26,25 +27,35 @@
 
 typedef enum {
     HL_DECISION_ADMITTED = 0,
-    HL_DECISION_REJECTED,
-    HL_DECISION_DRY_RUN      /* would have been rejected, admitted by HotLimitDryRun */
+    HL_DECISION_REJECTED,    /* refused by this route's own quota: a refused
+                                request is counted so once, on the line
+                                that refused it */
+    HL_DECISION_DRY_RUN,     /* would have been rejected, admitted by HotLimitDryRun */
+    HL_DECISION_BANNED       /* refused because its client is banned
+                                (HotLimitBan): counted once, on the first
+                                route of the request, never as a rule's */
 } hl_decision_kind_t;
+
+#define HL_DECISION_KINDS 4
 
 typedef struct {
     uint64_t hash;                     /* 0 = free entry */
-    uint64_t count[3];                 /* indexed by hl_decision_kind_t */
+    uint64_t count[HL_DECISION_KINDS]; /* indexed by hl_decision_kind_t */
     char     route[HL_STATS_ROUTE_MAX];
     /* [tick % HL_STATS_HISTORY][kind]: tick << 32 | count; see above */
-    uint64_t history[HL_STATS_HISTORY][3];
+    uint64_t history[HL_STATS_HISTORY][HL_DECISION_KINDS];
     /* Refusals per rule (issue 21): */
     uint64_t refused_by;               /* requests this route's quota refused
-                                          itself (count[REJECTED] also counts
-                                          those another quota refused) */
+                                          itself (= count[REJECTED]) */
+    uint64_t refused_other;            /* requests of this route another
+                                          quota of the request refused
+                                          (not a ban: count[BANNED]) */
 } hl_route_stat_t;
 
 typedef struct {
     hl_route_stat_t routes[HL_STATS_ROUTES];
     hl_refusals_t   refusals;   /* refusals per key (issue 21) */
+    hl_banbook_t    bans;       /* why each ban was started (issue 27) */
 } hl_stats_t;
 
 /* Empties *st. */
@@ -72,6 +83,12 @@ void hl_stats_add_named(hl_stats_t *st, uint64_t hash, const char *route,
 void hl_stats_refused_by(hl_stats_t *st, uint64_t hash, const char *route,
                          size_t len);
 
+/* Counts one request of route that another quota of the request refused
+ * (hl_route_stat_t refused_other: not a decision of route's, so not in
+ * count[]); route, hash and len as in hl_stats_add_named. Never fails. */
+void hl_stats_refused_other(hl_stats_t *st, uint64_t hash, const char *route,
+                            size_t len);
+
 /*
  * Fills out[0 .. HL_STATS_HISTORY) with e's decisions per tick, oldest
  * first: out[HL_STATS_HISTORY - 1] is the tick of now_ms (still running),
@@ -80,6 +97,6 @@ void hl_stats_refused_by(hl_stats_t *st, uint64_t hash, const char *route,
  * with atomic loads, so it may be the live entry or a copy. Never fails.
  */
 void hl_stats_history(const hl_route_stat_t *e, int64_t now_ms,
-                      uint32_t out[HL_STATS_HISTORY][3]);
+                      uint32_t out[HL_STATS_HISTORY][HL_DECISION_KINDS]);
 
 #endif

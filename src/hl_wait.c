@@ -1,121 +1,88 @@
 /*
- * hl_wait.c - a wait in words (see hl_wait.h). One table: per language, how
- * it writes "about" and the four units with their plural forms. UTF-8
- * literals, trusted; nothing from a request is written.
+ * hl_wait.c - the requests the server holds instead of refusing them: see
+ * hl_wait.h.
  */
 #include <string.h>
-#include <strings.h>
-#include <apr_strings.h>
+
 #include "hl_wait.h"
 
-/* How a language writes "N units". */
-typedef enum {
-    HL_PL_NONE,     /* one form: N + other (zh, ja) */
-    HL_PL_ONE,      /* 1 + one, else N + other (en es fr de) */
-    HL_PL_AR        /* Arabic (CLDR): 1, 2, 3..10 (mod 100), others */
-} hl_plural_rule_t;
-
-/* One unit in one language. */
-typedef struct {
-    const char *one;    /* ONE: after "1"; AR: the whole phrase for 1 */
-    const char *two;    /* AR: the whole phrase for 2 */
-    const char *few;    /* AR: after N when N % 100 is 3..10 */
-    const char *other;  /* after N otherwise */
-} hl_unit_words_t;
-
-#define HL_WAIT_UNITS 4   /* seconds, minutes, hours, days */
-
-typedef struct {
-    const char       *code;
-    hl_plural_rule_t  rule;
-    const char       *about;               /* before an inexact count */
-    hl_unit_words_t   units[HL_WAIT_UNITS];
-} hl_wait_lang_t;
-
-static const hl_wait_lang_t hl_wait_langs[] = {
-    { "en", HL_PL_ONE, "about ", {
-        { " second", NULL, NULL, " seconds" },
-        { " minute", NULL, NULL, " minutes" },
-        { " hour",   NULL, NULL, " hours" },
-        { " day",    NULL, NULL, " days" } } },
-    { "zh", HL_PL_NONE, "约 ", {
-        { NULL, NULL, NULL, " 秒" },
-        { NULL, NULL, NULL, " 分钟" },
-        { NULL, NULL, NULL, " 小时" },
-        { NULL, NULL, NULL, " 天" } } },
-    { "es", HL_PL_ONE, "aproximadamente ", {
-        { " segundo", NULL, NULL, " segundos" },
-        { " minuto",  NULL, NULL, " minutos" },
-        { " hora",    NULL, NULL, " horas" },
-        { " día",     NULL, NULL, " días" } } },
-    { "fr", HL_PL_ONE, "environ ", {
-        { " seconde", NULL, NULL, " secondes" },
-        { " minute",  NULL, NULL, " minutes" },
-        { " heure",   NULL, NULL, " heures" },
-        { " jour",    NULL, NULL, " jours" } } },
-    { "de", HL_PL_ONE, "etwa ", {
-        { " Sekunde", NULL, NULL, " Sekunden" },
-        { " Minute",  NULL, NULL, " Minuten" },
-        { " Stunde",  NULL, NULL, " Stunden" },
-        { " Tag",     NULL, NULL, " Tage" } } },
-    { "ar", HL_PL_AR, "حوالي ", {
-        { "ثانية واحدة", "ثانيتين", " ثوانٍ", " ثانية" },
-        { "دقيقة واحدة", "دقيقتين", " دقائق", " دقيقة" },
-        { "ساعة واحدة", "ساعتين", " ساعات", " ساعة" },
-        { "يوم واحد", "يومين", " أيام", " يومًا" } } },
-    { "ja", HL_PL_NONE, "約", {
-        { NULL, NULL, NULL, "秒" },
-        { NULL, NULL, NULL, "分" },
-        { NULL, NULL, NULL, "時間" },
-        { NULL, NULL, NULL, "日" } } },
-};
-
-#define HL_WAIT_NLANGS (sizeof(hl_wait_langs) / sizeof(hl_wait_langs[0]))
-
-/* Seconds in each unit, smallest first (the order of units[]). */
-static const long hl_unit_s[HL_WAIT_UNITS] = { 1, 60, 3600, 86400 };
-
-/* Returns the words of lang (ASCII case ignored), en when unknown or NULL. */
-static const hl_wait_lang_t *wait_lang(const char *lang)
+uint32_t hl_wait_count(const hl_wait_table_t *t, uint64_t key)
 {
-    size_t i;
+    uint32_t i, n = 0;
 
-    for (i = 0; lang != NULL && i < HL_WAIT_NLANGS; i++)
-        if (strcasecmp(lang, hl_wait_langs[i].code) == 0)
-            return &hl_wait_langs[i];
-    return &hl_wait_langs[0];
+    for (i = 0; i < HL_WAIT_MAX; ++i)
+        if (t->rec[i].seq && t->rec[i].key == key)
+            ++n;
+    return n;
 }
 
-/* Returns "N units" of u under rule (allocated from p), n >= 1. */
-static char *count_words(apr_pool_t *p, hl_plural_rule_t rule,
-                         const hl_unit_words_t *u, long n)
+uint64_t hl_wait_join(hl_wait_table_t *t, uint64_t key,
+                      const hl_conc_holder_t *me, uint32_t queue_max,
+                      uint32_t total_max, int *why)
 {
-    char *num = apr_ltoa(p, n);
+    uint32_t i;
 
-    if (rule == HL_PL_ONE && n == 1)
-        return apr_pstrcat(p, num, u->one, NULL);
-    if (rule == HL_PL_AR) {
-        if (n == 1)
-            return apr_pstrdup(p, u->one);
-        if (n == 2)
-            return apr_pstrdup(p, u->two);
-        if (n % 100 >= 3 && n % 100 <= 10)
-            return apr_pstrcat(p, num, u->few, NULL);
+    *why = 0;
+    if (t->used >= total_max || t->used >= HL_WAIT_MAX) {
+        *why = HL_WAIT_SERVER_FULL;
+        return 0;
     }
-    return apr_pstrcat(p, num, u->other, NULL);
+    if (queue_max && hl_wait_count(t, key) >= queue_max) {
+        *why = HL_WAIT_LINE_FULL;
+        return 0;
+    }
+    for (i = 0; i < HL_WAIT_MAX && t->rec[i].seq; ++i)
+        ;
+    if (i == HL_WAIT_MAX) {          /* used disagrees: trust the records */
+        *why = HL_WAIT_SERVER_FULL;
+        return 0;
+    }
+    t->rec[i].key = key;
+    t->rec[i].seq = ++t->next_seq;
+    t->rec[i].pid = me->pid;
+    t->rec[i].start = me->start;
+    t->used++;
+    return t->rec[i].seq;
 }
 
-char *hl_wait_words(apr_pool_t *p, const char *lang, long seconds)
+uint32_t hl_wait_ahead(const hl_wait_table_t *t, uint64_t key, uint64_t seq)
 {
-    const hl_wait_lang_t *l = wait_lang(lang);
-    int unit = HL_WAIT_UNITS - 1;
-    long n;
+    uint32_t i, n = 0;
 
-    if (seconds < 1)
-        seconds = 1;
-    while (unit > 0 && seconds < hl_unit_s[unit])
-        unit--;
-    n = seconds / hl_unit_s[unit];
-    return apr_pstrcat(p, seconds % hl_unit_s[unit] ? l->about : "",
-                       count_words(p, l->rule, &l->units[unit], n), NULL);
+    for (i = 0; i < HL_WAIT_MAX; ++i)
+        if (t->rec[i].seq && t->rec[i].key == key && t->rec[i].seq < seq)
+            ++n;
+    return n;
+}
+
+/* Empties record i. */
+static void drop(hl_wait_table_t *t, uint32_t i)
+{
+    memset(&t->rec[i], 0, sizeof(t->rec[i]));
+    if (t->used > 0)
+        t->used--;
+}
+
+int hl_wait_leave(hl_wait_table_t *t, uint64_t seq)
+{
+    uint32_t i;
+
+    for (i = 0; seq && i < HL_WAIT_MAX; ++i)
+        if (t->rec[i].seq == seq) {
+            drop(t, i);
+            return 1;
+        }
+    return 0;
+}
+
+uint32_t hl_wait_reap(hl_wait_table_t *t, hl_conc_alive_fn alive, void *ctx)
+{
+    uint32_t i, n = 0;
+
+    for (i = 0; i < HL_WAIT_MAX; ++i)
+        if (t->rec[i].seq && !alive(t->rec[i].pid, t->rec[i].start, ctx)) {
+            drop(t, i);
+            ++n;
+        }
+    return n;
 }

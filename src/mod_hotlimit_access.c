@@ -59,6 +59,7 @@
 #include "mod_hotlimit_conf.h"
 #include "mod_hotlimit_access.h"
 #include "mod_hotlimit_body.h"
+#include "mod_hotlimit_delay.h"
 #include "mod_hotlimit_refusal_log.h"
 #include "mod_hotlimit_device.h"
 #include "mod_hotlimit_respond.h"
@@ -929,9 +930,14 @@ static void ban_check(request_rec *r, const hl_server_conf_t *sc,
 
 /* Returns the 429 outcome (hl_respond_reject) for a request refused
  * because its client is banned (ban check m said so), with Retry-After =
- * the time the ban has left. */
+ * the time the ban has left; counted among the ban's refusals (its entry
+ * in the ban book, when this server started it). */
 static int refuse_banned(request_rec *r, const hl_match_t *m)
 {
+    hl_stats_t *st = hl_store_stats();
+
+    if (st)
+        hl_banbook_refused(&st->bans, m->item.key, m->item.key_len);
     ap_log_rerror(APLOG_MARK, APLOG_DEBUG, 0, r,
                   "HL00103: banned, refused client=%s key=%s retry_after=%ld",
                   r->useragent_ip, ap_escape_logitem(r->pool, m->item.key),
@@ -939,13 +945,33 @@ static int refuse_banned(request_rec *r, const hl_match_t *m)
     return hl_respond_reject(r, m);
 }
 
-/* Counts a refusal of the client of r, by a quota keyed by its address
- * (refused_by_address), toward its server's ban b. The refusal
+/* Records in the ban book why the ban whose counter item is ban started:
+ * the HotLimitBan line of b ("table" for the table's), and the rule of
+ * match by, whose refusal started it ("FILE:LINE" of its HotLimitQuota,
+ * "table ROUTE" for a table rule). */
+static void record_ban(request_rec *r, const hl_server_conf_t *sc,
+                       const hl_ban_t *b, const hl_decide_item_t *ban,
+                       const hl_match_t *by)
+{
+    hl_stats_t *st = hl_store_stats();
+    const char *rule = by->dq ? by->dq->where
+                       : apr_pstrcat(r->pool, "table ", by->route, NULL);
+
+    if (st)
+        hl_banbook_start(&st->bans, ban->key, ban->key_len,
+                         b == sc->ban && sc->ban_where ? sc->ban_where : "table",
+                         rule, (int64_t)(apr_time_now() / 1000));
+}
+
+/* Counts a refusal of the client of r, by match by (a quota keyed by its
+ * address: refused_by_address), toward its server's ban b. The refusal
  * that takes the last room of AFTER/WITHIN (exactly one, however many run
  * at once: the store counts under its lock) starts the ban, logged once
- * (HL00102), and the client's refusals start over. */
+ * (HL00102) and recorded (record_ban), and the client's refusals start
+ * over. */
 static void note_refusal(request_rec *r, const hl_server_conf_t *sc,
-                         const hl_ban_t *b, const hl_client_t *cl)
+                         const hl_ban_t *b, const hl_client_t *cl,
+                         const hl_match_t *by)
 {
     const hl_store_t *store;
     hl_decide_item_t rej, ban;
@@ -955,7 +981,8 @@ static void note_refusal(request_rec *r, const hl_server_conf_t *sc,
     if (decide_one(&rej) != 1 || rej.decision.remaining != 0)
         return;
     ban_item(r, sc, cl, HL_BAN_SCOPE, &b->ban, &ban);
-    if (decide_one(&ban) == 1)
+    if (decide_one(&ban) == 1) {
+        record_ban(r, sc, b, &ban, by);
         ap_log_rerror(APLOG_MARK, APLOG_NOTICE, 0, r,
                       "HL00102: ban started client=%s key=%s after=%u "
                       "refusals within=%s for=%s retry_after=%ld",
@@ -966,24 +993,26 @@ static void note_refusal(request_rec *r, const hl_server_conf_t *sc,
                       /* "1/5s" without its "1/": the duration */
                       hl_window_name(&b->ban.windows[0], span, sizeof(span)) + 2,
                       (long)((b->ban.windows[0].window_ms + 999) / 1000));
+    }
     store = hl_store_get();
     store->ops->reset(store->ctx, rej.key, rej.key_len);
 }
 
-/* Returns 1 if a quota keyed by the client address (match by_address)
- * refused the request whose matches are m (n), not in dry run: only such
- * a refusal is the client's own doing, and counts toward its ban. A
- * refusal by a shared or account budget (by=global, by=header:...) may
- * come from someone else's spending and never does. */
-static int refused_by_address(const hl_match_t *m, int n)
+/* Returns the match of a quota keyed by the client address (match
+ * by_address) that refused the request whose matches are m (n), not in
+ * dry run, or NULL: only such a refusal is the client's own doing, and
+ * counts toward its ban. A refusal by a shared or account budget
+ * (by=global, by=header:...) may come from someone else's spending and
+ * never does. Points into m. */
+static const hl_match_t *refused_by_address(const hl_match_t *m, int n)
 {
     int i;
 
     for (i = 0; i < n; ++i)
         if (m[i].by_address && !m[i].item.decision.admit
             && !m[i].item.dry_run)
-            return 1;
-    return 0;
+            return &m[i];
+    return NULL;
 }
 
 /* Returns the ban in force for a request of server sc: the table's "ban"
@@ -1188,10 +1217,14 @@ static int limit_request(request_rec *r, hl_stage_t stage)
         if (!m[i].item.decision.admit)
             hl_refusal_log(r, &m[i], dc->log_refusals, m[i].by_address);
     if (!admit) {
-        if (ban && refused_by_address(m, n))
-            note_refusal(r, sc, ban, cl);
+        const hl_match_t *by = ban ? refused_by_address(m, n) : NULL;
+
+        if (by)
+            note_refusal(r, sc, ban, cl, by);
         return hl_respond_reject(r, &m[primary]);
     }
+    if ((i = hl_delay_hold(r, m, n)) != DECLINED)
+        return i;            /* delay=: held until it conforms (issue 26) */
     remember_after_response(r, state, m, n);
     hl_upgrade_note(r, &cl->upgrade, m, n);
     return DECLINED;

@@ -9,6 +9,7 @@
  * The decision side (is a client banned, does a refusal start a ban) is in
  * mod_hotlimit_access.c.
  */
+#include <stdlib.h>
 #include <string.h>
 
 #include "httpd.h"
@@ -20,6 +21,7 @@
 #include "mod_hotlimit_store.h"
 #include "mod_hotlimit_stores.h"
 #include "mod_hotlimit_view.h"
+#include "hl_banbook.h"
 #include "hl_render.h"
 #include "hl_slotkey.h"
 
@@ -34,6 +36,33 @@ typedef struct {
     int64_t              now_ms;
     apr_array_header_t  *bans;    /* of hl_ban_entry_t */
 } hl_ban_scan_t;
+
+/* Fills the why of ban e from the ban book (this server's), its texts
+ * copied from p; unknown ("", 0) when the book has no entry for it. */
+static void explain_ban(hl_ban_entry_t *e, apr_pool_t *p)
+{
+    const hl_stats_t *st = hl_store_stats();
+    const hl_banbook_entry_t *b = st ? hl_banbook_find(&st->bans, e->key,
+                                                       strlen(e->key)) : NULL;
+
+    e->line = b ? apr_pstrndup(p, b->line, sizeof(b->line)) : "";
+    e->rule = b ? apr_pstrndup(p, b->rule, sizeof(b->rule)) : "";
+    e->since_ms = b ? b->since_ms : 0;
+    e->refusals = b ? __atomic_load_n(&b->refusals, __ATOMIC_RELAXED) : 0;
+}
+
+/* qsort order of bans: newest first, then (unknown start) most time left
+ * first, then by key (a stable page). */
+static int newest_first(const void *a, const void *b)
+{
+    const hl_ban_entry_t *x = a, *y = b;
+
+    if (x->since_ms != y->since_ms)
+        return x->since_ms > y->since_ms ? -1 : 1;
+    if (x->left_ms != y->left_ms)
+        return x->left_ms > y->left_ms ? -1 : 1;
+    return strcmp(x->key, y->key);
+}
 
 /* Keeps the counter whose slot key is key (len bytes) when it is a ban in
  * force (hl_slotkey_is_ban_slot, with a client): count > 0 and
@@ -53,6 +82,7 @@ static void keep_ban(hl_ban_scan_t *c, const char *key, size_t len,
     e->client = e->key + (k.client - k.key);
     e->host = apr_pstrmemdup(c->pool, k.key, k.tag_len);
     e->left_ms = left_ms;
+    explain_ban(e, c->pool);
 }
 
 /* hl_store_scan callback: keeps s when it is a ban in force. Returns 0
@@ -99,7 +129,17 @@ apr_array_header_t *hl_ban_list(const server_rec *view, apr_pool_t *p,
     c.bans = apr_array_make(p, 4, sizeof(hl_ban_entry_t));
     if (!bans_from_redis(&c))
         hl_store_scan(collect_ban, &c);
+    if (c.bans->nelts > 1)
+        qsort(c.bans->elts, (size_t)c.bans->nelts, sizeof(hl_ban_entry_t),
+              newest_first);
     return c.bans;
+}
+
+uint64_t hl_ban_total(void)
+{
+    const hl_stats_t *st = hl_store_stats();
+
+    return st ? hl_banbook_total(&st->bans) : 0;
 }
 
 void hl_ban_write_json(request_rec *r, const apr_array_header_t *bans)
@@ -109,11 +149,19 @@ void hl_ban_write_json(request_rec *r, const apr_array_header_t *bans)
     ap_rputs("\"bans\":[", r);
     for (i = 0; i < bans->nelts; ++i) {
         const hl_ban_entry_t *e = &APR_ARRAY_IDX(bans, i, hl_ban_entry_t);
-        ap_rprintf(r, "%s{\"key\":\"%s\",\"left_s\":%" APR_INT64_T_FMT "}",
+        ap_rprintf(r, "%s{\"key\":\"%s\",\"client\":\"%s\",\"host\":\"%s\","
+                   "\"left_s\":%" APR_INT64_T_FMT ",\"line\":\"%s\","
+                   "\"rule\":\"%s\",\"since_ms\":%" APR_INT64_T_FMT ","
+                   "\"refusals\":%" APR_UINT64_T_FMT "}",
                    i ? "," : "", hl_json_escape(r->pool, e->key),
-                   (apr_int64_t)((e->left_ms + 999) / 1000));
+                   hl_json_escape(r->pool, e->client),
+                   hl_json_escape(r->pool, e->host),
+                   (apr_int64_t)((e->left_ms + 999) / 1000),
+                   hl_json_escape(r->pool, e->line),
+                   hl_json_escape(r->pool, e->rule), (apr_int64_t)e->since_ms,
+                   (apr_uint64_t)e->refusals);
     }
-    ap_rputs("]", r);
+    ap_rprintf(r, "],\"bans_total\":%" APR_UINT64_T_FMT, (apr_uint64_t)hl_ban_total());
 }
 
 void hl_ban_write_metrics(request_rec *r, const server_rec *view)
@@ -122,13 +170,18 @@ void hl_ban_write_metrics(request_rec *r, const server_rec *view)
 
     ap_rprintf(r, "# HELP hotlimit_bans_active Clients banned now (HotLimitBan).\n"
                "# TYPE hotlimit_bans_active gauge\n"
-               "hotlimit_bans_active %d\n", bans->nelts);
+               "hotlimit_bans_active %d\n"
+               "# HELP hotlimit_bans_total Bans this server started since the counters started (HotLimitBan).\n"
+               "# TYPE hotlimit_bans_total counter\n"
+               "hotlimit_bans_total %" APR_UINT64_T_FMT "\n", bans->nelts,
+               (apr_uint64_t)hl_ban_total());
 }
 
-int hl_ban_reset_client(const server_rec *view, apr_pool_t *p,
-                        const char *client)
+/* Lifts the bans of list bans (of hl_ban_entry_t) whose client is client,
+ * or every one when client is NULL. Returns the counters removed, or -1
+ * when the store cannot answer. */
+static int lift(const apr_array_header_t *bans, const char *client)
 {
-    apr_array_header_t *bans = hl_ban_list(view, p, hl_mono_ms());
     const hl_store_t *store = hl_store_get();
     int i, removed = 0;
 
@@ -136,7 +189,7 @@ int hl_ban_reset_client(const server_rec *view, apr_pool_t *p,
         const hl_ban_entry_t *e = &APR_ARRAY_IDX(bans, i, hl_ban_entry_t);
         int n;
 
-        if (strcmp(e->client, client) != 0)
+        if (client && strcmp(e->client, client) != 0)
             continue;
         n = store->ops->reset(store->ctx, e->key, strlen(e->key));
         if (n < 0)
@@ -144,4 +197,15 @@ int hl_ban_reset_client(const server_rec *view, apr_pool_t *p,
         removed += n;
     }
     return removed;
+}
+
+int hl_ban_reset_client(const server_rec *view, apr_pool_t *p,
+                        const char *client)
+{
+    return lift(hl_ban_list(view, p, hl_mono_ms()), client);
+}
+
+int hl_ban_lift_all(const server_rec *view, apr_pool_t *p)
+{
+    return lift(hl_ban_list(view, p, hl_mono_ms()), NULL);
 }

@@ -15,22 +15,36 @@ typedef struct {
     const char *host;      /* its virtual host's "host:port", "" for the
                               main server's */
     int64_t     left_ms;   /* > 0 */
+    /* Why (the ban book, hl_banbook.h; unknown when another server sharing
+     * the Redis store started it, or newer bans pushed it out): */
+    const char *line;      /* the HotLimitBan "FILE:LINE", "table"; "" */
+    const char *rule;      /* the rule whose refusals banned; "" */
+    int64_t     since_ms;  /* wall clock; 0: unknown */
+    uint64_t    refusals;  /* requests refused while banned */
 } hl_ban_entry_t;
 
 /* Returns the bans in force at now_ms (hl_mono_ms) that the status page
  * of server view shows (hl_view_owns: all on the main server's), of
- * hl_ban_entry_t, allocated from p (empty without HotLimitBan). Never
+ * hl_ban_entry_t, newest first (those of unknown start last, most time
+ * left first), allocated from p (empty without HotLimitBan). Never
  * NULL. */
 apr_array_header_t *hl_ban_list(const server_rec *view, apr_pool_t *p,
                                 int64_t now_ms);
 
-/* Writes the ?json field "bans":[{"key":...,"left_s":N},...] to r: the
- * bans listed by hl_ban_list (of hl_ban_entry_t). */
+/* Writes the ?json fields "bans":[{"key":...,"client":...,"host":...,
+ * "left_s":N,"line":...,"rule":...,"since_ms":N,"refusals":N},...] (the
+ * bans listed by hl_ban_list, of hl_ban_entry_t) and "bans_total" (bans
+ * started since the counters started) to r. */
 void hl_ban_write_json(request_rec *r, const apr_array_header_t *bans);
 
 /* Writes the ?metrics gauge hotlimit_bans_active (bans in force that the
- * page of server view shows) to r. */
+ * page of server view shows) and the counter hotlimit_bans_total (bans
+ * this server started since the counters started) to r. */
 void hl_ban_write_metrics(request_rec *r, const server_rec *view);
+
+/* Returns the bans this server started since the counters started (the
+ * ban book's count; 0 before the store is set up). */
+uint64_t hl_ban_total(void);
 
 /* Lifts every ban in force of client address key `client` ("203.0.113.7")
  * that the status page of server view shows (in any virtual host from the
@@ -38,5 +52,14 @@ void hl_ban_write_metrics(request_rec *r, const server_rec *view);
  * -1 when the store cannot answer. Scratch memory from p. */
 int hl_ban_reset_client(const server_rec *view, apr_pool_t *p,
                         const char *client);
+
+/* Returns the bans this server started since the counters started (the
+ * ban book's count; 0 before the store is set up). */
+uint64_t hl_ban_total(void);
+
+/* Lifts every ban in force that the status page of server view shows
+ * (POST lift=all). Returns the counters removed, or -1 when the store
+ * cannot answer (some may be lifted). Scratch memory from p. */
+int hl_ban_lift_all(const server_rec *view, apr_pool_t *p);
 
 #endif

@@ -29,8 +29,17 @@
  * one recorded is a new process that reused the pid) and the dead ones'
  * slots are given back; the status handler reaps every dead holder.
  *
- * Refused: 429 with Retry-After: 1 through hl_respond_reject, logged
- * (HL01500; dry run HL01501). Concurrency refusals never count toward
+ * Waiting (queue=Q): a request that finds every slot of its key taken,
+ * or others already in line for it, joins the key's line (hl_wait.h, in
+ * the same segment, under the same lock) unless Q wait already or the
+ * server holds HotLimitMaxWaiting; it then sleeps in small steps watching
+ * its client socket, and takes a slot once it is first in line and one
+ * is free. A client that goes away leaves the line (DONE, HL02651); one
+ * that waited wait= is refused.
+ *
+ * Refused: 429 through hl_respond_reject, logged (HL01500; dry run
+ * HL01501), with Retry-After the scope's moving estimate of how long a
+ * slot is held, spread between refused clients (hl_conc_retry_after_s). Concurrency refusals never count toward
  * HotLimitBan. With the Redis store the slots stay per server (README).
  */
 #include <errno.h>
@@ -59,6 +68,8 @@
 #include "hl_conc.h"
 #include "hl_hash.h"
 #include "hl_render.h"
+#include "hl_wait.h"
+#include "mod_hotlimit_wait.h"
 
 APLOG_USE_MODULE(hotlimit);
 
@@ -66,6 +77,8 @@ APLOG_USE_MODULE(hotlimit);
 #define HL_CONC_TAKEN_MAX  4        /* scopes one client request holds */
 #define HL_CONC_POOL_KEY   "hotlimit-conc-segment"
 #define HL_CONC_NOTE_KEY   "hotlimit-conc-taken"
+#define HL_CONC_WAIT_MS    30000    /* wait= by default */
+#define HL_CONC_REAP_MS    1000     /* a waiter reaps dead ones this often */
 
 /* The shared segment: the lock, then the table (its records 64-aligned). */
 typedef struct {
@@ -75,6 +88,7 @@ typedef struct {
 
 static hl_conc_head_t  *head;      /* NULL: no segment (admit) */
 static hl_conc_table_t *table;
+static hl_wait_table_t *waits;    /* the requests held: queue= and delay= */
 static hl_conc_holder_t me;        /* this process, set in child_init */
 
 /* What one client request holds: the keys it took, one per scope; and
@@ -91,6 +105,8 @@ typedef struct {
 /* A slot to give back when its request's pool goes. */
 typedef struct hl_conc_release {
     uint64_t              key;
+    unsigned              scope;   /* its figures (how long slots are held) */
+    int64_t               since;   /* when it was taken (monotonic ms) */
     hl_conc_redis_slot_t *redis;   /* its slot in Redis too, or NULL */
 } hl_conc_release_t;
 
@@ -103,6 +119,23 @@ static int conc_directives;
 static ap_filter_rec_t *end_filter_handle;
 
 /* ---- configuration ------------------------------------------------------ */
+
+/* Parses queue=Q into c. Returns 0, or -1 with a message in err. */
+static int set_queue(hl_dir_conc_t *c, const char *v, char *err, size_t len)
+{
+    char *end;
+    long q;
+
+    errno = 0;
+    q = strtol(v, &end, 10);
+    if (errno || end == v || *end || q < 0 || q > HL_WAIT_MAX) {
+        apr_snprintf(err, len, "bad queue '%s' (a whole number from 0 to %d)",
+                     v, HL_WAIT_MAX);
+        return -1;
+    }
+    c->queue = (uint32_t)q;
+    return 0;
+}
 
 const char *hl_conc_configure(cmd_parms *cmd, void *dconf, const char *scope,
                               int url_scope, int argc, const char *const *argv)
@@ -123,6 +156,7 @@ const char *hl_conc_configure(cmd_parms *cmd, void *dconf, const char *scope,
                             "from 1 to %d)", cmd->cmd->name, argv[0],
                             HL_CONC_LIMIT_MAX);
     c->limit = (uint32_t)n;
+    c->wait_ms = HL_CONC_WAIT_MS;
     hl_quota_init(&c->key);
     for (i = 1; i < argc; ++i) {
         int rc;
@@ -130,9 +164,14 @@ const char *hl_conc_configure(cmd_parms *cmd, void *dconf, const char *scope,
             rc = hl_quota_set_by(&c->key, argv[i] + 3, err, sizeof(err));
         else if (!strncmp(argv[i], "norm=", 5))
             rc = hl_quota_set_norm(&c->key, argv[i] + 5, err, sizeof(err));
+        else if (!strncmp(argv[i], "queue=", 6))
+            rc = set_queue(c, argv[i] + 6, err, sizeof(err));
+        else if (!strncmp(argv[i], "wait=", 5))
+            rc = hl_parse_duration_ms(argv[i] + 5, 1000, &c->wait_ms, err,
+                                      sizeof(err));
         else {
-            apr_snprintf(err, sizeof(err), "unknown token '%s' (use by= or "
-                         "norm=)", argv[i]);
+            apr_snprintf(err, sizeof(err), "unknown token '%s' (use by=, "
+                         "norm=, queue= or wait=)", argv[i]);
             rc = -1;
         }
         if (rc != 0)
@@ -151,7 +190,8 @@ const char *hl_conc_configure(cmd_parms *cmd, void *dconf, const char *scope,
 int hl_conc_post_config(apr_pool_t *pconf, server_rec *s)
 {
     apr_pool_t *keep = s->process->pool;
-    size_t size = sizeof(hl_conc_head_t) + hl_conc_size(HL_CONC_CAPACITY);
+    size_t size = sizeof(hl_conc_head_t) + hl_conc_size(HL_CONC_CAPACITY)
+                  + sizeof(hl_wait_table_t);
     pthread_mutexattr_t attr;
     apr_shm_t *shm = NULL;
     apr_status_t rv;
@@ -180,6 +220,7 @@ int hl_conc_post_config(apr_pool_t *pconf, server_rec *s)
     }
     head = base;
     table = (hl_conc_table_t *)((char *)base + sizeof(hl_conc_head_t));
+    waits = (hl_wait_table_t *)((char *)table + hl_conc_size(HL_CONC_CAPACITY));
     return OK;
 }
 
@@ -271,7 +312,8 @@ static apr_status_t give_back(void *data)
     const hl_conc_release_t *rel = data;
 
     if (conc_lock(NULL) == 0) {
-        hl_conc_give(table, rel->key, &me);
+        if (hl_conc_give(table, rel->key, &me))
+            hl_conc_note_held(table, rel->scope, hl_mono_ms() - rel->since);
         conc_unlock();
     }
     if (rel->redis)
@@ -388,6 +430,8 @@ static int holds(const hl_conc_taken_t *t, uint64_t key)
  * rule's "concurrency". */
 typedef struct {
     uint32_t          limit;
+    uint32_t          queue;     /* queue=: 0 none (table rules) */
+    uint32_t          wait_ms;   /* wait= */
     const hl_quota_t *key;       /* by= and norm= */
     const char       *scope;     /* section path or table route */
     int               url_scope; /* may be shown to clients */
@@ -399,7 +443,7 @@ typedef struct {
 /* Logs the refusal (or dry run) of r under a, key text key, and how many
  * refusals of its scope were not logged since the last line (skipped). */
 static void log_refusal(request_rec *r, const hl_conc_ask_t *a,
-                        const char *key, uint32_t skipped)
+                        const char *key, uint32_t skipped, long retry)
 {
     const char *ua = apr_table_get(r->headers_in, "User-Agent");
     char ua_cut[HL_LOG_UA_MAX + 1];
@@ -410,20 +454,20 @@ static void log_refusal(request_rec *r, const hl_conc_ask_t *a,
     }
     ap_log_rerror(APLOG_MARK, APLOG_INFO, 0, r,
                   "%s: %s client=%s route=%s key=%s limit=%u concurrent "
-                  "retry_after=1 user_agent=\"%s\" not_logged_since=%u",
+                  "retry_after=%ld user_agent=\"%s\" not_logged_since=%u",
                   a->dry_run ? "HL01501" : "HL01500",
                   a->dry_run ? "dry run, would reject" : "rejected",
                   r->useragent_ip, a->scope, ap_escape_logitem(r->pool, key),
-                  (unsigned)a->limit, ua ? ua : "-", (unsigned)skipped);
+                  (unsigned)a->limit, retry, ua ? ua : "-", (unsigned)skipped);
 }
 
-/* Sends the 429 for r, refused under a: Retry-After: 1, no policy. */
-static int refuse(request_rec *r, const hl_conc_ask_t *a)
+/* Sends the 429 for r, refused under a: Retry-After retry, no policy. */
+static int refuse(request_rec *r, const hl_conc_ask_t *a, long retry)
 {
     hl_match_t *m = apr_pcalloc(r->pool, sizeof(*m));
 
     m->item.quota = &m->quota_copy;    /* no window: nothing to describe */
-    m->item.decision.retry_after_s = 1;
+    m->item.decision.retry_after_s = retry;
     m->route = a->url_scope ? a->scope : (r->uri ? r->uri : "/");
     m->scope = a->scope;
     return hl_respond_reject(r, m);
@@ -437,20 +481,103 @@ static int client_sent(int by)
            || by == HL_BY_COOKIE;
 }
 
-/* Takes a slot for r under a, unless its client request holds one there
- * already or this stage does not decide its key. Returns DECLINED, or
- * the 429 outcome. */
+/* Returns the Retry-After of a refusal of key hash in scope under a: the
+ * scope's estimate, spread by its refusal count. Under the lock. */
+static long retry_of(unsigned scope, const hl_conc_ask_t *a, uint64_t hash)
+{
+    uint64_t pos = scope < HL_CONC_SCOPES && table->scopes[scope].refused
+                   ? table->scopes[scope].refused - 1 : 0;
+
+    return hl_conc_retry_after_s(table, scope, a->limit, pos,
+                                 hash ^ (pos * 0x9e3779b97f4a7c15ull));
+}
+
+/* Waits with ticket seq in key hash's line under a (scope: its figures)
+ * until it is first and a slot is free, the client goes away or wait=
+ * passes; leaves the line in every case. Returns 1 taken, -1 admitted
+ * without a slot (the table is full, or the lock failed), 0 waited too
+ * long (counted as refused, *retry set), 2 the client went away. */
+static int wait_in_line(request_rec *r, const hl_conc_ask_t *a, uint64_t hash,
+                        unsigned scope, uint64_t seq, long *retry)
+{
+    int64_t start = hl_mono_ms(), reaped = start, now;
+    int rc = 0, gone;
+
+    for (;;) {
+        gone = hl_wait_step(r, HL_WAIT_STEP_MS);
+        now = hl_mono_ms();
+        if (conc_lock(r->server) != 0)
+            return -1;
+        if (now - reaped >= HL_CONC_REAP_MS || now < reaped) {
+            hl_wait_reap(waits, holder_alive, NULL);   /* dead ones' places */
+            reaped = now;
+        }
+        if (!gone && hl_wait_ahead(waits, hash, seq) == 0)
+            rc = hl_conc_try(table, hash, &me, a->limit, scope, now,
+                             holder_alive, NULL);
+        if (rc == 0 && !gone && now - start < (int64_t)a->wait_ms) {
+            conc_unlock();
+            continue;
+        }
+        hl_wait_leave(waits, seq);
+        if (rc == 0 && !gone) {
+            if (scope < HL_CONC_SCOPES)
+                table->scopes[scope].refused++;
+            *retry = retry_of(scope, a, hash);
+        }
+        conc_unlock();
+        return rc == 0 && gone ? 2 : rc;
+    }
+}
+
+/* Under the lock: asks for a slot of key hash under a in scope, or a place
+ * in its line (queue=): a request finding others in line goes behind
+ * them. Returns hl_conc_take's answer; 0 with *seq set when it joined the
+ * line (not counted as refused), 0 with *seq 0 when refused (*why: the
+ * line's or the server's bound, 0 the limit alone). */
+static int ask_or_join(const hl_conc_ask_t *a, uint64_t hash, unsigned scope,
+                       uint64_t *seq, int *why)
+{
+    int lined = a->queue && !a->dry_run && hl_wait_count(waits, hash) > 0;
+    int rc = lined ? 0 : hl_conc_take(table, hash, &me, a->limit, scope,
+                                      hl_mono_ms(), holder_alive, NULL);
+
+    if (rc < 0 && reap_due(hl_mono_ms())) {
+        /* Full: dead holders of keys never at their limit may fill it. */
+        hl_conc_reap(table, holder_alive, NULL);
+        rc = hl_conc_take(table, hash, &me, a->limit, scope, hl_mono_ms(),
+                          holder_alive, NULL);
+    }
+    *seq = 0;
+    *why = 0;
+    if (rc != 0 || !a->queue || a->dry_run)
+        return rc;
+    *seq = hl_wait_join(waits, hash, &me, a->queue, hl_wait_max(), why);
+    if (scope < HL_CONC_SCOPES) {
+        if (*seq && !lined)
+            table->scopes[scope].refused--;    /* it waits: not refused */
+        else if (!*seq && lined)
+            table->scopes[scope].refused++;    /* refused without a take */
+    }
+    return 0;
+}
+
+/* Takes a slot for r under a (waiting for one in its line with queue=),
+ * unless its client request holds one there already or this stage does
+ * not decide its key. Returns DECLINED, the 429 outcome, or DONE when the
+ * client went away while waiting. */
 static int take_one(request_rec *r, const hl_conc_ask_t *a, int at_fixups,
                     hl_conc_taken_t *taken, request_rec *top)
 {
     const hl_server_conf_t *sc;
     hl_conc_release_t *rel;
     const char *client, *key, *name;
-    uint64_t hash, seed = a->table ? HL_SEED_TABLE : HL_SEED_KEYS;
+    uint64_t hash, seq, seed = a->table ? HL_SEED_TABLE : HL_SEED_KEYS;
     size_t clen;
     unsigned scope;
     uint32_t skipped = 0;
-    int exempt, rc, due = 0;
+    int exempt, rc, why, due = 0;
+    long retry = 1;
 
     if (a->key->by == HL_BY_USER && !at_fixups)
         return DECLINED;       /* REMOTE_USER is set by fixups */
@@ -474,21 +601,36 @@ static int take_one(request_rec *r, const hl_conc_ask_t *a, int at_fixups,
         return DECLINED;
     scope = hl_conc_scope(table, hl_hash64(name, strlen(name), seed) | 1,
                           name, a->table, a->limit);
-    rc = hl_conc_take(table, hash, &me, a->limit, scope, hl_mono_ms(),
-                      holder_alive, NULL);
-    if (rc < 0 && reap_due(hl_mono_ms())) {
-        /* Full: dead holders of keys never at their limit may fill it. */
-        hl_conc_reap(table, holder_alive, NULL);
-        rc = hl_conc_take(table, hash, &me, a->limit, scope, hl_mono_ms(),
-                          holder_alive, NULL);
-    }
-    if (rc == 0)
+    rc = ask_or_join(a, hash, scope, &seq, &why);
+    if (rc == 0 && !seq) {
         due = log_due(a->log_mode, scope, &skipped);
+        retry = retry_of(scope, a, hash);
+    }
     conc_unlock();
+    if (seq) {
+        rc = wait_in_line(r, a, hash, scope, seq, &retry);
+        if (rc == 2) {
+            ap_log_rerror(APLOG_MARK, APLOG_INFO, 0, r,
+                          "HL02651: HotLimitConcurrency: the client went away "
+                          "while waiting in line; it left the queue route=%s",
+                          a->scope);
+            return DONE;
+        }
+        if (rc == 0 && conc_lock(r->server) == 0) {
+            due = log_due(a->log_mode, scope, &skipped);
+            conc_unlock();
+        }
+    }
+    else if (why == HL_WAIT_SERVER_FULL && due)
+        ap_log_rerror(APLOG_MARK, APLOG_INFO, 0, r,
+                      "HL02650: HotLimitMaxWaiting (%u) reached: refused "
+                      "instead of queued route=%s", hl_wait_max(), a->scope);
 
     if (rc == 1) {
         rel = apr_palloc(top->pool, sizeof(*rel));
         rel->key = hash;
+        rel->scope = scope;
+        rel->since = hl_mono_ms();
         rel->redis = NULL;
         /* Shared with the other servers: Redis says too. */
         if (hl_conc_redis_on()) {
@@ -498,8 +640,8 @@ static int take_one(request_rec *r, const hl_conc_ask_t *a, int at_fixups,
                 rel->redis = NULL;      /* refused, or this server decided */
             if (rc == 0 && !a->dry_run) {
                 if (give_local(r, hash, scope, a->log_mode, &skipped))
-                    log_refusal(r, a, key, skipped);
-                return refuse(r, a);
+                    log_refusal(r, a, key, skipped, retry);
+                return refuse(r, a, retry);
             }
         }
         taken->keys[taken->n] = hash;
@@ -521,8 +663,8 @@ static int take_one(request_rec *r, const hl_conc_ask_t *a, int at_fixups,
         return DECLINED;
     }
     if (due)
-        log_refusal(r, a, key, skipped);
-    return a->dry_run ? DECLINED : refuse(r, a);
+        log_refusal(r, a, key, skipped, retry);
+    return a->dry_run ? DECLINED : refuse(r, a, retry);
 }
 
 /* Takes the slots r needs: its scope's HotLimitConcurrency, then its
@@ -566,6 +708,8 @@ static int take_slots(request_rec *r, int at_fixups)
             || (t > 0 && rule.by == HL_BY_USER));
     if (dc->conc) {
         a.limit = dc->conc->limit;
+        a.queue = dc->conc->queue;
+        a.wait_ms = dc->conc->wait_ms;
         a.key = &dc->conc->key;
         a.scope = dc->conc->scope;
         a.url_scope = dc->conc->url_scope;
@@ -576,6 +720,8 @@ static int take_slots(request_rec *r, int at_fixups)
     }
     if (rc == DECLINED && t > 0) {
         a.limit = rule.concurrency;
+        a.queue = 0;
+        a.wait_ms = 0;
         a.key = &rule;
         a.scope = route;
         a.url_scope = 1;
@@ -616,6 +762,32 @@ int hl_conc_protocol_switch(conn_rec *c, request_rec *r, server_rec *s,
     if (r && head)
         give_back_all(hl_client_request(r));
     return DECLINED;
+}
+
+int hl_conc_hold(request_rec *r, int64_t ms)
+{
+    uint64_t seq;
+    int64_t end, left;
+    int why, gone = 0;
+
+    if (!head)
+        return 1;
+    if (me.pid != (int32_t)getpid())
+        hl_conc_child_init(NULL, NULL);   /* no child_init (-X) */
+    if (conc_lock(r->server) != 0)
+        return 1;
+    seq = hl_wait_join(waits, HL_WAIT_HOLD, &me, 0, hl_wait_max(), &why);
+    conc_unlock();
+    if (!seq)
+        return 1;
+    end = hl_mono_ms() + ms;
+    while (!gone && (left = end - hl_mono_ms()) > 0)
+        gone = hl_wait_step(r, (int)(left < 250 ? left : 250));
+    if (conc_lock(r->server) == 0) {
+        hl_wait_leave(waits, seq);
+        conc_unlock();
+    }
+    return gone ? -1 : 0;
 }
 
 void hl_conc_register(void)

@@ -12,6 +12,8 @@
 /* One scope's HotLimitConcurrency, fixed once configured. */
 typedef struct hl_dir_conc {
     uint32_t    limit;       /* N */
+    uint32_t    queue;       /* queue=Q: may wait in line beyond N; 0 none */
+    uint32_t    wait_ms;     /* wait=: the longest one waits */
     hl_quota_t  key;         /* only by, by_name and norm are used */
     const char *scope;       /* the section, as HotLimitQuota names it */
     size_t      scope_len;
@@ -34,8 +36,10 @@ int hl_conc_post_config(apr_pool_t *pconf, server_rec *s);
 /* child_init: notes this process's identity (pid and start time). */
 void hl_conc_child_init(apr_pool_t *pchild, server_rec *s);
 
-/* Access checker and fixups hooks: take a slot for the request's key, or
- * refuse it (429, Retry-After: 1). Return DECLINED or the 429 outcome. */
+/* Access checker and fixups hooks: take a slot for the request's key,
+ * wait in its line for one (queue=), or refuse it (429, Retry-After: the
+ * scope's typical time until a slot frees, spread). Return DECLINED, the
+ * 429 outcome, or DONE when the client went away while waiting. */
 int hl_conc_check_access(request_rec *r);
 int hl_conc_fixups(request_rec *r);
 
@@ -45,6 +49,14 @@ int hl_conc_fixups(request_rec *r);
  * gives its slots back now, not when the session ends. Returns DECLINED. */
 int hl_conc_protocol_switch(conn_rec *c, request_rec *r, server_rec *s,
                             const char *protocol);
+
+/*
+ * Holds r for ms (HotLimitQuota ... delay=), among the requests
+ * HotLimitMaxWaiting counts, sleeping in small steps while watching its
+ * client. Returns 0 once held ms, 1 when the server holds its most
+ * already (r was not held: refuse it), -1 when the client went away.
+ */
+int hl_conc_hold(request_rec *r, int64_t ms);
 
 /* register_hooks: registers the output filter that gives a request's
  * slots back when the end of its response passes (HOTLIMIT_CONC_END). */

@@ -233,6 +233,7 @@ typedef struct {
                                              status page; not merged */
     const hl_ban_t     *ban;              /* HotLimitBan; NULL: none (a vhost
                                              inherits the main server's) */
+    const char         *ban_where;        /* its "FILE:LINE", with ban */
     /* Resolved once in post_config (hl_resolve_server), for every server: */
     int                 v6_prefix;        /* ipv6_prefix or its default */
     const char         *tag;              /* "host:port" of a vhost, "" */

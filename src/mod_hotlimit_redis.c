@@ -407,7 +407,7 @@ static uint64_t refused_key(hl_decide_item_t *const *items, int n)
         h ^= (uint64_t)items[i]->origin << 56;   /* a table rule's counters are not a directive's */
         h = hl_hash64(items[i]->key, items[i]->key_len, h);
         h = hl_hash64(q->windows, sizeof(q->windows[0]) * (size_t)q->nwindows,
-                      h ^ ((uint64_t)q->algo << 8) ^ q->burst);
+                      h ^ ((uint64_t)q->algo << 8) ^ hl_quota_burst(q));
         /* [reserve=] a refusal of N units says nothing of fewer */
         h ^= (uint64_t)items[i]->reserve << 32;
     }

@@ -181,8 +181,40 @@ static int reset_allowed(const server_rec *view, const char *key, size_t len)
     return !strchr(key, '|') || hl_view_owns(view, key, len);
 }
 
-/* Handles POST reset=KEY: answers JSON, or 303 back to the page when the
- * form's "back" field is present. Returns the handler's status. */
+/* Answers a POST that changed counters: 303 back to the page when the
+ * form's "back" field was present (back), else JSON body json. Returns
+ * the handler's status. */
+static int answer_post(request_rec *r, int back, const char *json)
+{
+    if (back) {
+        /* The page's buttons: back to the page (POST-redirect-GET). */
+        apr_table_setn(r->headers_out, "Location",
+                       ap_construct_url(r->pool, r->uri, r));
+        return HTTP_SEE_OTHER;
+    }
+    ap_set_content_type(r, "application/json");
+    ap_rputs(json, r);
+    return OK;
+}
+
+/* Handles POST lift=all: lifts every ban the page of r shows. Returns the
+ * handler's status (answer_post; 503 when the store cannot answer). */
+static int lift_all(request_rec *r, int back)
+{
+    int lifted = hl_ban_lift_all(page_view(r), r->pool);
+
+    if (lifted < 0)
+        return HTTP_SERVICE_UNAVAILABLE;
+    ap_log_rerror(APLOG_MARK, APLOG_NOTICE, 0, r,
+                  "HL02600: every ban lifted by %s (%d counters)",
+                  r->useragent_ip, lifted);
+    return answer_post(r, back, apr_psprintf(r->pool, "{\"lifted\":%d}\n",
+                                             lifted));
+}
+
+/* Handles POST reset=KEY (and lift=all: lift_all): answers JSON, or 303
+ * back to the page when the form's "back" field is present. Returns the
+ * handler's status. */
 static int handle_reset(request_rec *r)
 {
     const server_rec *view = page_view(r);
@@ -190,7 +222,7 @@ static int handle_reset(request_rec *r)
     apr_array_header_t *pairs = NULL;
     const hl_store_t *store;
     const char *key = NULL;
-    int removed, i, back = 0;
+    int removed, i, back = 0, all = 0;
 
     if (why) {
         ap_log_rerror(APLOG_MARK, APLOG_WARNING, 0, r,
@@ -204,6 +236,8 @@ static int handle_reset(request_rec *r)
         ap_form_pair_t *pair = &APR_ARRAY_IDX(pairs, i, ap_form_pair_t);
         if (!strcmp(pair->name, "back"))
             back = 1;
+        else if (!strcmp(pair->name, "lift"))
+            all = 1;     /* lift=all: its only value */
         else if (!strcmp(pair->name, "reset")) {
             apr_off_t len;
             apr_size_t size;
@@ -216,6 +250,8 @@ static int handle_reset(request_rec *r)
             key = buf;
         }
     }
+    if (all && !key)
+        return lift_all(r, back);
     if (!key || !*key)
         return HTTP_BAD_REQUEST;
     if (!reset_allowed(view, key, strlen(key))) {
@@ -238,16 +274,9 @@ static int handle_reset(request_rec *r)
     ap_log_rerror(APLOG_MARK, APLOG_NOTICE, 0, r,
                   "HL00300: counters of key '%s' reset by %s (%d slots)",
                   ap_escape_logitem(r->pool, key), r->useragent_ip, removed);
-    if (back) {
-        /* The page's reset button: back to the page (POST-redirect-GET). */
-        apr_table_setn(r->headers_out, "Location",
-                       ap_construct_url(r->pool, r->uri, r));
-        return HTTP_SEE_OTHER;
-    }
-    ap_set_content_type(r, "application/json");
-    ap_rprintf(r, "{\"reset\":\"%s\",\"removed\":%d}\n",
-               hl_json_escape(r->pool, key), removed);
-    return OK;
+    return answer_post(r, back, apr_psprintf(r->pool,
+                       "{\"reset\":\"%s\",\"removed\":%d}\n",
+                       hl_json_escape(r->pool, key), removed));
 }
 
 /* Returns 1 if the query string args (may be NULL) is "name" or "name=":

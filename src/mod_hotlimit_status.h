@@ -31,7 +31,7 @@ typedef struct {
     const char *table_result;     /* "ok", "unchanged", "failed" or "none" */
     const char *table_message;    /* the last result, human readable */
     uint64_t reloads_failed;
-    uint64_t decisions[3];        /* summed over routes, by hl_decision_kind_t */
+    uint64_t decisions[HL_DECISION_KINDS];        /* summed over routes, by hl_decision_kind_t */
     int64_t  started_ms;          /* wall clock when the counters started */
     int64_t  uptime_s;            /* since then, by the monotonic clock */
 } hl_status_summary_t;

@@ -60,6 +60,13 @@ static uint64_t log2_16(uint64_t n)
                                       : (x << (4 - b)) - 16);
 }
 
+/* Returns the requests refused in one tick of a chart (t: by
+ * hl_decision_kind_t): by a quota, or because their client was banned. */
+static uint64_t refused_in(const uint32_t *t)
+{
+    return (uint64_t)t[HL_DECISION_REJECTED] + t[HL_DECISION_BANNED];
+}
+
 /* Returns the height in pixels of a bar of n on a log scale where max
  * (>= n) fills full: log(1 + n) / log(1 + max) of it, at least 1 for n > 0
  * (one admitted request stays visible next to a flood). */
@@ -79,24 +86,24 @@ static int log_height(uint64_t n, uint64_t max, int full)
  * admitted requests rise above the axis, refused ones (dry run stacked on
  * them) hang below it, both on one log scale whose top is labelled; then
  * the totals of the period in words. */
-static void html_chart(request_rec *r, const uint32_t (*history)[3])
+static void html_chart(request_rec *r,
+                       const uint32_t (*history)[HL_DECISION_KINDS])
 {
-    static const uint32_t none[HL_STATS_HISTORY][3];
-    const uint32_t (*h)[3] = history ? history : none;
+    static const uint32_t none[HL_STATS_HISTORY][HL_DECISION_KINDS];
+    const uint32_t (*h)[HL_DECISION_KINDS] = history ? history : none;
     uint64_t max = 0, sum[3] = { 0, 0, 0 };
     const int bar = 5, half = 28, axis = half + 2, width = bar * HL_STATS_HISTORY;
     const int minutes = HL_STATS_HISTORY * HL_STATS_TICK_MS / 60000;
     int i, k;
 
     for (i = 0; i < HL_STATS_HISTORY; ++i) {
-        uint64_t down = (uint64_t)h[i][HL_DECISION_REJECTED]
-                        + h[i][HL_DECISION_DRY_RUN];
+        uint64_t down = refused_in(h[i]) + h[i][HL_DECISION_DRY_RUN];
         if (h[i][HL_DECISION_ADMITTED] > max)
             max = h[i][HL_DECISION_ADMITTED];
         if (down > max)
             max = down;
         for (k = 0; k < 3; ++k)
-            sum[k] += h[i][k];
+            sum[k] += k == HL_DECISION_REJECTED ? refused_in(h[i]) : h[i][k];
     }
     ap_rprintf(r, "<svg class=\"chart\" xmlns=\"http://www.w3.org/2000/svg\" "
                "width=\"%d\" height=\"%d\" viewBox=\"0 0 %d %d\" role=\"img\" "
@@ -118,8 +125,7 @@ static void html_chart(request_rec *r, const uint32_t (*history)[3])
                axis + 3, width + 3, 2 * axis - 1, (apr_uint64_t)max);
     for (i = 0; max && i < HL_STATS_HISTORY; ++i) {
         uint32_t ok = h[i][HL_DECISION_ADMITTED];
-        uint64_t down = (uint64_t)h[i][HL_DECISION_REJECTED]
-                        + h[i][HL_DECISION_DRY_RUN];
+        uint64_t down = refused_in(h[i]) + h[i][HL_DECISION_DRY_RUN];
         int up_h = log_height(ok, max, half), down_h = log_height(down, max, half);
         int dry_h = down ? (int)((uint64_t)down_h * h[i][HL_DECISION_DRY_RUN]
                                  / down) : 0;
@@ -144,7 +150,7 @@ static void html_chart(request_rec *r, const uint32_t (*history)[3])
 /* Writes one row of the routes table (no stats: no traffic yet): the
  * rule (FILE:LINE or table route), where it comes from, the requests it
  * admitted, those it refused itself, those another quota of the request
- * refused, and its chart. */
+ * refused, those refused because the client was banned, and its chart. */
 static void html_route(request_rec *r, const hl_page_route_t *row)
 {
     apr_pool_t *p = r->pool;
@@ -153,20 +159,22 @@ static void html_route(request_rec *r, const hl_page_route_t *row)
     const char *origin = !strcmp(row->origin, "table") ? "quota table"
                          : !strcmp(row->origin, "directive") ? "HotLimitQuota"
                          : "";
-    uint64_t by = e ? e->refused_by : 0, rejected = e ? e->count[1] : 0;
+    uint64_t by = e ? e->count[HL_DECISION_REJECTED] : 0;
 
     ap_rprintf(r, "<tr class=\"route\"><td class=\"name\">%s</td>"
                "<td class=\"rule\">%s</td>"
                "<td class=\"limits\">%s</td><td>%s</td><td class=\"num\">%"
                APR_UINT64_T_FMT "</td><td class=\"num refused\">%"
                APR_UINT64_T_FMT "</td><td class=\"num\">%" APR_UINT64_T_FMT
+               "</td><td class=\"num banned\">%" APR_UINT64_T_FMT
                "</td><td class=\"num\">%" APR_UINT64_T_FMT "</td><td>",
                hl_html_escape(p, row->name),
                *rule ? hl_html_escape(p, rule) : "&mdash;",
                *limits ? hl_html_escape(p, limits) : "&mdash;",
                *origin ? origin : "not configured here",
                (apr_uint64_t)(e ? e->count[0] : 0), (apr_uint64_t)by,
-               (apr_uint64_t)(rejected > by ? rejected - by : 0),
+               (apr_uint64_t)(e ? e->refused_other : 0),
+               (apr_uint64_t)(e ? e->count[HL_DECISION_BANNED] : 0),
                (apr_uint64_t)(e ? e->count[2] : 0));
     html_chart(r, row->history);
     ap_rputs("</td></tr>", r);
@@ -380,7 +388,8 @@ static void html_routes(request_rec *r, const hl_snapshot_t *snap)
                "<table id=\"routes\"><tr><th>route</th><th>rule</th>"
                "<th>limits</th><th>from</th><th>admitted</th>"
                "<th>refused by this rule</th><th>refused by another rule "
-               "of the request</th><th>dry run</th>"
+               "of the request</th><th>banned (HotLimitBan)</th>"
+               "<th>dry run</th>"
                "<th>last %d min</th></tr>",
                HL_STATS_HISTORY * HL_STATS_TICK_MS / 60000,
                HL_STATS_TICK_MS / 1000,
@@ -434,31 +443,66 @@ static void html_limited(request_rec *r, const hl_snapshot_t *snap,
     ap_rputs("</table>", r);
 }
 
-/* Writes "Bans": the bans in force (HotLimitBan), each with a button that
- * lifts it (a form posting to self). */
+/* Returns the cells saying why ban b holds: its HotLimitBan line, the
+ * rule whose refusals started it, since when (ago, the date in its
+ * title) and the refusals made while banned; "unknown" where the ban book
+ * has no entry (another server sharing Redis started it). From p. */
+static const char *html_ban_why(apr_pool_t *p, const hl_ban_entry_t *b)
+{
+    char date[APR_RFC822_DATE_LEN] = "";
+    int64_t ago = (apr_time_now() / 1000 - b->since_ms) / 1000;
+
+    if (!b->since_ms)
+        return "<td class=\"line\">unknown</td><td class=\"rule\">unknown"
+               "</td><td class=\"since\">unknown</td><td class=\"num\">"
+               "&mdash;</td>";
+    apr_rfc822_date(date, (apr_time_t)b->since_ms * 1000);
+    return apr_psprintf(p, "<td class=\"line\">HotLimitBan %s</td>"
+                        "<td class=\"rule\">%s</td><td class=\"since\" "
+                        "title=\"%s\">%s ago</td><td class=\"num\">%"
+                        APR_UINT64_T_FMT "</td>",
+                        !strcmp(b->line, "table") ? "of the quota table"
+                                                  : hl_html_escape(p, b->line),
+                        *b->rule ? hl_html_escape(p, b->rule) : "&mdash;",
+                        date, hl_status_duration(p, ago > 0 ? ago : 0),
+                        (apr_uint64_t)b->refusals);
+}
+
+/* Writes "Bans": the bans in force (HotLimitBan), newest first, each with
+ * why it holds and a button that lifts it, a button that lifts them all
+ * (forms posting to self), and the bans started since start. */
 static void html_bans(request_rec *r, const hl_snapshot_t *snap,
                       const char *self)
 {
     apr_pool_t *p = r->pool;
+    uint64_t total = hl_ban_total();
     int i;
 
-    ap_rputs("<h2>Bans</h2>", r);
+    ap_rprintf(r, "<h2>Bans</h2><p id=\"bans-total\">%" APR_UINT64_T_FMT
+               " ban%s started since the counters started.</p>",
+               (apr_uint64_t)total, total == 1 ? "" : "s");
     if (!snap->bans->nelts) {
         ap_rputs("<p id=\"bans\">No client is banned now.</p>", r);
         return;
     }
+    ap_rprintf(r, "<form id=\"lift-all\" method=\"post\" action=\"%s\">"
+               "<input type=\"hidden\" name=\"lift\" value=\"all\">"
+               "<input type=\"hidden\" name=\"back\" value=\"1\"><button "
+               "type=\"submit\">lift all %d bans</button></form>", self,
+               snap->bans->nelts);
     ap_rputs("<table id=\"bans\"><tr><th>client</th><th>host</th>"
-             "<th>lifted in</th><th></th></tr>", r);
+             "<th>banned by</th><th>after refusals by rule</th><th>since</th>"
+             "<th>refused while banned</th><th>lifted in</th><th></th></tr>", r);
     for (i = 0; i < snap->bans->nelts; ++i) {
         const hl_ban_entry_t *b = &APR_ARRAY_IDX(snap->bans, i, hl_ban_entry_t);
         const char *key = hl_html_escape(p, b->key);
-        ap_rprintf(r, "<tr class=\"ban\">%s"
+        ap_rprintf(r, "<tr class=\"ban\">%s%s"
                    "<td class=\"left\">%s</td><td><form class=\"reset\" "
                    "method=\"post\" action=\"%s\"><input type=\"hidden\" "
                    "name=\"reset\" value=\"%s\"><input type=\"hidden\" "
                    "name=\"back\" value=\"1\"><button type=\"submit\">"
                    "lift</button></form></td></tr>",
-                   html_ban_cells(p, b),
+                   html_ban_cells(p, b), html_ban_why(p, b),
                    hl_status_duration(p, (b->left_ms + 999) / 1000),
                    self, key);
     }

@@ -43,8 +43,10 @@ static void write_lookup_json(request_rec *r, const hl_snapshot_t *snap)
 }
 
 /* Writes one route of the JSON answer: its configured limits ("" when
- * none), its counts (none yet without stats) and its history, oldest
- * tick first, each [admitted, rejected, dry_run] (zeros without stats). */
+ * none), its counts (none yet without stats: rejected by its own quota,
+ * refused by another rule of the request, banned) and its history, oldest
+ * tick first, each [admitted, rejected, dry_run, banned] (zeros without
+ * stats). */
 static void json_route(request_rec *r, const hl_page_route_t *row, int first)
 {
     const hl_route_stat_t *e = row->stat;
@@ -54,19 +56,25 @@ static void json_route(request_rec *r, const hl_page_route_t *row, int first)
                "\"rule\":\"%s\",\"refused_by_rule\":%" APR_UINT64_T_FMT ","
                "\"admitted\":%" APR_UINT64_T_FMT ",\"rejected\":%"
                APR_UINT64_T_FMT ",\"dry_run\":%" APR_UINT64_T_FMT
-               ",\"history_tick_s\":%d,\"history\":[", first ? "" : ",",
+               ",\"refused_by_other\":%" APR_UINT64_T_FMT ",\"banned\":%"
+               APR_UINT64_T_FMT ",\"history_tick_s\":%d,\"history\":[",
+               first ? "" : ",",
                hl_json_escape(r->pool, row->name),
                hl_json_escape(r->pool, row->limits), row->origin,
                hl_json_escape(r->pool, row->rule),
                (apr_uint64_t)(e ? e->refused_by : 0),
                (apr_uint64_t)(e ? e->count[0] : 0),
                (apr_uint64_t)(e ? e->count[1] : 0),
-               (apr_uint64_t)(e ? e->count[2] : 0), HL_STATS_TICK_MS / 1000);
+               (apr_uint64_t)(e ? e->count[2] : 0),
+               (apr_uint64_t)(e ? e->refused_other : 0),
+               (apr_uint64_t)(e ? e->count[HL_DECISION_BANNED] : 0),
+               HL_STATS_TICK_MS / 1000);
     for (i = 0; i < HL_STATS_HISTORY; ++i)
-        ap_rprintf(r, "%s[%u,%u,%u]", i ? "," : "",
+        ap_rprintf(r, "%s[%u,%u,%u,%u]", i ? "," : "",
                    row->history ? row->history[i][0] : 0,
                    row->history ? row->history[i][1] : 0,
-                   row->history ? row->history[i][2] : 0);
+                   row->history ? row->history[i][2] : 0,
+                   row->history ? row->history[i][3] : 0);
     ap_rputs("]}", r);
 }
 

@@ -17,8 +17,8 @@
 
 #define HL_METRIC_REFUSED 10      /* keys listed as refused most now */
 
-static const char *const decision_names[3] = {
-    "admitted", "rejected", "dry_run"
+static const char *const decision_names[HL_DECISION_KINDS] = {
+    "admitted", "rejected", "dry_run", "banned"
 };
 
 /* Returns a Prometheus label value with \ " and newline escaped. */
@@ -84,18 +84,18 @@ void hl_status_write_metrics(request_rec *r, const hl_snapshot_t *snap)
     int i, k;
 
     ap_set_content_type(r, "text/plain; version=0.0.4; charset=utf-8");
-    ap_rputs("# HELP hotlimit_requests_total Decisions per route.\n"
+    ap_rputs("# HELP hotlimit_requests_total Decisions per route: a refused request once, on the quota line that refused it; refused because its client is banned once, as banned, on the request's first route.\n"
              "# TYPE hotlimit_requests_total counter\n", r);
     for (i = 0; i < HL_STATS_ROUTES; ++i) {
         const hl_route_stat_t *e = &snap->shared.stats.routes[i];
         if (!e->hash)
             continue;
-        for (k = 0; k < 3; ++k)
+        for (k = 0; k < HL_DECISION_KINDS; ++k)
             ap_rprintf(r, "hotlimit_requests_total{route=\"%s\",decision=\"%s\"} %"
                        APR_UINT64_T_FMT "\n", prom_escape(r->pool, e->route),
                        decision_names[k], (apr_uint64_t)e->count[k]);
     }
-    ap_rputs("# HELP hotlimit_route_refusals_total Requests refused by the route's own quota (a quota line or table rule); hotlimit_requests_total{decision=\"rejected\"} also counts those another quota of the request refused.\n"
+    ap_rputs("# HELP hotlimit_route_refusals_total Requests refused by the route's own quota (a quota line or table rule), as hotlimit_requests_total{decision=\"rejected\"}.\n"
              "# TYPE hotlimit_route_refusals_total counter\n", r);
     for (i = 0; i < HL_STATS_ROUTES; ++i) {
         const hl_route_stat_t *e = &snap->shared.stats.routes[i];

@@ -305,11 +305,12 @@ static void add_part(apr_pool_t *p, hl_conf_route_t *c,
         return;
     }
     sum = apr_pmemdup(p, c->stat, sizeof(*sum));
-    for (k = 0; k < 3; ++k)
+    for (k = 0; k < HL_DECISION_KINDS; ++k)
         sum->count[k] += e->count[k];
     sum->refused_by += e->refused_by;
+    sum->refused_other += e->refused_other;
     for (i = 0; i < HL_STATS_HISTORY; ++i)
-        for (k = 0; k < 3; ++k)
+        for (k = 0; k < HL_DECISION_KINDS; ++k)
             sum->history[i][k] = merge_cell(sum->history[i][k],
                                             e->history[i][k]);
     c->stat = sum;
@@ -430,10 +431,28 @@ static int view_keeps(const char *key, size_t len, void *baton)
     return hl_view_owns(baton, key, len);
 }
 
+/* Returns the rule of a ban counter key refused most now: "HotLimitBan"
+ * and its "FILE:LINE" (or "of the quota table") from the ban book
+ * (snap's copy), "HotLimitBan" alone when the book has no entry for it.
+ * From p. */
+static const char *ban_rule_of(apr_pool_t *p, const hl_snapshot_t *snap,
+                               const char *key)
+{
+    const hl_banbook_entry_t *b = hl_banbook_find(&snap->shared.stats.bans,
+                                                  key, strlen(key));
+
+    if (!b || !b->line[0])
+        return "HotLimitBan";
+    return apr_pstrcat(p, "HotLimitBan ", !strcmp(b->line, "table")
+                       ? "of the quota table"
+                       : apr_pstrndup(p, b->line, sizeof(b->line)), NULL);
+}
+
 /* Fills snap->refused_rows: each key refused most now with its client
  * (after its first '|', the whole key without one), the client column (a
  * ban counter "HOST:PORTban|CLIENT" as "CLIENT (HOST:PORT)", the main
- * server's as "CLIENT") and its rule. Strings from p or the keys. */
+ * server's as "CLIENT") and its rule (a ban counter's: its HotLimitBan
+ * line). Strings from p or the keys. */
 static void collect_refused_rows(apr_pool_t *p, hl_snapshot_t *snap)
 {
     int i;
@@ -450,7 +469,9 @@ static void collect_refused_rows(apr_pool_t *p, hl_snapshot_t *snap)
         if (ok && k.kind == HL_SLOTKEY_BAN && k.client_len && k.tag_len)
             row->shown = apr_psprintf(p, "%s (%.*s)", k.client,
                                       (int)k.tag_len, key);
-        row->rule = rule_of(snap, snap->refused[i].route);
+        row->rule = ok && k.kind == HL_SLOTKEY_BAN
+                    ? ban_rule_of(p, snap, key)
+                    : rule_of(snap, snap->refused[i].route);
     }
 }
 
@@ -484,7 +505,7 @@ static void summarize(hl_snapshot_t *snap)
     sum->reloads_failed = snap->table.reloads[HL_RELOAD_FAILED];
     for (i = 0; i < HL_STATS_ROUTES; ++i)
         if (snap->shared.stats.routes[i].hash)
-            for (k = 0; k < 3; ++k)
+            for (k = 0; k < HL_DECISION_KINDS; ++k)
                 sum->decisions[k] += snap->shared.stats.routes[i].count[k];
     if (started) {
         int64_t up = hl_mono_ms() - started->mono_ms;
@@ -636,9 +657,10 @@ static void add_row(apr_pool_t *p, hl_snapshot_t *snap, const char *name,
     row->stat = e;
     row->history = NULL;
     if (e) {
-        uint32_t (*h)[3] = apr_pcalloc(p, sizeof(uint32_t[HL_STATS_HISTORY][3]));
+        uint32_t (*h)[HL_DECISION_KINDS] =
+            apr_pcalloc(p, sizeof(uint32_t[HL_STATS_HISTORY][HL_DECISION_KINDS]));
         hl_stats_history(e, snap->mono_ms, h);
-        row->history = (const uint32_t (*)[3])h;
+        row->history = (const uint32_t (*)[HL_DECISION_KINDS])h;
     }
 }
 

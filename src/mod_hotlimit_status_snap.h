@@ -64,7 +64,8 @@ typedef struct {
     const char *origin;  /* "directive", "table", "" when not configured */
     const char *rule;    /* "" when not configured */
     const hl_route_stat_t *stat;   /* NULL: no traffic yet */
-    const uint32_t (*history)[3];  /* HL_STATS_HISTORY ticks, oldest first,
+    const uint32_t (*history)[HL_DECISION_KINDS];  /* HL_STATS_HISTORY ticks,
+                                      oldest first,
                                       by hl_decision_kind_t; NULL with stat */
 } hl_page_route_t;
 

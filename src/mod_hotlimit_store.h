@@ -11,8 +11,9 @@
 #include "hl_store.h"
 
 #define HL_SHARED_MAGIC   0x484c5348u  /* "HLSH" */
-#define HL_SHARED_VERSION 5u   /* 3: per-route history, 4: table status moved
-                                  out, 5: refusals per key and rule, start */
+#define HL_SHARED_VERSION 6u   /* 3: per-route history, 4: table status moved
+                                  out, 5: refusals per key and rule, start,
+                                  6: banned, refused by another rule, ban book */
 
 /* The shared segment's header; the slot tables follow it. The quota
  * table's status is the table's own (mod_hotlimit_table.h), so that it

@@ -25,7 +25,7 @@ my $checker = "$FindBin::Bin/support/check_metrics.py";
 my ($dir) = grep { -d } map { "$_/conf-examples/monitoring" }
     grep { defined } $ENV{HOTLIMIT_TEST_WORK}, "$FindBin::Bin/..";
 
-plan tests => 10,
+plan tests => 12,
     need { 'python3 with prometheus_client (apt-get install python3-prometheus-client)' => $py,
            'conf-examples/monitoring' => $dir };
 
@@ -64,6 +64,31 @@ ok t_cmp("$rc $out", qr/^1 .*hotlimit_no_such_metric_total/s, 'checker: an unkno
 t_write_file("$logs/hl_bad_metrics.txt", "# TYPE hotlimit_x gauge\nhotlimit_x{a=\"b} 1\n");
 ($rc, $out) = check("$logs/hl_bad_metrics.txt", @files);
 ok t_cmp($rc, 2, 'checker: text that does not parse fails');
+
+sub slurp { open my $fh, '<', $_[0] or die "$_[0]: $!"; local $/; <$fh> }
+
+# Every shipped alert has a promtool unit test that makes it fire (and
+# alerts.test.yml keeps quiet cases too: steady refusals, graceful
+# restarts re-reading the same bad table).
+{
+    my @alerts = slurp("$dir/alerts.yml") =~ /^\s*- alert: (\w+)/mg;
+    my %fires;
+    for my $case (split /^\s*- eval_time:/m, slurp("$dir/alerts.test.yml")) {
+        my ($name) = $case =~ /alertname: (\w+)/ or next;
+        $fires{$name} = 1 if $case =~ /- exp_labels:/;
+    }
+    my @untested = grep { !$fires{$_} } @alerts;
+    ok t_cmp(scalar(@alerts) . " alerts, untested: @untested", qr/^\d+ alerts, untested: $/,
+             'alerts.test.yml makes every alert of alerts.yml fire');
+}
+
+# The dashboard answers "who" and "which rule": panels on the keys refused
+# most and on the refusals per rule.
+{
+    my $dash = slurp("$dir/grafana-dashboard.json");
+    ok t_cmp(($dash =~ /hotlimit_key_refusals/ ? 1 : 0) . ($dash =~ /hotlimit_route_refusals_total/ ? 1 : 0),
+             '11', 'the Grafana dashboard queries hotlimit_key_refusals and hotlimit_route_refusals_total');
+}
 
 # --- promtool, when installed (Debian package prometheus) ---------------------
 my $promtool = (grep { -x "$_/promtool" } split /:/, $ENV{PATH} // '')[0];

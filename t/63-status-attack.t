@@ -74,8 +74,8 @@ ok t_cmp($ifr ? "$ifr->{route} $ifr->{refused_by_rule}" : "no route with rule $i
          '?json: the <If> quota labelled by its FILE:LINE, with its 1 refusal');
 ok t_cmp($ipr ? $ipr->{refused_by_rule} : -1, 149, '?json: the per-address line refused 149 itself');
 ok t_cmp($acr ? $acr->{refused_by_rule} : -1, 0, '?json: the account line refused none');
-ok t_cmp($acr ? "$acr->{admitted}/$acr->{rejected}" : '', '6/149',
-         '... while it met 6 admitted and 149 refused requests');
+ok t_cmp($acr ? "$acr->{admitted}/$acr->{rejected}/$acr->{refused_by_other}" : '', '6/0/149',
+         '... while it met 6 admitted and 149 requests another rule refused (not its rejections)');
 my @internal = grep { $_->{key} =~ /(?:^|\d)(?:rej|ban)\|/ }
                @{ $j->{top_keys} || [] }, @{ $j->{limited_keys} || [] };
 ok t_cmp(scalar @internal, 0, '?json: no rej| or ban| counter among top_keys and limited_keys');

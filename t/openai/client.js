@@ -16,6 +16,9 @@
 //                 N completions at once (no retry), each with max_tokens:
 //                 how many were answered, refused (429), and the tokens
 //                 the answers' usage reported in total
+//   queue N MODEL N completions at once with the SDK's defaults (2
+//                 retries): how many were answered and how many failed,
+//                 with 429 or otherwise, and how long it all took
 'use strict';
 const OpenAI = require('openai');
 const Anthropic = require('@anthropic-ai/sdk');
@@ -97,7 +100,24 @@ async function anthropicError() {
     }
 }
 
-const scenarios = { retry, budget, 'openai-error': openaiError, 'openai-retry': openaiRetry,
+async function queue() {
+    const [n, model] = [Number(args[0]), args[1]];
+    const ai = client({});
+    const t0 = Date.now();
+    const one = () => ai.chat.completions.create({
+        model, messages: [{ role: 'user', content: 'hi' }] });
+    const all = await Promise.allSettled(Array.from({ length: n }, one));
+    const out = { answered: 0, refused: 0, other: [] };
+    for (const r of all) {
+        if (r.status === 'fulfilled') out.answered++;
+        else if (r.reason && r.reason.status === 429) out.refused++;
+        else out.other.push(String(r.reason && r.reason.message || r.reason));
+    }
+    out.elapsed_ms = Date.now() - t0;
+    return out;
+}
+
+const scenarios = { retry, budget, queue, 'openai-error': openaiError, 'openai-retry': openaiRetry,
                     'anthropic-error': anthropicError };
 
 (async () => {

@@ -67,26 +67,33 @@ static void item(hl_decide_item_t *it, const hl_quota_t *q, const char *key,
     hl_decide_prepare(&table, it);
 }
 
-/* Returns the statistics entry count of kind for name, 0 if absent. */
-static uint64_t stat_of(const char *name, hl_decision_kind_t kind)
+/* Returns the statistics entry of name, NULL if absent. */
+static const hl_route_stat_t *entry_of(const char *name)
 {
     int i;
 
     for (i = 0; i < HL_STATS_ROUTES; ++i)
         if (stats.routes[i].hash && !strcmp(stats.routes[i].route, name))
-            return stats.routes[i].count[kind];
-    return 0;
+            return &stats.routes[i];
+    return NULL;
+}
+
+/* Returns the statistics entry count of kind for name, 0 if absent. */
+static uint64_t stat_of(const char *name, hl_decision_kind_t kind)
+{
+    return entry_of(name) ? entry_of(name)->count[kind] : 0;
+}
+
+/* Returns the refused_other count of the statistics entry name (0: none). */
+static uint64_t other_of(const char *name)
+{
+    return entry_of(name) ? entry_of(name)->refused_other : 0;
 }
 
 /* Returns the refused_by count of the statistics entry name (0: none). */
 static uint64_t refused_by_of(const char *name)
 {
-    int i;
-
-    for (i = 0; i < HL_STATS_ROUTES; ++i)
-        if (stats.routes[i].hash && !strcmp(stats.routes[i].route, name))
-            return stats.routes[i].refused_by;
-    return 0;
+    return entry_of(name) ? entry_of(name)->refused_by : 0;
 }
 
 static void test_one_quota(void)
@@ -121,14 +128,18 @@ static void test_all_or_nothing(void)
     decide(tables, NULL, bi, 1, NOW);
     is_int(b_only.decision.remaining, 8,
            "the rejected request was not counted in the big quota (10-1-1)");
-    /* Statistics count the request's outcome on every route it met: the
-     * big quota would have admitted it, but it was refused. */
+    /* A refused request is counted once as rejected, on the quota that
+     * refused it (issue 27): the big quota would have admitted it, and
+     * counts it as refused by another rule, not as its rejection. */
     is_int((int)stat_of("/b|c", HL_DECISION_ADMITTED), 1,
            "stats: the big quota's route counts 1 admitted, not 2");
-    is_int((int)stat_of("/b|c", HL_DECISION_REJECTED), 1,
-           "stats: ... and the refused request as rejected there too");
+    is_int((int)stat_of("/b|c", HL_DECISION_REJECTED), 0,
+           "stats: ... and the refused request not as its rejection");
+    is_int((int)other_of("/b|c"), 1,
+           "stats: ... but as refused by another rule");
     is_int((int)stat_of("/s|c", HL_DECISION_REJECTED), 1,
            "stats: the small quota's route counts its rejection");
+    is_int((int)other_of("/s|c"), 0, "stats: ... and none by another rule");
     /* Which rule refused (issue 21): only the small quota's. */
     is_int((int)refused_by_of("/s|c"), 1, "refused by: the small quota");
     is_int((int)refused_by_of("/b|c"), 0, "... not the big one");
@@ -271,13 +282,16 @@ static void test_ban_look_first(void)
        "... the quota after it not asked (refused, no window)");
     n = hl_limiter_slot_key(skey, HL_ORIGIN_DIRECTIVE, 0, a.key, a.key_len);
     ok(hl_slots_find(&table, skey, n) == NULL, "... and no counter created for it");
-    is_int((int)stat_of("/q|1", HL_DECISION_REJECTED), 1,
-           "... counted as rejected at its route");
+    ok(stat_of("/q|1", HL_DECISION_REJECTED) == 0
+       && stat_of("/q|1", HL_DECISION_BANNED) == 1 && other_of("/q|1") == 0,
+       "... counted as banned at its route, never as its rejection (issue 27)");
     item(&d, &q, "/d|1", 1);
     decide(tables, &stats, its, 3, NOW + 1000);
-    ok(stat_of("/d|1", HL_DECISION_REJECTED) == 1
+    ok(stat_of("/q|1", HL_DECISION_BANNED) == 2
+       && stat_of("/d|1", HL_DECISION_BANNED) == 0
+       && stat_of("/d|1", HL_DECISION_REJECTED) == 0
        && stat_of("/d|1", HL_DECISION_DRY_RUN) == 0,
-       "... a quota in dry run not asked: rejected, not a would-be rejection");
+       "... counted once, on the request's first route: not at the dry-run one");
     ok(decide(tables, &stats, its, 2, NOW + 5000) == 1 && b.decision.admit
        && a.decision.admit && a.decision.remaining == 4,
        "the ban over: the quota is decided and counted (4 left)");

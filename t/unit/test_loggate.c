@@ -61,5 +61,6 @@ int main(void)
     refuse(t, key++, now + 40000, 10, NULL, &v, &held);
     ok(held == 40 && v.ntop == 0, "40 held lines of account keys: counted, "
        "no address named");
+    free(t);
     return done_testing();
 }

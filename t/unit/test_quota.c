@@ -404,7 +404,7 @@ static void test_args_accepted(void)
 static void test_args_rejected(void)
 {
     tok_bad("foo=1", "foo=1", "unknown key 'foo'",
-            "unknown key 'foo' in 'foo=1' (use by, algo, burst, count, cost, norm or reserve)");
+            "unknown key 'foo' in 'foo=1' (use by, algo, burst, delay, count, cost, norm or reserve)");
     tok_bad("=1", "=1", "unknown key", NULL);
     tok_bad("BY=ip", "BY=ip", "unknown key", NULL);
     tok_bad("abc", "abc", "unknown token", NULL);

@@ -12,7 +12,7 @@
 #include "hl_tap.h"
 #include "hl_negotiate.h"
 #include "hl_render.h"
-#include "hl_wait.h"
+#include "hl_duration.h"
 
 static apr_pool_t *pool;
 
@@ -528,9 +528,9 @@ static void test_wait_words(void)
     size_t i;
 
     for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
-        okf(strcmp(hl_wait_words(pool, cases[i].lang, cases[i].s), cases[i].want) == 0,
+        okf(strcmp(hl_duration_words(pool, cases[i].lang, cases[i].s), cases[i].want) == 0,
             "%s %ld s: \"%s\" (got \"%s\")", cases[i].lang ? cases[i].lang : "NULL",
-            cases[i].s, cases[i].want, hl_wait_words(pool, cases[i].lang, cases[i].s));
+            cases[i].s, cases[i].want, hl_duration_words(pool, cases[i].lang, cases[i].s));
 }
 
 /* The built-in page in every language says how long in words, never

@@ -46,7 +46,7 @@ int main(void)
     is_int(e ? e->count[HL_DECISION_DRY_RUN] : 0, 1, "dry run counted apart");
     stats_add(st, "/user/login", (hl_decision_kind_t)7, NOW);
     e = find(st, "/user/login");
-    is_int(e->count[0] + e->count[1] + e->count[2], 3, "unknown kind ignored");
+    is_int(e->count[0] + e->count[1] + e->count[2] + e->count[3], 3, "unknown kind ignored");
 
     /* Long names are cut, never overflow. */
     memset(route, 'x', sizeof(route) - 1);
@@ -68,7 +68,7 @@ int main(void)
 
     /* History: ticks of HL_STATS_TICK_MS, oldest first, the last running. */
     {
-        uint32_t h[HL_STATS_HISTORY][3];
+        uint32_t h[HL_STATS_HISTORY][HL_DECISION_KINDS];
         int64_t t0 = NOW - NOW % HL_STATS_TICK_MS;   /* start of a tick */
 
         hl_stats_clear(st);
