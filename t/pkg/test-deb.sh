@@ -144,6 +144,8 @@ done
 check "the Prometheus rules are shipped as they are (not gzipped)" \
     test -f "$doc/conf-examples/monitoring/alerts.yml"
 check "README.Debian is installed" test -f "$doc/README.Debian"
+check "the reference README.md links to is installed (doc/)" \
+    test -f "$doc/doc/directives.md.gz" -a -f "$doc/doc/operations.md.gz"
 check "the upstream changelog is installed" test -f "$doc/changelog.gz"
 check "Suggests: fail2ban, prometheus" \
     bash -c "dpkg-query -W -f='\${Suggests}' $PKG | grep -q 'fail2ban, prometheus'"
