@@ -58,5 +58,7 @@ int main(void)
             size_t n = hl_fmt_grouped(out, g[i].v);
             is_str(out, g[i].s, "grouped digits");
             is_int(n, strlen(g[i].s), "their length");
+        }
+    }
     return done_testing();
 }
