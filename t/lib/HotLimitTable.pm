@@ -413,6 +413,21 @@ MaxSpareThreads 32
 MaxRequestWorkers 32
 EVENT
     mkdir "$dir/run";
+    # Servers that share a Redis store share the secret their keyed hashes
+    # of client values are made with (HotLimitSecretFile), as README says:
+    # every test server on Redis gets the same one unless its test names
+    # its own.
+    my $secret = '';
+    if ($self->{conf} =~ /^\s*HotLimitStore\s+redis/m
+        && $self->{conf} !~ /^\s*HotLimitSecretFile\s/m) {
+        my $file = "$dir/../hl-redis-shared.secret";
+        unless (-s $file) {
+            open my $sf, '>', $file or die "cannot write $file: $!";
+            print {$sf} 'hotlimit-test-secret-shared-by-servers-on-one-redis';
+            close $sf;
+        }
+        $secret = "HotLimitSecretFile \"$file\"\n";
+    }
     my $conf = join('', @load) . <<"CONF";
 ServerRoot "$dir"
 ServerName 127.0.0.1
@@ -453,7 +468,7 @@ LogFormat "%r\\t%>s\\t%P\\troute=%{HOTLIMIT_ROUTE}e\\trem=%{HOTLIMIT_REMAINING}e
 CustomLog "$self->{access_log}" hltable
 HotLimitSlots 4096
 HotLimitPersist Off
-
+$secret
 # --- from the test
 $self->{conf}
 CONF
