@@ -82,6 +82,7 @@ static void admit(hl_verdict_t *v, uint32_t remaining, int64_t reset_ms)
     v->remaining = remaining;
     v->reset_ms = reset_ms;
     v->retry_ms = 0;
+    v->held = 0;
 }
 
 /* Sets *v to "rejected". */
@@ -91,6 +92,7 @@ static void reject(hl_verdict_t *v, int64_t retry_ms, int64_t reset_ms)
     v->remaining = 0;
     v->reset_ms = reset_ms;
     v->retry_ms = retry_ms;
+    v->held = 0;
 }
 
 /* ---- fixed window: starts at a key's first hit ---- */
@@ -109,6 +111,7 @@ static void fixed_roll(hl_bucket_t *b, int64_t window, int64_t now)
         b->t = now;
     } else if (now - b->t >= window) {
         b->count = 0;
+        b->prev_count = 0;   /* held: none in a new window */
         b->t = now;
     }
 }
@@ -122,10 +125,15 @@ static void fixed_check(hl_bucket_t *b, const hl_policy_t *p, int64_t now,
 
     fixed_roll(b, window, now);
     end = (b->count == 0 ? now : b->t) + window;   /* > now */
-    if (b->count < limit)
+    if (b->count < limit) {
         admit(v, limit - b->count - 1, end - now);
-    else
-        reject(v, end - now, end - now);
+        return;
+    }
+    reject(v, end - now, end - now);
+    /* prev_count: the units held by running requests (hl_bucket_hold) */
+    v->held = b->prev_count > 0
+              && b->count - (b->prev_count < b->count ? b->prev_count
+                                                      : b->count) < limit;
 }
 
 /* Counts n requests in a fixed window (n = 0: rolls only). */
@@ -338,6 +346,8 @@ static uint32_t fixed_refund(hl_bucket_t *b, const hl_policy_t *p,
         return 0;
     k = n < b->count ? n : b->count;
     b->count -= k;
+    if (b->prev_count > b->count)
+        b->prev_count = b->count;    /* held: never more than counted */
     return k;
 }
 
@@ -402,6 +412,34 @@ uint32_t hl_bucket_refund_n(hl_bucket_t *b, const hl_policy_t *p,
     default:
         return fixed_refund(b, p, now, mark, n);
     }
+}
+
+/* Returns 1 if *b is a fixed window that, rolled to now_ms, is still the
+ * counter instance mark names (and holds units), else 0. */
+static int held_instance(hl_bucket_t *b, const hl_policy_t *p,
+                         int64_t now_ms, int64_t mark)
+{
+    if (p->algo != HL_ALGO_FIXED)
+        return 0;
+    fixed_roll(b, window_of(p), clamp_now(now_ms));
+    return b->count > 0 && b->t == mark;
+}
+
+void hl_bucket_hold(hl_bucket_t *b, const hl_policy_t *p, int64_t now_ms,
+                    int64_t mark, uint32_t n)
+{
+    if (!held_instance(b, p, now_ms, mark))
+        return;
+    b->prev_count = add_sat(b->prev_count, n);
+    if (b->prev_count > b->count)
+        b->prev_count = b->count;
+}
+
+void hl_bucket_release(hl_bucket_t *b, const hl_policy_t *p, int64_t now_ms,
+                       int64_t mark, uint32_t n)
+{
+    if (held_instance(b, p, now_ms, mark))
+        b->prev_count -= n < b->prev_count ? n : b->prev_count;
 }
 
 int hl_bucket_refund(hl_bucket_t *b, const hl_policy_t *p, int64_t now_ms,

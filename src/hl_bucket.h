@@ -15,7 +15,9 @@ typedef struct {
                             current epoch-aligned window (ms); gcra: theoretical
                             arrival time in MICROseconds */
     uint32_t count;      /* fixed/sliding: admitted in the current window */
-    uint32_t prev_count; /* sliding: admitted in the previous window */
+    uint32_t prev_count; /* sliding: admitted in the previous window;
+                            fixed: how many of count are held by
+                            reservations still running (hl_bucket_hold) */
 } hl_bucket_t;
 
 /* What one counter needs to know about its limit. */
@@ -34,6 +36,10 @@ typedef struct {
                             (RateLimit "t"), >= 0 */
     int64_t  retry_ms;   /* rejected: ms until a request would be admitted,
                             >= 1; admitted: 0 */
+    int      held;       /* rejected, and the request would fit without the
+                            units reserved by requests still running
+                            (hl_bucket_hold): they may give some back when
+                            they settle, before retry_ms. 0 otherwise */
 } hl_verdict_t;
 
 /*
@@ -124,6 +130,27 @@ uint32_t hl_bucket_refund_n(hl_bucket_t *b, const hl_policy_t *p,
  */
 void hl_bucket_check_n(hl_bucket_t *b, const hl_policy_t *p, int64_t now_ms,
                        uint32_t n, hl_verdict_t *v);
+
+/*
+ * [reserve=] Notes that n of the units just committed in *b, whose mark
+ * (hl_bucket_mark) was mark, are a reservation held by a request still
+ * running, until hl_bucket_release. Only algo=fixed keeps them: in
+ * prev_count, which a fixed window does not use otherwise, never more
+ * than its count, and gone with the window; a check that refuses then
+ * says whether the held units are what stands in the way (hl_verdict_t
+ * held). Other algorithms keep nothing (held stays 0). Never fails.
+ */
+void hl_bucket_hold(hl_bucket_t *b, const hl_policy_t *p, int64_t now_ms,
+                    int64_t mark, uint32_t n);
+
+/*
+ * [reserve=] The request that held n units counted when *b had mark has
+ * settled: they are no longer held (whatever its cost), in the counter
+ * instance the mark names only (a window that started since holds none of
+ * them). Never below 0. Never fails.
+ */
+void hl_bucket_release(hl_bucket_t *b, const hl_policy_t *p, int64_t now_ms,
+                       int64_t mark, uint32_t n);
 
 /*
  * Returns the time (ms since epoch) from which *b is equivalent to a fresh

@@ -38,6 +38,17 @@ void hl_decide_not_asked(hl_decide_item_t *it)
     memset(&it->decision, 0, sizeof(it->decision));
 }
 
+/* [reserve=] Notes the reservation an admitted item of a cost= quota
+ * just took as held until its request settles (hl_limiter_hold_refs);
+ * nothing for other items. */
+static void hold(hl_slots_t *t, const hl_decide_item_t *it, int64_t now_ms)
+{
+    if (it->reserve == 0 || it->peek || !hl_quota_after_response(it->quota))
+        return;
+    hl_limiter_hold_refs(t, it->quota, it->refs, it->decision.marks,
+                         it->reserve, now_ms);
+}
+
 int hl_decide_locked(hl_slots_t *const *tables,
                      hl_decide_item_t *const *items, int n, int64_t now_ms)
 {
@@ -55,6 +66,8 @@ int hl_decide_locked(hl_slots_t *const *tables,
             hl_limiter_decide_refs_n(tables[i], it->quota, it->refs, it->cls,
                                      now_ms, n == 1 && units > 0,
                                      units ? units : 1, &it->decision);
+        if (n == 1 && units > 0 && it->decision.admit)
+            hold(tables[i], it, now_ms);
         if (!it->decision.admit && !it->dry_run) {
             admit = 0;
             if (it->peek) {
@@ -73,6 +86,9 @@ int hl_decide_locked(hl_slots_t *const *tables,
                                         items[i]->refs, items[i]->cls, now_ms,
                                         hl_decide_units(items[i]),
                                         items[i]->decision.marks);
+        for (i = 0; i < n; ++i)
+            if (items[i]->decision.admit)
+                hold(tables[i], items[i], now_ms);
     }
     return admit;
 }
@@ -152,6 +168,33 @@ int hl_decide_settle_locked(hl_slots_t *t, const hl_decide_item_t *it,
     return hl_limiter_settle_refs(t, it->quota, it->refs, it->cls,
                                   it->decision.marks, it->reserve, cost,
                                   now_ms);
+}
+
+int hl_decide_settle_hint(hl_decision_t *d, int64_t settle_ms)
+{
+    int64_t retry_ms = 0;
+    int i, changed = 0;
+
+    if (d->admit || settle_ms <= 0)
+        return 0;
+    for (i = 0; i < d->nwindows && i < HL_MAX_WINDOWS; ++i) {
+        hl_verdict_t *v = &d->windows[i];
+
+        if (v->admit)
+            continue;
+        if (v->held && settle_ms < v->retry_ms) {
+            v->retry_ms = settle_ms;
+            changed = 1;
+        }
+        if (v->retry_ms > retry_ms)
+            retry_ms = v->retry_ms;
+    }
+    if (changed) {
+        d->retry_after_s = (long)((retry_ms + 999) / 1000);
+        if (d->retry_after_s < 1)
+            d->retry_after_s = 1;
+    }
+    return changed;
 }
 
 int hl_decide_primary(hl_decide_item_t *const *items, int n)

@@ -121,6 +121,18 @@ int hl_decide_settle_locked(hl_slots_t *t, const hl_decide_item_t *it,
                             uint32_t cost, int64_t now_ms);
 
 /*
+ * [reserve=] Makes the refusal d tell when units held by running requests
+ * typically come back: each refused window whose refusal they alone cause
+ * (hl_verdict_t held) gets retry_ms = settle_ms when that is sooner than
+ * its own (never later than the window's end), at least 1; retry_after_s
+ * is then the longest retry of the refused windows in whole seconds,
+ * rounded up, at least 1 (a window refused for good keeps its wait).
+ * settle_ms <= 0 (no estimate yet) changes nothing. Returns 1 if d
+ * changed, else 0. Never fails.
+ */
+int hl_decide_settle_hint(hl_decision_t *d, int64_t settle_ms);
+
+/*
  * Returns the index of the item whose headers and environment describe the
  * request: the first that rejected it (dry run aside), else the one with
  * the least remaining (ties: the first). 0 when n <= 1.

@@ -335,11 +335,47 @@ void hl_limiter_reserve_refs(hl_slots_t *t, const hl_quota_t *q,
     count_windows(t, q, refs, cls, now_ms, n, 1, marks);
 }
 
+/* Holds (hold nonzero: hl_bucket_hold) or releases (hl_bucket_release)
+ * n units in every window of q whose counter exists and whose mark is
+ * not 0. Creates no counter. */
+static void hold_windows(hl_slots_t *t, const hl_quota_t *q,
+                         const hl_slot_ref_t *refs, const int64_t *marks,
+                         uint32_t n, int hold, int64_t now_ms)
+{
+    int i;
+
+    for (i = 0; i < q->nwindows && i < HL_MAX_WINDOWS; ++i) {
+        hl_policy_t pol;
+        hl_slot_t *s;
+
+        if (marks[i] == 0)
+            continue;
+        hl_policy_from_quota(q, i, &pol);
+        if (pol.algo != HL_ALGO_FIXED)
+            continue;
+        s = hl_slots_find_hashed(t, refs[i].key, refs[i].len, refs[i].hash);
+        if (s == NULL || s->tag != slot_tag(q))
+            continue;
+        if (hold)
+            hl_bucket_hold(&s->bucket, &pol, now_ms, marks[i], n);
+        else
+            hl_bucket_release(&s->bucket, &pol, now_ms, marks[i], n);
+    }
+}
+
+void hl_limiter_hold_refs(hl_slots_t *t, const hl_quota_t *q,
+                          const hl_slot_ref_t *refs, const int64_t *marks,
+                          uint32_t n, int64_t now_ms)
+{
+    hold_windows(t, q, refs, marks, n, 1, now_ms);
+}
+
 int hl_limiter_settle_refs(hl_slots_t *t, const hl_quota_t *q,
                            const hl_slot_ref_t *refs, uint64_t cls,
                            const int64_t *marks, uint32_t reserved,
                            uint32_t cost, int64_t now_ms)
 {
+    hold_windows(t, q, refs, marks, reserved, 0, now_ms);
     if (cost > reserved) {
         /* The excess, in the windows as they are now (capped at each
          * window's COUNT by count_windows). */

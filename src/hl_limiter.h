@@ -98,14 +98,23 @@ void hl_limiter_reserve_refs(hl_slots_t *t, const hl_quota_t *q,
                              const hl_slot_ref_t *refs, uint64_t cls,
                              int64_t now_ms, uint32_t n, int64_t *marks);
 
+/* Notes the reservation of n units just counted in every window of q
+ * (marks from that count) as held by a request still running
+ * (hl_bucket_hold), until hl_limiter_settle_refs. Creates no counter.
+ * Never fails. */
+void hl_limiter_hold_refs(hl_slots_t *t, const hl_quota_t *q,
+                          const hl_slot_ref_t *refs, const int64_t *marks,
+                          uint32_t n, int64_t now_ms);
+
 /*
  * Settles a reservation of `reserved` units (counted at the decision,
  * marks from it) to the request's real cost: a cost below it gives back
  * reserved - cost in every window whose counter instance still holds the
  * reservation (hl_bucket_refund_n: never in a window that started since,
  * never below 0; creates no counter); a cost above it counts the excess
- * now (capped at each window's COUNT). Returns the windows touched. Never
- * fails.
+ * now (capped at each window's COUNT). Whatever the cost, the units are
+ * no longer held (hl_bucket_release). Returns the windows given back or
+ * charged. Never fails.
  */
 int hl_limiter_settle_refs(hl_slots_t *t, const hl_quota_t *q,
                            const hl_slot_ref_t *refs, uint64_t cls,

@@ -96,6 +96,14 @@ static int add_num(hl_redis_call_t *c, uint64_t v)
     return 0;
 }
 
+/* Returns 1 if an admitted it takes a reservation its request holds
+ * until it settles (reserve=: the script keeps it apart, see
+ * hl_bucket_hold). */
+static int holds(const hl_decide_item_t *it)
+{
+    return it->reserve > 0 && !it->peek && hl_quota_after_response(it->quota);
+}
+
 int hl_redis_call_build(hl_redis_call_t *c, const hl_redis_script_t *s,
                         int eval, hl_decide_item_t *const *items, int n,
                         const char *mode, uint32_t cost, uint32_t lease)
@@ -127,7 +135,8 @@ int hl_redis_call_build(hl_redis_call_t *c, const hl_redis_script_t *s,
         rc |= add_num(c, (uint64_t)q->algo) | add_num(c, (uint64_t)q->nwindows)
               | add_num(c, mode[0] == 's' ? items[i]->reserve
                                            : hl_decide_units(items[i]))
-              | add_num(c, items[i]->dry_run != 0);
+              | add_num(c, (uint64_t)(items[i]->dry_run != 0)
+                           | (holds(items[i]) ? 2u : 0u));
         for (j = 0; j < q->nwindows; ++j)
             rc |= add_num(c, q->windows[j].count) | add_num(c, q->windows[j].window_ms)
                   | add_num(c, hl_quota_burst(q));
@@ -150,7 +159,7 @@ int hl_redis_call_read(const long long *el, size_t nel,
                        hl_decide_item_t *const *items, int n)
 {
     size_t at = 3;               /* after admitted, lease granted, lease ms;
-                                    then 5 per window */
+                                    then 6 per window */
     int i, j;
 
     if (nel < 3)
@@ -165,14 +174,15 @@ int hl_redis_call_read(const long long *el, size_t nel,
         d->remaining = UINT32_MAX;
         for (j = 0; j < d->nwindows; ++j) {
             hl_verdict_t *v = &d->windows[j];
-            if (at + 5 > nel)
+            if (at + 6 > nel)
                 return -1;
             v->admit = el[at] != 0;
             v->remaining = (uint32_t)el[at + 1];
             v->reset_ms = el[at + 2];
             v->retry_ms = el[at + 3];
             d->marks[j] = el[at + 4];
-            at += 5;
+            v->held = !v->admit && el[at + 5] != 0;
+            at += 6;
             if (!v->admit) {
                 d->admit = 0;
                 if (v->retry_ms > retry_ms)

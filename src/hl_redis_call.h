@@ -24,8 +24,8 @@
 /* Room for PREFIX{hl}: and a slot key. */
 #define HL_REDIS_KEY_MAX (HL_REDIS_PREFIX_MAX + 5 + HL_KEY_MAX)
 /* Elements a decide reply has at most: admitted, lease granted, lease ms,
- * then five per window of every item. */
-#define HL_REDIS_REPLY_MAX (3 + 5 * HL_DECIDE_MAX * HL_MAX_WINDOWS)
+ * then six per window of every item. */
+#define HL_REDIS_REPLY_MAX (3 + 6 * HL_DECIDE_MAX * HL_MAX_WINDOWS)
 
 /* One script call being written. Zeroed to start; the buffer grows (it
  * carries the script's text for EVAL) and is kept from call to call; its

@@ -15,12 +15,15 @@
 --       2 gcra, 3 log), windows, commit (the units an admitted request counts
 --       now, which must all fit: 1, count=failures|status too; a cost=
 --       quota's reservation (reserve=, never with log), else 0 for cost= and
---       ban checks), dry run
---       (1/0), then per window: limit, window ms, burst.
+--       ban checks), dry run (1/0) plus 2 when commit is a reservation
+--       (held until settled, see below), then per window: limit, window
+--       ms, burst.
 -- Returns: admitted (1/0), the lease granted and for how long (ms), then
---          per window: admit, remaining, reset ms, retry ms, and the mark
+--          per window: admit, remaining, reset ms, retry ms, the mark
 --          of the unit counted (the state's t after the commit; 0 when not
---          counted), which a refund names.
+--          counted), which a refund names, and held (1: refused, and the
+--          request would fit without the units reservations of running
+--          requests hold there: hl_verdict_t held; fixed windows only).
 -- A lease (HotLimitStoreLease, src/hl_lease.h): an admitted decision of one
 -- quota that counts now may ask for extra units, counted with it, which
 -- the asking httpd child admits without asking again. At most an eighth
@@ -33,7 +36,9 @@
 -- Mode "l" lists that set for the status page instead (see list).
 -- Each key holds "t c p": t the window start in ms (gcra: the TAT in
 -- microseconds), c the count, p the previous window's count (sliding),
--- set with its expiry in one command. A log key (algo=log, issue 20) is a
+-- set with its expiry in one command. A fixed window keeps in p how many
+-- of its c units are held by reservations of requests still running
+-- (hl_bucket_hold): never more than c, gone with the window. A log key (algo=log, issue 20) is a
 -- sorted set instead: one member "MS:SEQ" per admitted request, scored
 -- with its time (ms), expiring a window after the newest. A key whose
 -- quota changed algorithm reads as empty and is overwritten.
@@ -56,14 +61,17 @@ end
 
 -- Each check returns admit, remaining, reset, retry, then the state as
 -- rolled forward to now (t, c, p).
+-- fixed also returns held (see the reply) after the state.
 local function fixed(key, limit, w)
   local t, c, p = load(key)
   if c > 0 then
-    if now < t then t = now elseif now - t >= w then c = 0; t = now end
+    if now < t then t = now elseif now - t >= w then c = 0; p = 0; t = now end
   end
+  if c == 0 then p = 0 end
   local finish = ((c == 0) and now or t) + w
-  if c < limit then return 1, limit - c - 1, finish - now, 0, t, c, p end
-  return 0, 0, finish - now, finish - now, t, c, p
+  if c < limit then return 1, limit - c - 1, finish - now, 0, t, c, p, 0 end
+  local held = (p > 0 and c - math.min(p, c) < limit) and 1 or 0
+  return 0, 0, finish - now, finish - now, t, c, p, held
 end
 
 -- Rolls a sliding state to the aligned window holding now (a window on:
@@ -171,8 +179,9 @@ end
 -- at most what the window holds: a gcra burst may be more) in a window
 -- whose state was rolled to now. gcra moves the TAT (as the check clamped
 -- it) n intervals on, no further than n single commits would: now + tau +
--- 2 intervals (hl_bucket_commit_n). Returns the state's new t.
-local function commit(algo, key, limit, w, burst, t, c, p, n, whole)
+-- 2 intervals (hl_bucket_commit_n). A fixed window adds hold of them to
+-- its held units (a reservation: see load). Returns the state's new t.
+local function commit(algo, key, limit, w, burst, t, c, p, n, whole, hold)
   local most = (whole and algo == 2 and burst > 0) and burst or limit
   if n > most then n = most end
   if algo == 3 then return log_commit(key, w, n) end
@@ -187,8 +196,8 @@ local function commit(algo, key, limit, w, burst, t, c, p, n, whole)
   elseif algo == 1 then
     store(key, t, c + n, p, 2 * w + 1)
   else
-    if c == 0 then t = now end
-    store(key, t, c + n, 0, t + w - now)
+    if c == 0 then t = now; p = 0 end
+    store(key, t, c + n, math.min(p + (hold or 0), c + n), t + w - now)
   end
   return t
 end
@@ -324,8 +333,18 @@ local function refund_one(algo, key, limit, w, mark, n)
     return 1
   end
   if c == 0 or t ~= mark or now < t or now - t >= w then return 0 end
-  store(key, t, c - math.min(n, c), 0, t + w - now)
+  c = c - math.min(n, c)
+  store(key, t, c, math.min(p, c), t + w - now)
   return 1
+end
+
+-- The request whose reservation of n units sits at mark in fixed window
+-- key has settled: they are no longer held (hl_bucket_release).
+local function release(algo, key, w, mark, n)
+  if algo ~= 0 then return end
+  local t, c, p = load(key)
+  if c == 0 or p == 0 or t ~= mark or now < t or now - t >= w then return end
+  store(key, t, c, p - math.min(n, p), t + w - now)
 end
 
 if ARGV[1] == 'r' then
@@ -351,7 +370,7 @@ local function check_units(algo, key, limit, w, burst, units)
   if algo == 1 then r = { sliding(key, room, w) }
   elseif algo == 2 then r = { gcra(key, limit, w, burst, (units > cap) and 1 or units) }
   else r = { fixed(key, room, w) } end
-  if units > cap then r[1] = 0; r[2] = 0; r[4] = w end
+  if units > cap then r[1] = 0; r[2] = 0; r[4] = w; r[8] = 0 end
   return r
 end
 
@@ -367,6 +386,7 @@ if ARGV[1] == 's' then
   for j = 1, nw do
     local at = 9 + 3 * (j - 1)
     local limit, w, burst = tonumber(ARGV[at]), tonumber(ARGV[at + 1]), tonumber(ARGV[at + 2])
+    release(algo, KEYS[j], w, tonumber(ARGV[9 + 3 * nw + j - 1]), reserved)
     if cost < reserved then
       touched = touched + refund_one(algo, KEYS[j], limit, w,
                                      tonumber(ARGV[9 + 3 * nw + j - 1]), reserved - cost)
@@ -384,8 +404,10 @@ local want = tonumber(ARGV[4])
 local a, k, all = 5, 1, 1
 local items = {}
 for i = 1, nitems do
+  local flags = tonumber(ARGV[a + 3])
   local it = { algo = tonumber(ARGV[a]), nw = tonumber(ARGV[a + 1]),
-               commit = tonumber(ARGV[a + 2]), dry = tonumber(ARGV[a + 3]),
+               commit = tonumber(ARGV[a + 2]), dry = flags % 2,
+               hold = (flags >= 2) and tonumber(ARGV[a + 2]) or 0,
                admit = 1, w = {} }
   a = a + 4
   for j = 1, it.nw do
@@ -425,7 +447,8 @@ for i = 1, nitems do
     local r = x.r
     local t = r[5]
     if count then
-      t = commit(it.algo, x.key, x.limit, x.win, x.burst, r[5], r[6], r[7], n, mode == 'd')
+      t = commit(it.algo, x.key, x.limit, x.win, x.burst, r[5], r[6], r[7], n, mode == 'd',
+                 (mode == 'd') and it.hold or 0)
     end
     -- At its limit now: refused, or counted up to its limit.
     if r[1] == 0 or (count and r[2] < math.min(n, x.limit)) then
@@ -438,6 +461,7 @@ for i = 1, nitems do
     end
     out[#out + 1] = r[1]; out[#out + 1] = r[2]; out[#out + 1] = r[3]; out[#out + 1] = r[4]
     out[#out + 1] = count and t or 0
+    out[#out + 1] = r[8] or 0
   end
 end
 out[3] = lease_ms

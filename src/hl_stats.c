@@ -126,6 +126,34 @@ void hl_stats_refused_other(hl_stats_t *st, uint64_t hash, const char *route,
                        __ATOMIC_RELAXED);
 }
 
+#define HL_SETTLE_MS_MAX (INT64_C(1) << 40)   /* a duration kept at most */
+
+void hl_stats_settled(hl_stats_t *st, uint64_t hash, const char *route,
+                      size_t len, int64_t ms)
+{
+    hl_route_stat_t *e = entry_of(st, hash, route, len);
+    uint64_t x = (uint64_t)(ms < 0 ? 0 : ms > HL_SETTLE_MS_MAX
+                                         ? HL_SETTLE_MS_MAX : ms) * 16 + 1;
+    uint64_t old = __atomic_load_n(&e->settle_x16, __ATOMIC_RELAXED), next;
+
+    /* x is never 0 (0 means "none yet"): 1/16 ms more at most. */
+    do {
+        next = old == 0 ? x : old - old / 4 + x / 4;
+        if (next == 0)
+            next = 1;
+    } while (!__atomic_compare_exchange_n(&e->settle_x16, &old, next, 1,
+                                          __ATOMIC_RELAXED, __ATOMIC_RELAXED));
+}
+
+int64_t hl_stats_settle_ms(hl_stats_t *st, uint64_t hash, const char *route,
+                           size_t len)
+{
+    uint64_t x = __atomic_load_n(&entry_of(st, hash, route, len)->settle_x16,
+                                 __ATOMIC_RELAXED);
+
+    return x == 0 ? 0 : (int64_t)((x + 15) / 16);
+}
+
 void hl_stats_history(const hl_route_stat_t *e, int64_t now_ms,
                       uint32_t out[HL_STATS_HISTORY][HL_DECISION_KINDS])
 {

@@ -50,6 +50,10 @@ typedef struct {
     uint64_t refused_other;            /* requests of this route another
                                           quota of the request refused
                                           (not a ban: count[BANNED]) */
+    /* [reserve=] How long this route's reserving requests take from
+     * admission to settlement: a moving average (each new duration
+     * weighs 1/4), in 1/16 ms; 0 = none settled yet. */
+    uint64_t settle_x16;
 } hl_route_stat_t;
 
 typedef struct {
@@ -88,6 +92,19 @@ void hl_stats_refused_by(hl_stats_t *st, uint64_t hash, const char *route,
  * count[]); route, hash and len as in hl_stats_add_named. Never fails. */
 void hl_stats_refused_other(hl_stats_t *st, uint64_t hash, const char *route,
                             size_t len);
+
+/* [reserve=] Adds one request of route (hash, route, len as in
+ * hl_stats_add_named) that took ms (< 0 read as 0) from admission to the
+ * settlement of its reservation to the route's moving average. Lock-free
+ * (compare-and-swap). Never fails. */
+void hl_stats_settled(hl_stats_t *st, uint64_t hash, const char *route,
+                      size_t len, int64_t ms);
+
+/* [reserve=] Returns the moving average hl_stats_settled keeps for route,
+ * in ms rounded up (>= 1), or 0 when none of its requests settled yet.
+ * Never fails. */
+int64_t hl_stats_settle_ms(hl_stats_t *st, uint64_t hash, const char *route,
+                           size_t len);
 
 /*
  * Fills out[0 .. HL_STATS_HISTORY) with e's decisions per tick, oldest

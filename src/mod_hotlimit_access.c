@@ -73,6 +73,7 @@
 #include "hl_keyform.h"
 #include "hl_php.h"
 #include "hl_reserve.h"
+#include "mod_hotlimit_settle.h"
 #include "hl_route.h"
 #include "hl_slotkey.h"
 #include "hl_table.h"
@@ -657,6 +658,7 @@ static void add_match(request_rec *r, const hl_server_conf_t *sc,
     size_t clen, klen;
     char *key;
 
+    m->admitted_ms = 0;
     m->refs_reused = dq && last->dq == dq && last->sc == sc;
     m->name_id = NULL;
     if (m->refs_reused) {
@@ -1151,6 +1153,7 @@ static int limit_request(request_rec *r, hl_stage_t stage)
     const hl_ban_t *ban;
     hl_request_state_t *state;
     int n, i, admit, primary, kept;
+    int64_t now_ms;
 
     /* Subrequests are lookups, not served (a fast redirect is decided at
      * fixups); the ErrorDocument of our own 429 is not a new attempt. */
@@ -1215,8 +1218,8 @@ static int limit_request(request_rec *r, hl_stage_t stage)
         store->ops->prepare(store->ctx, &ban_m->item);
         all[0] = &ban_m->item;
     }
-    admit = store->ops->decide(store->ctx, all, n + (ban_m != NULL),
-                               hl_mono_ms());
+    now_ms = hl_mono_ms();
+    admit = store->ops->decide(store->ctx, all, n + (ban_m != NULL), now_ms);
     if (admit == -2 && n > 0)
         return HTTP_SERVICE_UNAVAILABLE;  /* HotLimitStoreFailure closed */
     if (admit < 0)
@@ -1237,6 +1240,7 @@ static int limit_request(request_rec *r, hl_stage_t stage)
         remember_decided(state, &m[i]);
         hl_upgrade_settle(&m[i]);
     }
+    hl_settle_after_decision(r, m, n, now_ms);
     primary = hl_decide_primary(items, n);
     hl_respond_annotate(r, m, n, primary,
                         (dc->headers & HL_HEADERS_DRAFT) != 0);
@@ -1352,7 +1356,10 @@ static void refund(request_rec *r, const hl_store_t *store,
 static void settle(request_rec *r, const hl_store_t *store,
                    const hl_match_t *m, uint32_t cost)
 {
-    int touched = store->ops->settle(store->ctx, &m->item, cost, hl_mono_ms());
+    int64_t now_ms = hl_mono_ms();
+    int touched = store->ops->settle(store->ctx, &m->item, cost, now_ms);
+
+    hl_settle_note(m, now_ms);
 
     ap_log_rerror(APLOG_MARK, APLOG_TRACE1, 0, r,
                   "HL01652: reserve settled: key=%s reserved %u, cost %u%s "

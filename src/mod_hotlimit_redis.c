@@ -376,14 +376,15 @@ static void follow_reply(const redisReply *reply, hl_decide_item_t *const *items
         uint32_t counted = 0;
         int admit = 1;
 
-        if (at + 5 * (size_t)q->nwindows > reply->elements)
+        if (at + 6 * (size_t)q->nwindows > reply->elements)
             return;
-        for (j = 0; j < q->nwindows; ++j, at += 5) {
+        for (j = 0; j < q->nwindows; ++j, at += 6) {
             long long rem = reply->element[at + 1]->integer;
             v[j].admit = reply->element[at]->integer != 0;
             v[j].remaining = rem < 0 ? 0 : rem > UINT32_MAX ? UINT32_MAX : (uint32_t)rem;
             v[j].reset_ms = reply->element[at + 2]->integer;
             v[j].retry_ms = reply->element[at + 3]->integer;
+            v[j].held = 0;      /* followed locally: no reservation held */
             admit &= v[j].admit;
         }
         if (counting)
@@ -685,7 +686,10 @@ static int redis_settle(void *ctx, const hl_decide_item_t *it, uint32_t cost,
     int touched = -1;
     (void)ctx;
 
-    if (it->reserve == 0 || cost == it->reserve)
+    /* At its reservation, only a fixed window has something to do: its
+     * held units (hl_bucket_release). */
+    if (it->reserve == 0
+        || (cost == it->reserve && it->quota->algo != HL_ALGO_FIXED))
         return 0;
     items[0] = (hl_decide_item_t *)it;
     if (!may_try(now)) {

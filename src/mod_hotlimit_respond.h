@@ -48,6 +48,9 @@ typedef struct {
                                     request's units sit
                                     (hl_decision_t.marks), for the
                                     replay's refund */
+    int64_t       admitted_ms;   /* [reserve=] when its reservation was
+                                    taken (hl_mono_ms), for the route's
+                                    settle estimate; 0: none */
 } hl_match_t;
 
 /*

@@ -323,7 +323,7 @@ static void test_follow(void)
 {
     hl_log_t l;
     hl_policy_t p = { HL_ALGO_LOG, 4, 10000, 0 };
-    hl_verdict_t rep = { 0, 0, 7000, 3000 }, v;
+    hl_verdict_t rep = { 0, 0, 7000, 3000, 0 }, v;
 
     memset(&l, 0, sizeof(l));
     hl_log_follow(&l, &p, 50000, &rep, 0);

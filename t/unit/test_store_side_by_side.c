@@ -195,6 +195,7 @@ static void compare_item(side_t *s, int q)
         SAME("window reset_ms", j, a->windows[j].reset_ms, b->windows[j].reset_ms);
         SAME("window retry_ms", j, a->windows[j].retry_ms, b->windows[j].retry_ms);
         SAME("mark", j, a->marks[j], b->marks[j]);
+        SAME("window held", j, a->windows[j].held, b->windows[j].held);
     }
 #undef SAME
 }
@@ -325,7 +326,8 @@ static void side_settle(side_t *s, int q, uint32_t cost, int64_t now)
 
     s->now = now;
     touched_shm = hl_decide_settle_locked(&table, &s->shm[q], cost, now);
-    if (s->red[q].reserve != 0 && cost != s->red[q].reserve) {
+    if (s->red[q].reserve != 0
+        && (cost != s->red[q].reserve || s->q[q].algo == HL_ALGO_FIXED)) {
         eval(b, 1, 's', cost, now, &r);
         touched_red = r.n >= 1 ? (int)r.el[0].integer : -1;
         rs_free(&r);
@@ -496,6 +498,44 @@ static void seq_gcra_reserve_burst(int plain, int64_t start)
     side_close(&s);
 }
 
+/* reserve= on a fixed window, requests running at once: their
+ * reservations are held until they settle (at, below or above them), and
+ * a refusal says whether held units alone stand in the way (held), the
+ * same on both stores. */
+static void seq_held(int64_t start)
+{
+    side_t s;
+    hl_decide_item_t a[2], b[2], c[2];
+    int64_t t = start;
+
+    side_open_one(&s, "held reservations", "100/10s cost=header:X-Cost reserve=40");
+    side_decide(&s, t, 40);
+    a[0] = s.shm[0]; a[1] = s.red[0];
+    side_decide(&s, t += 10, 40);
+    b[0] = s.shm[0]; b[1] = s.red[0];
+    side_decide(&s, t += 10, 40);
+    ok(!s.shm[0].decision.admit && s.shm[0].decision.windows[0].held,
+       "held: refused, only held units in the way");
+    s.shm[0] = a[0]; s.red[0] = a[1];
+    side_settle(&s, 0, 40, t += 10);             /* at its reservation */
+    side_decide(&s, t += 10, 30);
+    ok(!s.shm[0].decision.admit && s.shm[0].decision.windows[0].held,
+       "held: still, by the one running");
+    s.shm[0] = b[0]; s.red[0] = b[1];
+    side_settle(&s, 0, 10, t += 10);             /* below: 30 given back */
+    ok(side_decide(&s, t += 10, 30), "held: admitted once given back");
+    c[0] = s.shm[0]; c[1] = s.red[0];
+    side_decide(&s, t += 10, 30);
+    ok(s.shm[0].decision.windows[0].held, "held: the new one's units");
+    s.shm[0] = c[0]; s.red[0] = c[1];
+    side_settle(&s, 0, 45, t += 10);             /* above: 15 more */
+    side_decide(&s, t += 10, 30);
+    ok(!s.shm[0].decision.admit && !s.shm[0].decision.windows[0].held,
+       "held: none left, spent units refuse");
+    side_decide(&s, t += 10000, 30);             /* the next window */
+    side_close(&s);
+}
+
 /* What follows an admitted request's response. */
 typedef enum {
     AFTER_COUNT,     /* cost= without reserve=: its cost (1 .. 30, over the
@@ -624,6 +664,7 @@ int main(void)
     seq_gcra("burst=15", T0 + 252);
     seq_after_all("gcra", "burst=30 ", T0 + 253);
     seq_gcra_refund_edge(T0 + 255);
+    seq_held(T0 + 250);
     seq_gcra_reserve_burst(0, T0 + 260);
     seq_gcra_reserve_burst(1, T0 + 261);
     for (i = 0; i < sizeof(random_specs) / sizeof(random_specs[0]); ++i)
