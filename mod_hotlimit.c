@@ -43,7 +43,7 @@
 #include "src/mod_hotlimit_redis.h"
 #include "src/mod_hotlimit_refusal_log.h"
 #include "src/mod_hotlimit_status.h"
-#include "src/mod_hotlimit_store.h"
+#include "src/mod_hotlimit_store_shm.h"
 #include "src/mod_hotlimit_table.h"
 #include "src/mod_hotlimit_upgrade.h"
 #include "src/hl_render.h"
@@ -782,7 +782,7 @@ static int hl_pre_config(apr_pool_t *pconf, apr_pool_t *plog, apr_pool_t *ptemp)
 
     (void)plog;
     (void)ptemp;
-    rc = hl_store_pre_config(pconf);
+    rc = hl_store_shm_pre_config(pconf);
     return rc == OK ? hl_table_pre_config(pconf) : rc;
 }
 
@@ -845,7 +845,7 @@ static int hl_post_config(apr_pool_t *pconf, apr_pool_t *plog,
         return OK;
     resolve_servers(pconf, s);
     hl_upgrade_init();
-    rc = hl_store_post_config(pconf, s);
+    rc = hl_store_shm_post_config(pconf, s);
     if (rc == OK)
         rc = hl_redis_post_config(pconf, s);
     if (rc == OK)
@@ -904,7 +904,7 @@ static int hl_check_config(apr_pool_t *pconf, apr_pool_t *plog,
 
 static void hl_child_init(apr_pool_t *pchild, server_rec *s)
 {
-    hl_store_child_init(pchild, s);
+    hl_store_shm_child_init(pchild, s);
     hl_table_child_init(pchild, s);
     hl_conc_child_init(pchild, s);
 }

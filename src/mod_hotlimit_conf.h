@@ -14,7 +14,7 @@
  * output filter); what a request says: mod_hotlimit_body.c (form and JSON
  * bodies, read with bounded memory), mod_hotlimit_expr.c (hotlimit_param());
  * the counters: mod_hotlimit_stores.c (which store decides),
- * mod_hotlimit_store.c (shared memory), mod_hotlimit_redis.c and
+ * mod_hotlimit_store_shm.c (shared memory), mod_hotlimit_redis.c and
  * mod_hotlimit_redis_conn.c (Redis); the quota table: mod_hotlimit_table.c
  * and mod_hotlimit_fetch.c; what operators see: mod_hotlimit_status.c,
  * mod_hotlimit_view.c, mod_hotlimit_modstatus.c, mod_hotlimit_refusal_log.c.

@@ -50,7 +50,7 @@
 
 #include "mod_hotlimit_conf.h"
 #include "mod_hotlimit_redis.h"
-#include "mod_hotlimit_store.h"
+#include "mod_hotlimit_store_shm.h"
 #include "hl_redis_script.h"
 #include "hl_redis_call.h"
 #include "hl_fmt.h"
@@ -391,7 +391,7 @@ static void follow_reply(const redisReply *reply, hl_decide_item_t *const *items
         else if (all && admit && hl_decide_units(items[i]) > 0)
             counted = hl_decide_units(items[i])
                       + (uint32_t)(grant < UINT32_MAX ? grant : 0);
-        hl_store_follow(items[i], v, counted, now);
+        hl_store_shm_follow(items[i], v, counted, now);
     }
 }
 
@@ -463,7 +463,7 @@ static int fallback(hl_decide_item_t *const *items, int n, int64_t now)
             items[i]->decision.admit = 1;
             items[i]->decision.nwindows = items[i]->quota->nwindows;
         }
-        hl_decide_stats(hl_store_stats(), items, n, now);
+        hl_decide_stats(hl_store_shm_stats(), items, n, now);
         return 1;
     }
     return local->ops->decide(local->ctx, items, n, now);
@@ -552,7 +552,7 @@ static int redis_decide(void *ctx, hl_decide_item_t *const *items, int n,
     (void)ctx;
 
     if (key != 0 && still_refused(key, items, n, now)) {
-        hl_decide_stats(hl_store_stats(), items, n, now);
+        hl_decide_stats(hl_store_shm_stats(), items, n, now);
         return 0;
     }
     /* No lease while Redis is failing: the local counters, which count the
@@ -560,7 +560,7 @@ static int redis_decide(void *ctx, hl_decide_item_t *const *items, int n,
     if (leasable(items, n) && hl_breaker_is_closed(&rshared->breaker)
         && from_lease(key, items[0], &want, &gen)) {
         __atomic_add_fetch(&rshared->leased, 1, __ATOMIC_RELAXED);
-        hl_decide_stats(hl_store_stats(), items, n, now);
+        hl_decide_stats(hl_store_shm_stats(), items, n, now);
         return 1;
     }
     if (!may_try(now))
@@ -582,7 +582,7 @@ static int redis_decide(void *ctx, hl_decide_item_t *const *items, int n,
         return fallback(items, n, now);
     }
     succeeded();
-    hl_decide_stats(hl_store_stats(), items, n, now);
+    hl_decide_stats(hl_store_shm_stats(), items, n, now);
     if (!admit && key != 0 && !items[0]->dry_run
         && !items[0]->decision.admit) {
         hl_refused_t *e = &refused[key % HL_REFUSED_CACHE];

@@ -4,7 +4,7 @@
  * attached in this process, else the shared memory.
  */
 #include "mod_hotlimit_stores.h"
-#include "mod_hotlimit_store.h"
+#include "mod_hotlimit_store_shm.h"
 #include "mod_hotlimit_redis.h"
 
 const hl_store_t *hl_store_get(void)

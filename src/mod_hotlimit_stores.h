@@ -1,6 +1,6 @@
 /*
  * mod_hotlimit_stores.h - which counter store decides requests: the one
- * place that chooses between the providers (mod_hotlimit_store.c, the
+ * place that chooses between the providers (mod_hotlimit_store_shm.c, the
  * shared memory; mod_hotlimit_redis.c, Redis), so neither provider knows
  * of the choice and the decision's callers know of neither.
  */
