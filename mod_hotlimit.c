@@ -40,7 +40,7 @@
 #include "src/mod_hotlimit_usage.h"
 #include "src/mod_hotlimit_modstatus.h"
 #include "src/hl_reserve.h"
-#include "src/mod_hotlimit_redis.h"
+#include "src/mod_hotlimit_stores.h"
 #include "src/mod_hotlimit_refusal_log.h"
 #include "src/mod_hotlimit_status.h"
 #include "src/mod_hotlimit_store_shm.h"
@@ -151,7 +151,8 @@ static void *merge_server_conf(apr_pool_t *p, void *basev, void *addv)
 
     c->slots = base->slots;            /* main server only */
     c->persist = base->persist;
-    c->redis = base->redis;
+    c->store = base->store;
+    c->store_conf = base->store_conf;
     c->store_timeout = base->store_timeout;
     c->store_lease = base->store_lease;
     c->store_failure = base->store_failure;
@@ -538,17 +539,15 @@ static const char *set_error_template(cmd_parms *cmd, void *dconf,
 
 static const char *set_store(cmd_parms *cmd, void *dconf, const char *arg)
 {
-    const char *err = ap_check_cmd_context(cmd, GLOBAL_ONLY);
+    const char *err = ap_check_cmd_context(cmd, GLOBAL_ONLY), *why;
     (void)dconf;
     if (err)
         return err;
-    server_conf(cmd)->redis = NULL;
-    if (strcmp(arg, "shm") != 0) {
-        const char *why = hl_redis_parse(cmd->pool, arg, &server_conf(cmd)->redis);
-        if (why)
-            return apr_psprintf(cmd->pool, "%s: bad store '%s': %s",
-                                cmd->cmd->name, arg, why);
-    }
+    why = hl_stores_parse(cmd->pool, arg, &server_conf(cmd)->store,
+                          &server_conf(cmd)->store_conf);
+    if (why)
+        return apr_psprintf(cmd->pool, "%s: bad store '%s': %s",
+                            cmd->cmd->name, arg, why);
     return NULL;
 }
 
@@ -847,7 +846,7 @@ static int hl_post_config(apr_pool_t *pconf, apr_pool_t *plog,
     hl_upgrade_init();
     rc = hl_store_shm_post_config(pconf, s);
     if (rc == OK)
-        rc = hl_redis_post_config(pconf, s);
+        rc = hl_stores_post_config(pconf, s);
     if (rc == OK)
         rc = hl_table_post_config(pconf, ptemp, s);
     if (rc == OK)
@@ -914,8 +913,7 @@ static void register_hooks(apr_pool_t *p)
     static const char *const after_remoteip[] = { "mod_remoteip.c", NULL };
     static const char *const before_watchdog[] = { "mod_watchdog.c", NULL };
     static const char *const after_dir[] = { "mod_dir.c", NULL };
-    (void)p;
-
+    hl_stores_register(p);     /* HotLimitStore's providers, by scheme */
     ap_hook_pre_config(hl_pre_config, NULL, NULL, APR_HOOK_MIDDLE);
     /* The table reloader registers with mod_watchdog before its own
      * post_config starts the watchdog threads. */

@@ -52,7 +52,7 @@
 #include "mod_hotlimit_access.h"
 #include "mod_hotlimit_body.h"
 #include "mod_hotlimit_conc.h"
-#include "mod_hotlimit_conc_redis.h"
+#include "mod_hotlimit_stores.h"
 #include "mod_hotlimit_refusal_log.h"
 #include "mod_hotlimit_respond.h"
 #include "mod_hotlimit_table.h"
@@ -91,7 +91,8 @@ typedef struct {
 /* A slot to give back when its request's pool goes. */
 typedef struct hl_conc_release {
     uint64_t              key;
-    hl_conc_redis_slot_t *redis;   /* its slot in Redis too, or NULL */
+    const hl_store_provider_t *store;  /* the provider holding it too */
+    hl_store_slot_t      *shared;  /* its slot in the shared store, or NULL */
 } hl_conc_release_t;
 
 /* 1 once this process has parsed a HotLimitConcurrency (the server
@@ -274,8 +275,8 @@ static apr_status_t give_back(void *data)
         hl_conc_give(table, rel->key, &me);
         conc_unlock();
     }
-    if (rel->redis)
-        hl_conc_redis_give(rel->redis);
+    if (rel->shared)
+        rel->store->conc_give(rel->shared);
     return APR_SUCCESS;
 }
 
@@ -489,13 +490,14 @@ static int take_one(request_rec *r, const hl_conc_ask_t *a, int at_fixups,
     if (rc == 1) {
         rel = apr_palloc(top->pool, sizeof(*rel));
         rel->key = hash;
-        rel->redis = NULL;
-        /* Shared with the other servers: Redis says too. */
-        if (hl_conc_redis_on()) {
-            rel->redis = apr_palloc(top->pool, sizeof(*rel->redis));
-            rc = hl_conc_redis_take(r, hash, a->limit, rel->redis);
+        rel->store = hl_stores_active();
+        rel->shared = NULL;
+        /* Shared with the other servers: the store says too. */
+        if (rel->store->conc_take) {
+            rel->shared = apr_palloc(top->pool, sizeof(*rel->shared));
+            rc = rel->store->conc_take(r, hash, a->limit, rel->shared);
             if (rc != 1)
-                rel->redis = NULL;      /* refused, or this server decided */
+                rel->shared = NULL;     /* refused, or this server decided */
             if (rc == 0 && !a->dry_run) {
                 if (give_local(r, hash, scope, a->log_mode, &skipped))
                     log_refusal(r, a, key, skipped);

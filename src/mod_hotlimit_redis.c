@@ -56,6 +56,7 @@
 #include "hl_fmt.h"
 #include "hl_breaker.h"
 #include "mod_hotlimit_redis_conn.h"
+#include "mod_hotlimit_conc_redis.h"
 #include "hl_lease.h"
 #include "hl_ban.h"
 
@@ -112,7 +113,10 @@ static size_t redis_key(char *out, const char *tail, size_t n)
 
 /* ---- configuration ------------------------------------------------------ */
 
-const char *hl_redis_parse(apr_pool_t *p, const char *url, hl_redis_conf_t **out)
+/* Parses redis://, rediss:// (refused: no TLS in this hiredis) or unix:
+ * into *out (a hl_redis_conf_t from p). Returns NULL, or what is wrong.
+ * The provider's parse. */
+static const char *redis_parse(apr_pool_t *p, const char *url, void **out)
 {
     hl_redis_conf_t *c = apr_pcalloc(p, sizeof(*c));
     const char *rest, *at, *slash, *q, *colon;
@@ -910,7 +914,7 @@ static const hl_store_t redis_store = { &redis_ops, NULL };
 
 /* ---- setup ------------------------------------------------------------------ */
 
-int hl_redis_post_config(apr_pool_t *pconf, server_rec *s)
+int hl_redis_post_config(apr_pool_t *pconf, server_rec *s, void *conf)
 {
     hl_server_conf_t *sc = ap_get_module_config(s->module_config, &hotlimit_module);
     apr_pool_t *pp = s->process->pool;
@@ -920,10 +924,8 @@ int hl_redis_post_config(apr_pool_t *pconf, server_rec *s)
     apr_sha1_ctx_t sha;
     int i;
 
-    rconf = sc->redis;
+    rconf = conf;
     rsc = sc;
-    if (!rconf)
-        return OK;
     rserver = s;
     rwhere = where(pconf);
     hl_redis_conn_setup(rconf, sc->store_timeout);
@@ -952,8 +954,13 @@ int hl_redis_post_config(apr_pool_t *pconf, server_rec *s)
 
 const hl_store_t *hl_redis_store(void)
 {
-    return rconf ? &redis_store : NULL;
+    return &redis_store;
 }
+
+const hl_store_provider_t hl_redis_provider = {
+    "redis", redis_parse, hl_redis_post_config, hl_redis_store,
+    hl_conc_redis_take, hl_conc_redis_give
+};
 
 /* The store's `figures` call. */
 static void redis_figures(void *ctx, hl_store_figures_t *f)

@@ -835,6 +835,30 @@ const hl_store_t *hl_store_shm(void)
     return &shm_store;
 }
 
+/* The provider's parse: "shm" takes no settings. */
+static const char *shm_parse(apr_pool_t *p, const char *arg, void **conf)
+{
+    *conf = NULL;
+    return strcmp(arg, "shm") ? apr_psprintf(p, "shm takes no settings: "
+                                             "'%s'", arg + 3) : NULL;
+}
+
+/* The provider's post_config: nothing more to set up (the segment is
+ * made by hl_store_shm_post_config for every provider, whose fallback it
+ * is). */
+static int shm_provider_post_config(apr_pool_t *pconf, server_rec *s,
+                                    void *conf)
+{
+    (void)pconf;
+    (void)s;
+    (void)conf;
+    return OK;
+}
+
+const hl_store_provider_t hl_store_shm_provider = {
+    "shm", shm_parse, shm_provider_post_config, hl_store_shm, NULL, NULL
+};
+
 hl_stats_t *hl_store_shm_stats(void)
 {
     return &store_shared->stats;

@@ -9,6 +9,7 @@
 #include "hl_slots.h"
 #include "hl_stats.h"
 #include "hl_store.h"
+#include "mod_hotlimit_stores.h"
 
 #define HL_SHARED_MAGIC   0x484c5348u  /* "HLSH" */
 #define HL_SHARED_VERSION 6u   /* 3: per-route history, 4: table status moved
@@ -73,6 +74,10 @@ const hl_store_t *hl_store_shm(void);
  */
 int hl_store_shm_follow(hl_decide_item_t *it, const hl_verdict_t *v, uint32_t n,
                     int64_t now_ms);
+
+/* The provider of HotLimitStore shm (the default): this server's shared
+ * memory alone; concurrency in the local slot table only. */
+extern const hl_store_provider_t hl_store_shm_provider;
 
 /* Returns the per-route statistics in shared memory (lock-free). */
 hl_stats_t *hl_store_shm_stats(void);
