@@ -704,7 +704,8 @@ static const command_rec hotlimit_cmds[] = {
                   "HTML template file for the 429 page"),
     AP_INIT_TAKE1("HotLimitStore", set_store, NULL, RSRC_CONF,
                   "shm | redis://[USER:PASSWORD@]HOST:PORT[/DB][?prefix=P] | "
-                  "unix:/PATH: where counters live"),
+                  "unix:/PATH | redis-sentinel://[USER:PASSWORD@]MASTER@"
+                  "HOST:PORT[,HOST:PORT...][/DB]: where counters live"),
     AP_INIT_TAKE1("HotLimitStoreTimeout", set_server_int, &store_timeout_directive,
                   RSRC_CONF, "the longest a request waits for a remote store, ms "
                   "(default " APR_STRINGIFY(HL_DEFAULT_STORE_TIMEOUT) ")"),

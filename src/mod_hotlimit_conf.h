@@ -15,7 +15,8 @@
  * bodies, read with bounded memory), mod_hotlimit_expr.c (hotlimit_param());
  * the counters: mod_hotlimit_stores.c (the providers by scheme),
  * mod_hotlimit_store_shm.c (shared memory), mod_hotlimit_redis.c and
- * mod_hotlimit_redis_conn.c (Redis); the quota table: mod_hotlimit_table.c
+ * mod_hotlimit_redis_conn.c (Redis), mod_hotlimit_sentinel.c (its master
+ * found through Sentinel); the quota table: mod_hotlimit_table.c
  * and mod_hotlimit_fetch.c; what operators see: mod_hotlimit_status.c,
  * mod_hotlimit_view.c, mod_hotlimit_modstatus.c, mod_hotlimit_refusal_log.c.
  *
@@ -33,7 +34,8 @@
  * HL01650-HL01699 reserve=, HL01700-HL01749 algo=log, HL02200-HL02249
  * bodies read whole for concurrency keys and HotLimitSpoolLimit,
  * HL02050-HL02099 keyed hashes and the server secret, HL02400-HL02449
- * provider shapes (mod_hotlimit_shape.c).
+ * provider shapes (mod_hotlimit_shape.c), HL02800-HL02849 store providers
+ * and Redis Sentinel.
  */
 #ifndef MOD_HOTLIMIT_CONF_H
 #define MOD_HOTLIMIT_CONF_H

@@ -202,6 +202,8 @@ static const char *redis_parse(apr_pool_t *p, const char *url, void **out)
 /* Returns where the store is, "host:port" or the socket path (from p). */
 static const char *where(apr_pool_t *p)
 {
+    if (rconf->label)
+        return rconf->label;
     return rconf->socket ? apr_pstrdup(p, rconf->socket)
                          : apr_psprintf(p, "%s:%d", rconf->host, rconf->port);
 }

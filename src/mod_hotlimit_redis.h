@@ -19,6 +19,15 @@ typedef struct hl_redis_conf {
     const char        *user;       /* ACL user, or NULL */
     const char        *password;   /* or NULL: no AUTH */
     const char        *prefix;     /* of every key, "hl:" */
+    const char        *label;      /* where it is, for messages; NULL:
+                                      host:port or the socket */
+    /* Finds the server when its address is not fixed (redis-sentinel):
+     * called before every new connection, within timeout_ms; writes its
+     * host (hostsz bytes, NUL-terminated) and *port. Returns NULL, or why
+     * not (static). NULL: host and port above. */
+    const char *(*locate)(const struct hl_redis_conf *c, int timeout_ms,
+                          char *host, size_t hostsz, int *port);
+    const void        *locate_conf; /* locate's own settings */
 } hl_redis_conf_t;
 
 /* The provider of HotLimitStore redis://, rediss:// and unix:. */

@@ -16,6 +16,7 @@
 #include "mod_hotlimit_stores.h"
 #include "mod_hotlimit_store_shm.h"
 #include "mod_hotlimit_redis.h"
+#include "mod_hotlimit_sentinel.h"
 
 static const hl_store_provider_t *active = &hl_store_shm_provider;
 
@@ -28,6 +29,7 @@ void hl_stores_register(apr_pool_t *p)
     HL_STORE_REGISTER("redis", hl_redis_provider);
     HL_STORE_REGISTER("rediss", hl_redis_provider);
     HL_STORE_REGISTER("unix", hl_redis_provider);
+    HL_STORE_REGISTER("redis-sentinel", hl_sentinel_provider);
 #undef HL_STORE_REGISTER
 }
 
