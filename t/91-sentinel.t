@@ -15,7 +15,7 @@ use Apache::TestUtil;
 use HotLimitTable;
 use HLRedis;
 
-plan tests => 11, need { 'redis-server (apt-get install redis-server)' => HLRedis::available() };
+plan tests => 16, need { 'redis-server (apt-get install redis-server)' => HLRedis::available() };
 
 my $name = 'hlm';
 my $master = HLRedis->new('sent-master')->start;
@@ -44,6 +44,9 @@ HotLimitStoreTimeout 200
 <Location /n>
     HotLimitQuota 3/1m
 </Location>
+<Location /m>
+    HotLimitQuota 3/1m
+</Location>
 CONF
 
 ok t_cmp(master_port(), $master->port, 'the Sentinels name the first master');
@@ -57,20 +60,39 @@ my $offset = -s $h->error_log;
 my $mpid = HotLimitTable::_slurp($master->dir . '/redis.pid');
 chomp $mpid;
 kill 'KILL', $mpid;
-my %codes;
-my ($slowest, $n, $promoted) = (0, 0, 0);
-my $until = time + 45;
-while (time < $until) {
-    my $t0 = time;
-    my $code = $h->get('/t')->code;
-    my $took = time - $t0;
-    $codes{$code}++;
-    $n++;
-    $slowest = $took if $took > $slowest;
-    $promoted ||= master_port() == $replica->port;
-    last if $promoted && grep { /HL00702/ } $h->log_lines($offset);
-    sleep 0.05;
+my ($promoted, %codes, $n, $slowest);
+# Sends a request to /t every 50 ms, recording its status and time, until
+# $done returns true (checked after each) or 45 s passed.
+sub trickle {
+    my ($done) = @_;
+    %codes = ();
+    ($n, $slowest) = (0, 0);
+    my $until = time + 45;
+    while (time < $until) {
+        my $t0 = time;
+        $codes{ $h->get('/t')->code }++;
+        $n++;
+        $slowest = time - $t0 if time - $t0 > $slowest;
+        return 1 if $done->();
+        sleep 0.05;
+    }
+    return 0;
 }
+# Returns a done-check for trickle: true once $srv is the master and has
+# counted each of the last 10 requests (every child on it, none deciding
+# locally after a breaker another child opened).
+sub counting_on {
+    my ($srv) = @_;
+    my ($prev, $streak) = (-1, 0);
+    return sub {
+        my $c = (split ' ', $srv->cli('GET', "'hl:{hl}:d0/t|127.0.0.1'"))[1] // 0;
+        $streak = $c == $prev + 1 ? $streak + 1 : 0;
+        $prev = $c;
+        return $streak >= 10 && master_port() == $srv->port;
+    };
+}
+trickle(counting_on($replica));
+$promoted = master_port() == $replica->port;
 t_debug("after the kill: $n requests, codes " . join(' ', map { "$_=$codes{$_}" } sort keys %codes)
         . ", slowest ${slowest}s");
 ok t_cmp($promoted, 1, 'the Sentinels promote the replica');
@@ -87,3 +109,24 @@ ok t_cmp(scalar(grep { /HL02801: .* to 127\.0\.0\.1:$rp / } $h->log_lines($offse
 ok t_cmp($h->codes('/n', 4), '200 200 200 429', '3/1m counts exactly after the failover');
 ok t_cmp((split ' ', $replica->cli('GET', "'hl:{hl}:d0/n|127.0.0.1'"))[1] // '', '3',
          '... on the new master (the promoted replica)');
+
+# The old master returns, empty; the Sentinels make it a replica of the new
+# one. A manual failover then promotes it again while the other still runs.
+$master->start;
+HotLimitTable::wait_until(sub {
+    $master->cli('INFO', 'replication') =~ /role:slave.*master_link_status:up/s
+        && !grep { $_->cli('SENTINEL', 'replicas', $name) !~ /\b${\ $master->port}\b/ } @sentinels
+}, 30) or die "the old master does not rejoin as a replica\n";
+$offset = -s $h->error_log;
+$s1->cli('SENTINEL', 'FAILOVER', $name);
+my $mp = $master->port;
+trickle(counting_on($master));
+t_debug("manual failover: $n requests, codes " . join(' ', map { "$_=$codes{$_}" } sort keys %codes)
+        . ", slowest ${slowest}s");
+ok t_cmp(master_port(), $mp, 'a manual failover promotes the first server again');
+ok t_cmp(scalar(grep { /HL02801: .* to 127\.0\.0\.1:$mp / } $h->log_lines($offset)) >= 1 ? 1 : 0, 1,
+         '... and the module follows it (HL02801)');
+ok t_cmp(scalar(grep { $_ >= 500 } keys %codes), 0, "no 5xx meanwhile ($n requests)");
+ok t_cmp($h->codes('/m', 4), '200 200 200 429', '3/1m counts exactly on the master of now');
+ok t_cmp((split ' ', $master->cli('GET', "'hl:{hl}:d0/m|127.0.0.1'"))[1] // '', '3',
+         '... on it');
