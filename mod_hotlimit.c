@@ -42,11 +42,11 @@
 #include "src/mod_hotlimit_usage.h"
 #include "src/mod_hotlimit_modstatus.h"
 #include "src/hl_reserve.h"
-#include "src/mod_hotlimit_redis.h"
+#include "src/mod_hotlimit_stores.h"
 #include "src/mod_hotlimit_refusal_log.h"
 #include "src/mod_hotlimit_names.h"
 #include "src/mod_hotlimit_status.h"
-#include "src/mod_hotlimit_store.h"
+#include "src/mod_hotlimit_store_shm.h"
 #include "src/mod_hotlimit_table.h"
 #include "src/mod_hotlimit_upgrade.h"
 #include "src/hl_render.h"
@@ -161,7 +161,8 @@ static void *merge_server_conf(apr_pool_t *p, void *basev, void *addv)
 
     c->slots = base->slots;            /* main server only */
     c->persist = base->persist;
-    c->redis = base->redis;
+    c->store = base->store;
+    c->store_conf = base->store_conf;
     c->store_timeout = base->store_timeout;
     c->store_lease = base->store_lease;
     c->store_failure = base->store_failure;
@@ -559,17 +560,15 @@ static const char *set_error_template(cmd_parms *cmd, void *dconf,
 
 static const char *set_store(cmd_parms *cmd, void *dconf, const char *arg)
 {
-    const char *err = ap_check_cmd_context(cmd, GLOBAL_ONLY);
+    const char *err = ap_check_cmd_context(cmd, GLOBAL_ONLY), *why;
     (void)dconf;
     if (err)
         return err;
-    server_conf(cmd)->redis = NULL;
-    if (strcmp(arg, "shm") != 0) {
-        const char *why = hl_redis_parse(cmd->pool, arg, &server_conf(cmd)->redis);
-        if (why)
-            return apr_psprintf(cmd->pool, "%s: bad store '%s': %s",
-                                cmd->cmd->name, arg, why);
-    }
+    why = hl_stores_parse(cmd->pool, arg, &server_conf(cmd)->store,
+                          &server_conf(cmd)->store_conf);
+    if (why)
+        return apr_psprintf(cmd->pool, "%s: bad store '%s': %s",
+                            cmd->cmd->name, arg, why);
     return NULL;
 }
 
@@ -726,7 +725,8 @@ static const command_rec hotlimit_cmds[] = {
                   "HTML template file for the 429 page"),
     AP_INIT_TAKE1("HotLimitStore", set_store, NULL, RSRC_CONF,
                   "shm | redis://[USER:PASSWORD@]HOST:PORT[/DB][?prefix=P] | "
-                  "unix:/PATH: where counters live"),
+                  "unix:/PATH | redis-sentinel://[USER:PASSWORD@]MASTER@"
+                  "HOST:PORT[,HOST:PORT...][/DB]: where counters live"),
     AP_INIT_TAKE1("HotLimitStoreTimeout", set_server_int, &store_timeout_directive,
                   RSRC_CONF, "the longest a request waits for a remote store, ms "
                   "(default " APR_STRINGIFY(HL_DEFAULT_STORE_TIMEOUT) ")"),
@@ -812,7 +812,7 @@ static int hl_pre_config(apr_pool_t *pconf, apr_pool_t *plog, apr_pool_t *ptemp)
     (void)plog;
     (void)ptemp;
     hl_wait_pre_config();       /* HotLimitMaxWaiting (issue 26) */
-    rc = hl_store_pre_config(pconf);
+    rc = hl_store_shm_pre_config(pconf);
     return rc == OK ? hl_table_pre_config(pconf) : rc;
 }
 
@@ -875,9 +875,9 @@ static int hl_post_config(apr_pool_t *pconf, apr_pool_t *plog,
         return OK;
     resolve_servers(pconf, s);
     hl_upgrade_init();
-    rc = hl_store_post_config(pconf, s);
+    rc = hl_store_shm_post_config(pconf, s);
     if (rc == OK)
-        rc = hl_redis_post_config(pconf, s);
+        rc = hl_stores_post_config(pconf, s);
     if (rc == OK)
         rc = hl_table_post_config(pconf, ptemp, s);
     if (rc == OK)
@@ -934,7 +934,7 @@ static int hl_check_config(apr_pool_t *pconf, apr_pool_t *plog,
 
 static void hl_child_init(apr_pool_t *pchild, server_rec *s)
 {
-    hl_store_child_init(pchild, s);
+    hl_store_shm_child_init(pchild, s);
     hl_table_child_init(pchild, s);
     hl_conc_child_init(pchild, s);
 }
@@ -944,8 +944,7 @@ static void register_hooks(apr_pool_t *p)
     static const char *const after_remoteip[] = { "mod_remoteip.c", NULL };
     static const char *const before_watchdog[] = { "mod_watchdog.c", NULL };
     static const char *const after_dir[] = { "mod_dir.c", NULL };
-    (void)p;
-
+    hl_stores_register(p);     /* HotLimitStore's providers, by scheme */
     ap_hook_pre_config(hl_pre_config, NULL, NULL, APR_HOOK_MIDDLE);
     /* The table reloader registers with mod_watchdog before its own
      * post_config starts the watchdog threads. */

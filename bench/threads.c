@@ -1,7 +1,7 @@
 /*
  * bench/threads.c - the counter store's core under many threads, without
  * httpd: the same slot tables, decision (hl_decide) and striping rule as
- * mod_hotlimit_store.c, with one pthread mutex per stripe.
+ * mod_hotlimit_store_shm.c, with one pthread mutex per stripe.
  *
  *   threads THREADS STRIPES SECONDS   prints decisions per second, and
  *                                      checks exactness: every key of a

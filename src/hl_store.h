@@ -1,6 +1,6 @@
 /*
  * hl_store.h - what a counter store offers the decision. The shared-memory
- * store (mod_hotlimit_store.c: the slot table under the hotlimit-shm
+ * store (mod_hotlimit_store_shm.c: the slot table under the hotlimit-shm
  * mutexes) and a remote store (Redis, mod_hotlimit_redis.c) implement the
  * same calls with the same semantics (hl_decide.h); mod_hotlimit_stores.c
  * chooses one, so the access checker, the status page and the ban list

@@ -65,7 +65,7 @@
 #include "mod_hotlimit_device.h"
 #include "mod_hotlimit_respond.h"
 #include "mod_hotlimit_shape.h"
-#include "mod_hotlimit_store.h"
+#include "mod_hotlimit_store_shm.h"
 #include "mod_hotlimit_stores.h"
 #include "mod_hotlimit_table.h"
 #include "mod_hotlimit_upgrade.h"
@@ -965,7 +965,7 @@ static void ban_check(request_rec *r, const hl_server_conf_t *sc,
  * in the ban book, when this server started it). */
 static int refuse_banned(request_rec *r, const hl_match_t *m)
 {
-    hl_stats_t *st = hl_store_stats();
+    hl_stats_t *st = hl_store_shm_stats();
 
     if (st)
         hl_banbook_refused(&st->bans, m->item.key, m->item.key_len);
@@ -984,7 +984,7 @@ static void record_ban(request_rec *r, const hl_server_conf_t *sc,
                        const hl_ban_t *b, const hl_decide_item_t *ban,
                        const hl_match_t *by)
 {
-    hl_stats_t *st = hl_store_stats();
+    hl_stats_t *st = hl_store_shm_stats();
     const char *rule = by->dq ? by->dq->where
                        : apr_pstrcat(r->pool, "table ", by->route, NULL);
 

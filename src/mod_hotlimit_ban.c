@@ -18,7 +18,7 @@
 
 #include "mod_hotlimit_conf.h"
 #include "mod_hotlimit_ban.h"
-#include "mod_hotlimit_store.h"
+#include "mod_hotlimit_store_shm.h"
 #include "mod_hotlimit_stores.h"
 #include "mod_hotlimit_view.h"
 #include "hl_banbook.h"
@@ -41,7 +41,7 @@ typedef struct {
  * copied from p; unknown ("", 0) when the book has no entry for it. */
 static void explain_ban(hl_ban_entry_t *e, apr_pool_t *p)
 {
-    const hl_stats_t *st = hl_store_stats();
+    const hl_stats_t *st = hl_store_shm_stats();
     const hl_banbook_entry_t *b = st ? hl_banbook_find(&st->bans, e->key,
                                                        strlen(e->key)) : NULL;
 
@@ -85,7 +85,7 @@ static void keep_ban(hl_ban_scan_t *c, const char *key, size_t len,
     explain_ban(e, c->pool);
 }
 
-/* hl_store_scan callback: keeps s when it is a ban in force. Returns 0
+/* hl_store_shm_scan callback: keeps s when it is a ban in force. Returns 0
  * (go on). */
 static int collect_ban(const hl_slot_t *s, void *baton)
 {
@@ -128,7 +128,7 @@ apr_array_header_t *hl_ban_list(const server_rec *view, apr_pool_t *p,
     c.now_ms = now_ms;
     c.bans = apr_array_make(p, 4, sizeof(hl_ban_entry_t));
     if (!bans_from_redis(&c))
-        hl_store_scan(collect_ban, &c);
+        hl_store_shm_scan(collect_ban, &c);
     if (c.bans->nelts > 1)
         qsort(c.bans->elts, (size_t)c.bans->nelts, sizeof(hl_ban_entry_t),
               newest_first);
@@ -137,7 +137,7 @@ apr_array_header_t *hl_ban_list(const server_rec *view, apr_pool_t *p,
 
 uint64_t hl_ban_total(void)
 {
-    const hl_stats_t *st = hl_store_stats();
+    const hl_stats_t *st = hl_store_shm_stats();
 
     return st ? hl_banbook_total(&st->bans) : 0;
 }

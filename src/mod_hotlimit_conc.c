@@ -61,7 +61,7 @@
 #include "mod_hotlimit_access.h"
 #include "mod_hotlimit_body.h"
 #include "mod_hotlimit_conc.h"
-#include "mod_hotlimit_conc_redis.h"
+#include "mod_hotlimit_stores.h"
 #include "mod_hotlimit_refusal_log.h"
 #include "mod_hotlimit_respond.h"
 #include "mod_hotlimit_table.h"
@@ -107,7 +107,8 @@ typedef struct hl_conc_release {
     uint64_t              key;
     unsigned              scope;   /* its figures (how long slots are held) */
     int64_t               since;   /* when it was taken (monotonic ms) */
-    hl_conc_redis_slot_t *redis;   /* its slot in Redis too, or NULL */
+    const hl_store_provider_t *store;  /* the provider holding it too */
+    hl_store_slot_t      *shared;  /* its slot in the shared store, or NULL */
 } hl_conc_release_t;
 
 /* 1 once this process has parsed a HotLimitConcurrency (the server
@@ -316,8 +317,8 @@ static apr_status_t give_back(void *data)
             hl_conc_note_held(table, rel->scope, hl_mono_ms() - rel->since);
         conc_unlock();
     }
-    if (rel->redis)
-        hl_conc_redis_give(rel->redis);
+    if (rel->shared)
+        rel->store->conc_give(rel->shared);
     return APR_SUCCESS;
 }
 
@@ -631,13 +632,14 @@ static int take_one(request_rec *r, const hl_conc_ask_t *a, int at_fixups,
         rel->key = hash;
         rel->scope = scope;
         rel->since = hl_mono_ms();
-        rel->redis = NULL;
-        /* Shared with the other servers: Redis says too. */
-        if (hl_conc_redis_on()) {
-            rel->redis = apr_palloc(top->pool, sizeof(*rel->redis));
-            rc = hl_conc_redis_take(r, hash, a->limit, rel->redis);
+        rel->store = hl_stores_active();
+        rel->shared = NULL;
+        /* Shared with the other servers: the store says too. */
+        if (rel->store->conc_take) {
+            rel->shared = apr_palloc(top->pool, sizeof(*rel->shared));
+            rc = rel->store->conc_take(r, hash, a->limit, rel->shared);
             if (rc != 1)
-                rel->redis = NULL;      /* refused, or this server decided */
+                rel->shared = NULL;     /* refused, or this server decided */
             if (rc == 0 && !a->dry_run) {
                 if (give_local(r, hash, scope, a->log_mode, &skipped))
                     log_refusal(r, a, key, skipped, retry);

@@ -71,11 +71,6 @@ static uint64_t nonce;             /* this child's, made at its first slot */
 static pid_t nonce_pid;
 static uint32_t seq;
 
-int hl_conc_redis_on(void)
-{
-    return hl_redis_store() != NULL;
-}
-
 /* The refresher thread: every HL_CONC_REDIS_EVERY_MS, moves the expiry of
  * every slot this child holds, in one script call. Runs until the child
  * exits. */

@@ -7,23 +7,16 @@
 #define MOD_HOTLIMIT_CONC_REDIS_H
 
 #include "mod_hotlimit_conf.h"
+#include "mod_hotlimit_stores.h"
 
 #define HL_CONC_REDIS_TTL_MS   30000  /* a slot nobody refreshes expires */
 #define HL_CONC_REDIS_EVERY_MS 5000   /* held slots are refreshed this often */
 
 /* A slot held in Redis: its set and its member there. */
-typedef struct {
-    char   key[160];
-    size_t key_len;
-    char   member[64];
-    size_t member_len;
-} hl_conc_redis_slot_t;
-
-/* Returns 1 if HotLimitStore is redis://. */
-int hl_conc_redis_on(void);
+typedef hl_store_slot_t hl_conc_redis_slot_t;
 
 /*
- * Takes a slot of key (its hash) in Redis, at most limit held on every
+ * [the Redis providers' conc_take] Takes a slot of key (its hash) in Redis, at most limit held on every
  * server sharing it, in one round trip. Returns 1 taken (*slot filled:
  * give it back with hl_conc_redis_give; refreshed meanwhile by this
  * child), 0 refused, -1 when Redis cannot answer (logged by the store;

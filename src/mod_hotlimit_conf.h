@@ -13,9 +13,10 @@
  * mod_hotlimit_device.c (device cookies), mod_hotlimit_usage.c (cost=usage's
  * output filter); what a request says: mod_hotlimit_body.c (form and JSON
  * bodies, read with bounded memory), mod_hotlimit_expr.c (hotlimit_param());
- * the counters: mod_hotlimit_stores.c (which store decides),
- * mod_hotlimit_store.c (shared memory), mod_hotlimit_redis.c and
- * mod_hotlimit_redis_conn.c (Redis); the quota table: mod_hotlimit_table.c
+ * the counters: mod_hotlimit_stores.c (the providers by scheme),
+ * mod_hotlimit_store_shm.c (shared memory), mod_hotlimit_redis.c and
+ * mod_hotlimit_redis_conn.c (Redis), mod_hotlimit_sentinel.c (its master
+ * found through Sentinel); the quota table: mod_hotlimit_table.c
  * and mod_hotlimit_fetch.c; what operators see: mod_hotlimit_status.c,
  * mod_hotlimit_view.c, mod_hotlimit_modstatus.c, mod_hotlimit_refusal_log.c.
  *
@@ -33,7 +34,8 @@
  * HL01650-HL01699 reserve=, HL01700-HL01749 algo=log, HL02200-HL02249
  * bodies read whole for concurrency keys and HotLimitSpoolLimit,
  * HL02050-HL02099 keyed hashes and the server secret, HL02400-HL02449
- * provider shapes (mod_hotlimit_shape.c).
+ * provider shapes (mod_hotlimit_shape.c), HL02800-HL02849 store providers
+ * and Redis Sentinel.
  */
 #ifndef MOD_HOTLIMIT_CONF_H
 #define MOD_HOTLIMIT_CONF_H
@@ -205,17 +207,6 @@ typedef enum {
     HL_STORE_FAIL_CLOSED      /* refuse with 503 */
 } hl_store_failure_t;
 
-/* HotLimitStore redis://... once parsed. */
-typedef struct {
-    const char        *host;       /* NULL with a unix socket */
-    int                port;
-    const char        *socket;     /* unix:/path, or NULL */
-    int                db;
-    const char        *user;       /* ACL user, or NULL */
-    const char        *password;   /* or NULL: no AUTH */
-    const char        *prefix;     /* of every key, "hl:" */
-} hl_redis_conf_t;
-
 /* Per-server configuration. Server-wide settings are read from the main
  * server only (documented per directive). */
 typedef struct {
@@ -224,8 +215,10 @@ typedef struct {
     int                 ipv6_prefix;      /* HotLimitIPv6Prefix */
     apr_array_header_t *exempt;           /* of hl_cidr_t (HotLimitExempt) */
     const char         *error_template;   /* file contents, or NULL */
-    hl_redis_conf_t    *redis;            /* HotLimitStore redis:// or unix:,
-                                             parsed; NULL: shm (the default) */
+    const struct hl_store_provider *store; /* HotLimitStore's provider
+                                             (mod_hotlimit_stores.h); NULL:
+                                             shm (the default) */
+    void               *store_conf;       /* its settings, as it parsed them */
     int                 store_timeout;    /* HotLimitStoreTimeout, ms */
     int                 store_lease;      /* HotLimitStoreLease, units */
     hl_store_failure_t  store_failure;    /* HotLimitStoreFailure */

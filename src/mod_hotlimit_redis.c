@@ -50,12 +50,13 @@
 
 #include "mod_hotlimit_conf.h"
 #include "mod_hotlimit_redis.h"
-#include "mod_hotlimit_store.h"
+#include "mod_hotlimit_store_shm.h"
 #include "hl_redis_script.h"
 #include "hl_redis_call.h"
 #include "hl_fmt.h"
 #include "hl_breaker.h"
 #include "mod_hotlimit_redis_conn.h"
+#include "mod_hotlimit_conc_redis.h"
 #include "hl_lease.h"
 #include "hl_ban.h"
 
@@ -112,7 +113,10 @@ static size_t redis_key(char *out, const char *tail, size_t n)
 
 /* ---- configuration ------------------------------------------------------ */
 
-const char *hl_redis_parse(apr_pool_t *p, const char *url, hl_redis_conf_t **out)
+/* Parses redis://, rediss:// (refused: no TLS in this hiredis) or unix:
+ * into *out (a hl_redis_conf_t from p). Returns NULL, or what is wrong.
+ * The provider's parse. */
+static const char *redis_parse(apr_pool_t *p, const char *url, void **out)
 {
     hl_redis_conf_t *c = apr_pcalloc(p, sizeof(*c));
     const char *rest, *at, *slash, *q, *colon;
@@ -198,6 +202,8 @@ const char *hl_redis_parse(apr_pool_t *p, const char *url, hl_redis_conf_t **out
 /* Returns where the store is, "host:port" or the socket path (from p). */
 static const char *where(apr_pool_t *p)
 {
+    if (rconf->label)
+        return rconf->label;
     return rconf->socket ? apr_pstrdup(p, rconf->socket)
                          : apr_psprintf(p, "%s:%d", rconf->host, rconf->port);
 }
@@ -392,7 +398,7 @@ static void follow_reply(const redisReply *reply, hl_decide_item_t *const *items
         else if (all && admit && hl_decide_units(items[i]) > 0)
             counted = hl_decide_units(items[i])
                       + (uint32_t)(grant < UINT32_MAX ? grant : 0);
-        hl_store_follow(items[i], v, counted, now);
+        hl_store_shm_follow(items[i], v, counted, now);
     }
 }
 
@@ -464,7 +470,7 @@ static int fallback(hl_decide_item_t *const *items, int n, int64_t now)
             items[i]->decision.admit = 1;
             items[i]->decision.nwindows = items[i]->quota->nwindows;
         }
-        hl_decide_stats(hl_store_stats(), items, n, now);
+        hl_decide_stats(hl_store_shm_stats(), items, n, now);
         return 1;
     }
     return local->ops->decide(local->ctx, items, n, now);
@@ -553,7 +559,7 @@ static int redis_decide(void *ctx, hl_decide_item_t *const *items, int n,
     (void)ctx;
 
     if (key != 0 && still_refused(key, items, n, now)) {
-        hl_decide_stats(hl_store_stats(), items, n, now);
+        hl_decide_stats(hl_store_shm_stats(), items, n, now);
         return 0;
     }
     /* No lease while Redis is failing: the local counters, which count the
@@ -561,7 +567,7 @@ static int redis_decide(void *ctx, hl_decide_item_t *const *items, int n,
     if (leasable(items, n) && hl_breaker_is_closed(&rshared->breaker)
         && from_lease(key, items[0], &want, &gen)) {
         __atomic_add_fetch(&rshared->leased, 1, __ATOMIC_RELAXED);
-        hl_decide_stats(hl_store_stats(), items, n, now);
+        hl_decide_stats(hl_store_shm_stats(), items, n, now);
         return 1;
     }
     if (!may_try(now))
@@ -583,7 +589,7 @@ static int redis_decide(void *ctx, hl_decide_item_t *const *items, int n,
         return fallback(items, n, now);
     }
     succeeded();
-    hl_decide_stats(hl_store_stats(), items, n, now);
+    hl_decide_stats(hl_store_shm_stats(), items, n, now);
     if (!admit && key != 0 && !items[0]->dry_run
         && !items[0]->decision.admit) {
         hl_refused_t *e = &refused[key % HL_REFUSED_CACHE];
@@ -914,7 +920,7 @@ static const hl_store_t redis_store = { &redis_ops, NULL };
 
 /* ---- setup ------------------------------------------------------------------ */
 
-int hl_redis_post_config(apr_pool_t *pconf, server_rec *s)
+int hl_redis_post_config(apr_pool_t *pconf, server_rec *s, void *conf)
 {
     hl_server_conf_t *sc = ap_get_module_config(s->module_config, &hotlimit_module);
     apr_pool_t *pp = s->process->pool;
@@ -924,10 +930,8 @@ int hl_redis_post_config(apr_pool_t *pconf, server_rec *s)
     apr_sha1_ctx_t sha;
     int i;
 
-    rconf = sc->redis;
+    rconf = conf;
     rsc = sc;
-    if (!rconf)
-        return OK;
     rserver = s;
     rwhere = where(pconf);
     hl_redis_conn_setup(rconf, sc->store_timeout);
@@ -956,8 +960,13 @@ int hl_redis_post_config(apr_pool_t *pconf, server_rec *s)
 
 const hl_store_t *hl_redis_store(void)
 {
-    return rconf ? &redis_store : NULL;
+    return &redis_store;
 }
+
+const hl_store_provider_t hl_redis_provider = {
+    "redis", redis_parse, hl_redis_post_config, hl_redis_store,
+    hl_conc_redis_take, hl_conc_redis_give
+};
 
 /* The store's `figures` call. */
 static void redis_figures(void *ctx, hl_store_figures_t *f)

@@ -7,16 +7,40 @@
 
 #include "mod_hotlimit_conf.h"
 #include "hl_store.h"
+#include "mod_hotlimit_stores.h"
 
-/* Parses a HotLimitStore value other than shm into *out (from p). Returns
- * NULL, or what is wrong with it. */
-const char *hl_redis_parse(apr_pool_t *p, const char *url, hl_redis_conf_t **out);
+/* HotLimitStore redis://... (or another Redis-speaking provider's
+ * address) once parsed. */
+typedef struct hl_redis_conf {
+    const char        *host;       /* NULL with a unix socket */
+    int                port;
+    const char        *socket;     /* unix:/path, or NULL */
+    int                db;
+    const char        *user;       /* ACL user, or NULL */
+    const char        *password;   /* or NULL: no AUTH */
+    const char        *prefix;     /* of every key, "hl:" */
+    const char        *label;      /* where it is, for messages; NULL:
+                                      host:port or the socket */
+    /* Finds the server when its address is not fixed (redis-sentinel):
+     * called before every new connection, within timeout_ms; writes its
+     * host (hostsz bytes, NUL-terminated) and *port. Returns NULL, or why
+     * not (static). NULL: host and port above. */
+    const char *(*locate)(const struct hl_redis_conf *c, int timeout_ms,
+                          char *host, size_t hostsz, int *port);
+    const void        *locate_conf; /* locate's own settings */
+} hl_redis_conf_t;
 
-/* Sets the Redis store up when configured (main server). Returns OK or an
- * HTTP error after logging. */
-int hl_redis_post_config(apr_pool_t *pconf, server_rec *s);
+/* The provider of HotLimitStore redis://, rediss:// and unix:. */
+extern const hl_store_provider_t hl_redis_provider;
 
-/* Returns the Redis store, or NULL when HotLimitStore is not redis. */
+/* Sets the Redis store up for this generation with conf (a
+ * hl_redis_conf_t, from a Redis-speaking provider's parse; main server
+ * s). Returns OK or an HTTP error after logging. The provider's
+ * post_config, shared with the providers that find the server another
+ * way (redis-sentinel). */
+int hl_redis_post_config(apr_pool_t *pconf, server_rec *s, void *conf);
+
+/* Returns the Redis store. The providers' store call. */
 const hl_store_t *hl_redis_store(void);
 
 /*

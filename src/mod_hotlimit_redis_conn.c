@@ -151,18 +151,31 @@ static int setup_ok(void *reply, const char *failure, const char **why)
     return ok;
 }
 
-/* Returns the connection, made (with AUTH and SELECT) if needed, or NULL
- * with *why set. */
+/* Returns the connection, made (with AUTH and SELECT) if needed, at the
+ * address the configuration locates anew for every new connection (so a
+ * failed-over master is found again), or NULL with *why set. */
 static redisContext *connection(const char **why)
 {
     struct timeval tv;
+    char located[256];
+    const char *host = cconf->host, *lost;
+    int port = cconf->port;
 
     if (conn)
         return conn;
+    if (cconf->locate) {
+        lost = cconf->locate(cconf, ctimeout_ms, located, sizeof(located),
+                             &port);
+        if (lost) {
+            *why = lost;
+            return NULL;
+        }
+        host = located;
+    }
     tv.tv_sec = ctimeout_ms / 1000;
     tv.tv_usec = (ctimeout_ms % 1000) * 1000;
     conn = cconf->socket ? redisConnectUnixWithTimeout(cconf->socket, tv)
-                         : redisConnectWithTimeout(cconf->host, cconf->port, tv);
+                         : redisConnectWithTimeout(host, port, tv);
     if (!conn || conn->err) {
         *why = "cannot connect";
         drop();

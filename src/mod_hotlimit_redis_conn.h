@@ -8,7 +8,7 @@
 
 #include <hiredis/hiredis.h>
 
-#include "mod_hotlimit_conf.h"
+#include "mod_hotlimit_redis.h"
 
 /* Sets where connections go (conf) and how long a wait may last
  * (timeout_ms, HotLimitStoreTimeout) (post_config, every generation).

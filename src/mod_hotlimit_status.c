@@ -263,8 +263,8 @@ static int handle_reset(request_rec *r)
     }
     store = hl_store_get();
     removed = store->ops->reset(store->ctx, key, strlen(key));
-    if (removed >= 0 && hl_store_stats())   /* its place in the ranking */
-        hl_refusals_forget(&hl_store_stats()->refusals, key, strlen(key));
+    if (removed >= 0 && hl_store_shm_stats())   /* its place in the ranking */
+        hl_refusals_forget(&hl_store_shm_stats()->refusals, key, strlen(key));
     if (removed >= 0 && !strchr(key, '|')) {   /* a client address: its bans */
         int lifted = hl_ban_reset_client(view, r->pool, key);
         removed = lifted < 0 ? -1 : removed + lifted;

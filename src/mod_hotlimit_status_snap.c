@@ -13,7 +13,7 @@
  * account lookup. Counter keys are taken apart by hl_slotkey.
  *
  * Uptime: the counters live as long as the httpd parent (see
- * mod_hotlimit_store.c), so their start is recorded once per parent, in
+ * mod_hotlimit_store_shm.c), so their start is recorded once per parent, in
  * the process pool, and measured on the monotonic clock (a clock step
  * does not change it).
  */
@@ -29,7 +29,7 @@
 #include "mod_hotlimit_ban.h"
 #include "mod_hotlimit_names.h"
 #include "mod_hotlimit_status_snap.h"
-#include "mod_hotlimit_store.h"
+#include "mod_hotlimit_store_shm.h"
 #include "mod_hotlimit_stores.h"
 #include "mod_hotlimit_table.h"
 #include "mod_hotlimit_view.h"
@@ -267,7 +267,7 @@ static void limited_from_redis(hl_snapshot_t *snap)
     }
 }
 
-/* hl_store_scan callback: the busiest keys and the keys at their limit. */
+/* hl_store_shm_scan callback: the busiest keys and the keys at their limit. */
 static int collect(const hl_slot_t *s, void *baton)
 {
     collect_top(s, baton);
@@ -565,13 +565,13 @@ static void hide_foreign_routes(hl_snapshot_t *snap)
 hl_snapshot_t *hl_status_snap_header(request_rec *r, const server_rec *view)
 {
     hl_snapshot_t *snap = apr_pcalloc(r->pool, sizeof(*snap));
-    hl_store_totals_t totals;
+    hl_store_shm_totals_t totals;
     hl_shared_t *shared;
 
-    if (hl_store_lock(r->server, &shared) != APR_SUCCESS)
+    if (hl_store_shm_lock(r->server, &shared) != APR_SUCCESS)
         return NULL;
     memcpy(&snap->shared, shared, sizeof(*shared));
-    hl_store_unlock(r->server);
+    hl_store_shm_unlock(r->server);
     snap->view = view;
     hide_foreign_routes(snap);
     snap->nrefused = hl_refusals_rank(&snap->shared.stats.refusals,
@@ -580,7 +580,7 @@ hl_snapshot_t *hl_status_snap_header(request_rec *r, const server_rec *view)
     snap->refused_recent = hl_refusals_recent(&snap->shared.stats.refusals,
                                               hl_mono_ms());
     hl_table_status(r->server, &snap->table);
-    hl_store_totals(&totals);
+    hl_store_shm_totals(&totals);
     snap->used = totals.used;
     snap->capacity = totals.capacity;
     snap->evictions = totals.evictions;
@@ -623,7 +623,7 @@ static void lookup_add(apr_pool_t *p, hl_snapshot_t *snap,
                                    strlen(row->key), hl_mono_ms());
 }
 
-/* hl_store_scan callback: the windows of the looked-up keys. */
+/* hl_store_shm_scan callback: the windows of the looked-up keys. */
 static int collect_lookup(const hl_slot_t *s, void *baton)
 {
     hl_snapshot_t *snap = baton;
@@ -675,7 +675,7 @@ static void lookup_account(request_rec *r, hl_snapshot_t *snap)
         }
     }
     if (snap->lookups->nelts)
-        hl_store_scan(collect_lookup, snap);
+        hl_store_shm_scan(collect_lookup, snap);
 }
 
 /* Adds a row for the route name to snap->rows: its limits, origin and
@@ -756,7 +756,7 @@ hl_snapshot_t *hl_status_snap_take(request_rec *r, const server_rec *view,
     /* The busiest keys, stripe by stripe in chunks: requests wait for one
      * chunk at most, never for the whole table (HotLimitSlots may be 16
      * million). */
-    hl_store_scan(collect, snap);
+    hl_store_shm_scan(collect, snap);
     limited_from_redis(snap);
     collect_routes(r, snap);
     collect_rows(r->pool, snap);

@@ -9,7 +9,7 @@
 
 #include "mod_hotlimit_conf.h"
 #include "mod_hotlimit_status.h"
-#include "mod_hotlimit_store.h"
+#include "mod_hotlimit_store_shm.h"
 #include "mod_hotlimit_table.h"
 
 #define HL_TOP_KEYS 20

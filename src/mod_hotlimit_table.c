@@ -28,7 +28,7 @@
  * dropped. Only a regular file is read, and it is opened non-blocking.
  *
  * The item is persisted by mod_slotmem_shm (the counters are persisted by
- * the store itself: mod_hotlimit_store.c), so the last good table survives
+ * the store itself: mod_hotlimit_store_shm.c), so the last good table survives
  * restarts while the source stays the same.
  */
 #include <errno.h>

@@ -25,7 +25,7 @@ typedef enum {
 
 /* The quota table's status: what the last reloads did. Kept with the
  * published table (its shared region), written by the reloader under the
- * store's header lock (hl_store_lock). */
+ * store's header lock (hl_store_shm_lock). */
 typedef struct {
     uint32_t table_enabled;        /* 0: kill switch thrown */
     uint32_t table_routes;         /* rules in the published table */
@@ -141,7 +141,7 @@ typedef struct {
  * were first added) with their quotas into an array allocated from
  * r->pool, under the store lock (the active bank cannot switch under it).
  * Returns the number copied and sets *out; 0 when there is no table or the
- * lock fails (logged by hl_store_lock).
+ * lock fails (logged by hl_store_shm_lock).
  */
 int hl_table_routes(request_rec *r, int max, hl_table_route_t **out);
 

@@ -39,6 +39,18 @@ sub new {
     return $self;
 }
 
+# Returns a handle for a Sentinel on a free port (not started) watching
+# the master named $master at 127.0.0.1:$mport: quorum 2, down after 1 s,
+# failover timeout 5 s (t/91-sentinel.t).
+sub sentinel {
+    my ($class, $name, $master, $mport) = @_;
+    my $self = $class->new($name);
+    $self->{sentinel} = "sentinel monitor $master 127.0.0.1 $mport 2\n"
+        . "sentinel down-after-milliseconds $master 1000\n"
+        . "sentinel failover-timeout $master 5000\n";
+    return $self;
+}
+
 sub port { $_[0]{port} }
 sub dir  { $_[0]{dir} }
 
@@ -46,7 +58,12 @@ sub dir  { $_[0]{dir} }
 sub start {
     my $self = shift;
     my $dir = $self->{dir};
-    system($server, '--port', $self->{port}, '--bind', '127.0.0.1', '--save', '',
+    my @conf;
+    if ($self->{sentinel}) {    # its file: Sentinel rewrites it
+        HotLimitTable::_spew("$dir/sentinel.conf", $self->{sentinel});
+        @conf = ("$dir/sentinel.conf", '--sentinel');
+    }
+    system($server, @conf, '--port', $self->{port}, '--bind', '127.0.0.1', '--save', '',
            '--appendonly', 'no', '--daemonize', 'yes', '--dir', $dir,
            '--pidfile', "$dir/redis.pid", '--logfile', "$dir/redis.log",
            @{ $self->{args} }) == 0

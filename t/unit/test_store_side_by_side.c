@@ -30,7 +30,7 @@
  * sends the script alone.
  *
  * The C side is driven as the shared-memory store drives it
- * (mod_hotlimit_store.c: hl_decide_locked, hl_decide_count_locked,
+ * (mod_hotlimit_store_shm.c: hl_decide_locked, hl_decide_count_locked,
  * hl_decide_refund_locked, hl_decide_settle_locked); the Redis side gets
  * the very call the Redis store sends (hl_redis_call_build, by EVAL, with
  * the prefix "" and no lease) and its reply is read by the store's own

@@ -1,5 +1,5 @@
 /*
- * mod_hotlimit_store.c - the counters' home: one anonymous shared-memory
+ * mod_hotlimit_store_shm.c - the counters' home: one anonymous shared-memory
  * segment holding an hl_shared_t header followed by the slot table, and the
  * global mutex "hotlimit-shm" that guards both.
  *
@@ -51,7 +51,7 @@
 #include "apr_thread_proc.h"
 
 #include "mod_hotlimit_conf.h"
-#include "mod_hotlimit_store.h"
+#include "mod_hotlimit_store_shm.h"
 #include "hl_align.h"
 
 APLOG_USE_MODULE(hotlimit);
@@ -109,7 +109,7 @@ static uint32_t store_nstripes;
 static hl_shared_t *store_shared;
 static hl_slots_t store_slots[HL_MAX_STRIPES];
 
-int hl_store_pre_config(apr_pool_t *pconf)
+int hl_store_shm_pre_config(apr_pool_t *pconf)
 {
     apr_status_t rv = ap_mutex_register(pconf, HL_MUTEX_TYPE, NULL,
                                         APR_LOCK_DEFAULT, 0);
@@ -513,7 +513,7 @@ static hl_store_life_t *create_life(server_rec *s, apr_pool_t *pconf,
     return life;
 }
 
-int hl_store_post_config(apr_pool_t *pconf, server_rec *s)
+int hl_store_shm_post_config(apr_pool_t *pconf, server_rec *s)
 {
     hl_server_conf_t *sc = ap_get_module_config(s->module_config,
                                                 &hotlimit_module);
@@ -559,7 +559,7 @@ int hl_store_post_config(apr_pool_t *pconf, server_rec *s)
     return OK;
 }
 
-void hl_store_child_init(apr_pool_t *pchild, server_rec *s)
+void hl_store_shm_child_init(apr_pool_t *pchild, server_rec *s)
 {
     apr_status_t rv;
     uint32_t i;
@@ -603,7 +603,7 @@ static apr_status_t acquire(apr_global_mutex_t *m)
     return apr_global_mutex_lock(m);
 }
 
-apr_status_t hl_store_lock(server_rec *s, hl_shared_t **shared)
+apr_status_t hl_store_shm_lock(server_rec *s, hl_shared_t **shared)
 {
     apr_status_t rv;
 
@@ -642,7 +642,7 @@ static void unlock_stripe(uint32_t i)
                      "HL00216: cannot unlock stripe %u of " HL_MUTEX_TYPE, i);
 }
 
-void hl_store_totals(hl_store_totals_t *t)
+void hl_store_shm_totals(hl_store_shm_totals_t *t)
 {
     uint32_t i;
 
@@ -664,7 +664,7 @@ void hl_store_totals(hl_store_totals_t *t)
     t->stripes = store_nstripes;
 }
 
-void hl_store_scan(int (*fn)(const hl_slot_t *s, void *baton), void *baton)
+void hl_store_shm_scan(int (*fn)(const hl_slot_t *s, void *baton), void *baton)
 {
     uint32_t i, next;
 
@@ -679,7 +679,7 @@ void hl_store_scan(int (*fn)(const hl_slot_t *s, void *baton), void *baton)
     }
 }
 
-void hl_store_unlock(server_rec *s)
+void hl_store_shm_unlock(server_rec *s)
 {
     apr_status_t rv = apr_global_mutex_unlock(store_mutex);
     if (rv != APR_SUCCESS)
@@ -757,7 +757,7 @@ static int shm_count(void *ctx, const hl_decide_item_t *it, uint32_t n,
     return 0;
 }
 
-int hl_store_follow(hl_decide_item_t *it, const hl_verdict_t *v, uint32_t n,
+int hl_store_shm_follow(hl_decide_item_t *it, const hl_verdict_t *v, uint32_t n,
                     int64_t now_ms)
 {
     if (lock_stripe(it->stripe) != APR_SUCCESS)
@@ -835,7 +835,31 @@ const hl_store_t *hl_store_shm(void)
     return &shm_store;
 }
 
-hl_stats_t *hl_store_stats(void)
+/* The provider's parse: "shm" takes no settings. */
+static const char *shm_parse(apr_pool_t *p, const char *arg, void **conf)
+{
+    *conf = NULL;
+    return strcmp(arg, "shm") ? apr_psprintf(p, "shm takes no settings: "
+                                             "'%s'", arg + 3) : NULL;
+}
+
+/* The provider's post_config: nothing more to set up (the segment is
+ * made by hl_store_shm_post_config for every provider, whose fallback it
+ * is). */
+static int shm_provider_post_config(apr_pool_t *pconf, server_rec *s,
+                                    void *conf)
+{
+    (void)pconf;
+    (void)s;
+    (void)conf;
+    return OK;
+}
+
+const hl_store_provider_t hl_store_shm_provider = {
+    "shm", shm_parse, shm_provider_post_config, hl_store_shm, NULL, NULL
+};
+
+hl_stats_t *hl_store_shm_stats(void)
 {
     return &store_shared->stats;
 }
