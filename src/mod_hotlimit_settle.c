@@ -7,7 +7,7 @@
 
 #include "mod_hotlimit_conf.h"
 #include "mod_hotlimit_settle.h"
-#include "mod_hotlimit_store.h"
+#include "mod_hotlimit_store_shm.h"
 #include "hl_decide.h"
 #include "hl_stats.h"
 
@@ -36,7 +36,7 @@ void hl_settle_after_decision(request_rec *r, hl_match_t *m, int n,
             m[i].admitted_ms = now_ms > 0 ? now_ms : 1;
             continue;
         }
-        est = hl_stats_settle_ms(hl_store_stats(), m[i].item.stats_hash,
+        est = hl_stats_settle_ms(hl_store_shm_stats(), m[i].item.stats_hash,
                                  m[i].item.stats_name,
                                  m[i].item.stats_name_len);
         if (hl_decide_settle_hint(d, est))
@@ -53,7 +53,7 @@ void hl_settle_note(const hl_match_t *m, int64_t now_ms)
 {
     if (!reserves(m) || m->admitted_ms <= 0)
         return;
-    hl_stats_settled(hl_store_stats(), m->item.stats_hash,
+    hl_stats_settled(hl_store_shm_stats(), m->item.stats_hash,
                      m->item.stats_name, m->item.stats_name_len,
                      now_ms - m->admitted_ms);
 }
