@@ -38,6 +38,7 @@
 
 #include "mod_hotlimit_conf.h"
 #include "mod_hotlimit_device.h"
+#include "mod_hotlimit_stores.h"
 #include "hl_device.h"
 #include "hl_php.h"
 #include "hl_siphash.h"
@@ -290,6 +291,19 @@ int hl_device_post_config(apr_pool_t *pconf, server_rec *s)
     }
     load_generated(pconf, s, path);
     derive_value_key(s, generated_len ? generated : NULL, generated_len);
+    /* A store shared with other servers (it holds concurrency slots for
+     * them too) with a secret of this server's own: header, cookie, param
+     * and json keys are hashed differently on each server, so those
+     * quotas are not shared. Said once per start, at warn. */
+    if (sc->store && sc->store->conc_take)
+        ap_log_error(APLOG_MARK, APLOG_WARNING, 0, s,
+                     "HL02052: HotLimitStore %s is shared with other servers "
+                     "but no HotLimitSecretFile is set: this server hashes "
+                     "client-sent key values (header:, cookie:, param:, "
+                     "json:, user, env:) under a secret of its own, so "
+                     "quotas keyed by them are counted apart on each server; "
+                     "give every server sharing the store the same "
+                     "HotLimitSecretFile", sc->store->name);
     return OK;
 }
 

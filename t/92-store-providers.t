@@ -43,7 +43,7 @@ my @good = ('shm', 'redis://127.0.0.1:6379/2',
             'redis-sentinel://mymaster@127.0.0.1:26379',
             'redis-sentinel://u:p@ss@mymaster@127.0.0.1:26379,[::1]:26380,localhost:26381/3');
 
-plan tests => 2 * @bad + @good + 3;
+plan tests => 2 * @bad + @good + 5;
 
 my $httpd = Apache::Test::vars('httpd');
 sub configtest {
@@ -80,3 +80,16 @@ ok t_cmp($h->codes('/q', 3), '200 200 429', 'no master known: the local counters
 ok t_cmp(time - $t0 < 2 ? 1 : 0, 1, '... without waiting');
 ok t_cmp(scalar(grep { /HL00701: Redis store master mymaster \(Sentinels 127\.0\.0\.1:$closed[0],127\.0\.0\.1:$closed[1]\) unavailable \(no Sentinel names the master\)/ }
                 $h->log_lines(0)), 1, 'the outage is logged once, saying no Sentinel names the master');
+
+# A store shared with other servers and no HotLimitSecretFile: each server
+# would hash client-sent key values under its own generated secret, and
+# count them apart: said at startup (HL02052). With the file: not said.
+ok t_cmp(scalar(grep { /HL02052/ } $h->log_lines(0)), 0,
+         'HotLimitSecretFile set (shared): no HL02052');
+my $ns = start_httpd(name => 'prov-nosecret', shared_secret => 0, conf => <<"CONF");
+HotLimitStore redis://127.0.0.1:$closed[0]
+CONF
+ok t_cmp(scalar(grep { /HL02052: HotLimitStore redis is shared with other servers but no HotLimitSecretFile is set/ }
+                $ns->log_lines(0)), 1,
+         'a shared store without HotLimitSecretFile: a warning says keyed quotas are counted apart (HL02052)');
+$ns->stop;

@@ -416,9 +416,9 @@ EVENT
     # Servers that share a Redis store share the secret their keyed hashes
     # of client values are made with (HotLimitSecretFile), as README says:
     # every test server on Redis gets the same one unless its test names
-    # its own.
+    # its own (or says shared_secret => 0).
     my $secret = '';
-    if ($self->{conf} =~ /^\s*HotLimitStore\s+redis/m
+    if (($self->{shared_secret} // 1) && $self->{conf} =~ /^\s*HotLimitStore\s+redis/m
         && $self->{conf} !~ /^\s*HotLimitSecretFile\s/m) {
         my $file = "$dir/../hl-redis-shared.secret";
         unless (-s $file) {
