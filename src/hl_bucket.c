@@ -414,7 +414,7 @@ void hl_bucket_check_n(hl_bucket_t *b, const hl_policy_t *p, int64_t now_ms,
                        uint32_t n, hl_verdict_t *v)
 {
     hl_policy_t room = *p;
-    uint32_t cap = p->algo == HL_ALGO_GCRA && p->burst ? p->burst : limit_of(p);
+    uint32_t cap = hl_bucket_cap(p);
 
     if (n <= 1) {
         hl_bucket_check(b, p, now_ms, v);
@@ -496,7 +496,7 @@ void hl_bucket_commit_n(hl_bucket_t *b, const hl_policy_t *p, int64_t now_ms,
  * admitted and the remaining after it. */
 static uint32_t used_of(const hl_policy_t *p, const hl_verdict_t *v)
 {
-    uint32_t cap = p->algo == HL_ALGO_GCRA && p->burst ? p->burst : limit_of(p);
+    uint32_t cap = hl_bucket_cap(p);
 
     if (!v->admit)
         return cap;

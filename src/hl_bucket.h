@@ -26,6 +26,16 @@ typedef struct {
     uint32_t  burst;     /* gcra only: 0 means limit */
 } hl_policy_t;
 
+/* Returns how many requests window policy p holds: a gcra burst when set,
+ * else its limit (1 when 0, as every counter reads it). The Redis script's
+ * cap_of is the same rule. Never fails. */
+static inline uint32_t hl_bucket_cap(const hl_policy_t *p)
+{
+    if (p->algo == HL_ALGO_GCRA && p->burst)
+        return p->burst;
+    return p->limit ? p->limit : 1;
+}
+
 typedef struct {
     int      admit;      /* 1: this request fits; 0: reject */
     uint32_t remaining;  /* requests left after this one if admitted,

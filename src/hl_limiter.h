@@ -180,13 +180,15 @@ int hl_limiter_reset(hl_slots_t *t, const char *key, size_t keylen);
 void hl_limiter_rebase(hl_slots_t *t, int64_t delta_ms, int64_t now_ms);
 
 /*
- * Writes the slot key of window i of `key` into out (HL_KEY_MAX bytes):
- * origin, window index, then the key, compacted (the layout of
- * hl_slotkey.h). Returns its length. The user-visible key starts at
- * HL_SLOT_KEY_PREFIX bytes.
+ * Writes the slot key of window i of `key` under origin into out
+ * (HL_KEY_MAX bytes): hl_slotkey_slot, the one writer of that layout.
+ * Returns its length. Never fails.
  */
-#define HL_SLOT_KEY_PREFIX HL_SLOTKEY_PREFIX
-size_t hl_limiter_slot_key(char out[HL_KEY_MAX], hl_origin_t origin, int i,
-                           const char *key, size_t keylen);
+static inline size_t hl_limiter_slot_key(char out[HL_KEY_MAX],
+                                         hl_origin_t origin, int i,
+                                         const char *key, size_t keylen)
+{
+    return hl_slotkey_slot(out, (char)origin, i, key, keylen);
+}
 
 #endif

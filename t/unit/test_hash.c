@@ -7,6 +7,7 @@
 #include "hl_tap.h"
 #include "hl_hash.h"
 #include "hl_slots.h"
+#include "hl_slotkey.h"
 
 typedef struct {
     const char *data;
