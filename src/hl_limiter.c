@@ -367,20 +367,28 @@ void hl_limiter_follow_refs(hl_slots_t *t, const hl_quota_t *q,
     }
 }
 
-int hl_limiter_reset(hl_slots_t *t, const char *key, size_t keylen)
+int hl_limiter_reset_keys(char keys[HL_LIMITER_RESET_KEYS][HL_KEY_MAX],
+                          size_t lens[HL_LIMITER_RESET_KEYS],
+                          const char *key, size_t keylen)
 {
     static const hl_origin_t origins[] = { HL_ORIGIN_DIRECTIVE, HL_ORIGIN_TABLE };
-    int removed = 0;
+    int k = 0, i;
     size_t o;
-    int i;
 
-    for (o = 0; o < sizeof(origins) / sizeof(origins[0]); ++o) {
-        for (i = 0; i < HL_MAX_WINDOWS; ++i) {
-            char skey[HL_KEY_MAX];
-            size_t slen = hl_limiter_slot_key(skey, origins[o], i, key, keylen);
-            removed += hl_slots_remove(t, skey, slen);
-        }
-    }
+    for (o = 0; o < sizeof(origins) / sizeof(origins[0]); ++o)
+        for (i = 0; i < HL_MAX_WINDOWS; ++i, ++k)
+            lens[k] = hl_limiter_slot_key(keys[k], origins[o], i, key, keylen);
+    return k;
+}
+
+int hl_limiter_reset(hl_slots_t *t, const char *key, size_t keylen)
+{
+    char keys[HL_LIMITER_RESET_KEYS][HL_KEY_MAX];
+    size_t lens[HL_LIMITER_RESET_KEYS];
+    int n = hl_limiter_reset_keys(keys, lens, key, keylen), removed = 0, k;
+
+    for (k = 0; k < n; ++k)
+        removed += hl_slots_remove(t, keys[k], lens[k]);
     return removed;
 }
 

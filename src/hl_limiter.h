@@ -165,9 +165,24 @@ void hl_limiter_follow_refs(hl_slots_t *t, const hl_quota_t *q,
 uint64_t hl_limiter_class_of(hl_origin_t origin, uint64_t host_hash,
                              uint64_t scope_hash);
 
+/* How many slot keys one user-visible key has: every window of both
+ * origins (hl_limiter_reset_keys). */
+#define HL_LIMITER_RESET_KEYS (2 * HL_MAX_WINDOWS)
+
+/*
+ * Writes the slot keys of `key` ("route|client") for every window and
+ * origin, what a reset removes from any store, into keys and their lengths
+ * into lens (HL_LIMITER_RESET_KEYS each). Returns HL_LIMITER_RESET_KEYS.
+ * Never fails.
+ */
+int hl_limiter_reset_keys(char keys[HL_LIMITER_RESET_KEYS][HL_KEY_MAX],
+                          size_t lens[HL_LIMITER_RESET_KEYS],
+                          const char *key, size_t keylen);
+
 /*
  * Removes the counters of `key` ("route|client") for every window and
- * origin. Returns the number of slots removed (0 if none existed).
+ * origin (hl_limiter_reset_keys). Returns the number of slots removed (0
+ * if none existed).
  */
 int hl_limiter_reset(hl_slots_t *t, const char *key, size_t keylen);
 

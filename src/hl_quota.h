@@ -237,6 +237,11 @@ int hl_quota_counts_status(const hl_quota_t *q, int status);
  */
 char *hl_quota_describe(const hl_quota_t *q, char *buf, size_t buflen);
 
+/* Writes the windows of q alone into buf ("5/1m 30/1h"), as
+ * hl_quota_describe begins. Returns buf, NUL-terminated when buflen > 0
+ * (cut short when buf is too small). Reads only. */
+char *hl_quota_windows(const hl_quota_t *q, char *buf, size_t buflen);
+
 /* Returns the names used in messages: "ip", "fixed", "failures", ... (static). */
 const char *hl_by_name(hl_by_t by);
 const char *hl_algo_name(hl_algo_t algo);
