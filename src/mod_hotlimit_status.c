@@ -56,14 +56,6 @@ int hl_status_post_config(apr_pool_t *pconf, apr_pool_t *plog,
     return OK;
 }
 
-hl_status_summary_t *hl_status_summary(request_rec *r)
-{
-    /* mod_status's page shows every server's totals, as it shows every
-     * server's workers. */
-    hl_snapshot_t *snap = hl_status_snap_header(r, ap_server_conf);
-    return snap ? &snap->sum : NULL;
-}
-
 /*
  * Returns 1 if host (len bytes, from an Origin) cannot be a name someone
  * else's DNS points at this server for a while (DNS rebinding: a page of
