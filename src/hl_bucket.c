@@ -404,12 +404,6 @@ uint32_t hl_bucket_refund_n(hl_bucket_t *b, const hl_policy_t *p,
     }
 }
 
-int hl_bucket_refund(hl_bucket_t *b, const hl_policy_t *p, int64_t now_ms,
-                     int64_t mark)
-{
-    return hl_bucket_refund_n(b, p, now_ms, mark, 1) > 0;
-}
-
 void hl_bucket_check_n(hl_bucket_t *b, const hl_policy_t *p, int64_t now_ms,
                        uint32_t n, hl_verdict_t *v)
 {
@@ -463,11 +457,6 @@ void hl_bucket_check(hl_bucket_t *b, const hl_policy_t *p, int64_t now_ms,
  * Counts one request at now_ms (rolls *b forward first). Counts saturate at
  * UINT32_MAX; never fails.
  */
-void hl_bucket_commit(hl_bucket_t *b, const hl_policy_t *p, int64_t now_ms)
-{
-    hl_bucket_commit_n(b, p, now_ms, 1);
-}
-
 /*
  * Counts n requests at now_ms in O(1) (rolls *b forward first). Counts
  * saturate at UINT32_MAX, GCRA times at the bound n commits reach; never

@@ -10,17 +10,6 @@ uint64_t hl_hash64_begin(uint64_t seed)
     return HL_FNV_OFFSET ^ seed;
 }
 
-/* FNV-1a 64: one xor and one multiplication per byte (hl_hash64_byte). */
-uint64_t hl_hash64_more(uint64_t state, const void *data, size_t len)
-{
-    const unsigned char *p = data;
-    size_t i;
-
-    for (i = 0; i < len; i++)
-        state = hl_hash64_byte(state, p[i]);
-    return state;
-}
-
 uint64_t hl_hash64_end(uint64_t state)
 {
     return hl_hash_mix64(state);

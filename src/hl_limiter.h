@@ -125,7 +125,7 @@ void hl_limiter_count_refs(hl_slots_t *t, const hl_quota_t *q,
 /*
  * Gives back one unit counted at admission in every window of q whose
  * counter still holds it (marks from the decision that counted it:
- * hl_bucket_refund; a mark of 0 was never counted). Creates no counter:
+ * hl_bucket_refund_n; a mark of 0 was never counted). Creates no counter:
  * one evicted since has nothing to give back. Returns the number of
  * windows given back. Never fails.
  */

@@ -381,11 +381,6 @@ static int is_ows(char c)
     return c == ' ' || c == '\t';
 }
 
-uint32_t hl_cost_parse(const char *value)
-{
-    return hl_cost_parse_or(value, 1);
-}
-
 uint32_t hl_cost_parse_or(const char *value, uint32_t missing)
 {
     size_t len;

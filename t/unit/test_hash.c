@@ -8,6 +8,7 @@
 #include "hl_hash.h"
 #include "hl_slots.h"
 #include "hl_slotkey.h"
+#include "hl_core_calls.h"
 
 typedef struct {
     const char *data;
