@@ -22,19 +22,12 @@ size_t hl_key_compact(char out[HL_KEY_MAX], const char *key, size_t len)
     return HL_KEY_MAX;
 }
 
-size_t hl_slotkey_slot(char out[HL_KEY_MAX], char origin, int window,
-                       const char *key, size_t keylen)
+size_t hl_slotkey_slot_long(char out[HL_KEY_MAX], char origin, int window,
+                            const char *key, size_t keylen)
 {
     char full[HL_KEY_MAX + 512];
     size_t n;
 
-    if (keylen + HL_SLOTKEY_PREFIX <= HL_KEY_MAX) {
-        /* Fits as it is (the usual case): no compaction, one copy. */
-        out[HL_SLOTKEY_ORIGIN_AT] = origin;
-        out[HL_SLOTKEY_WINDOW_AT] = (char)('0' + window);
-        memcpy(out + HL_SLOTKEY_PREFIX, key, keylen);
-        return keylen + HL_SLOTKEY_PREFIX;
-    }
     full[HL_SLOTKEY_ORIGIN_AT] = origin;
     full[HL_SLOTKEY_WINDOW_AT] = (char)('0' + window);
     if (keylen > sizeof(full) - HL_SLOTKEY_PREFIX) {

@@ -47,6 +47,7 @@
 #define HL_SLOTKEY_H
 
 #include <stddef.h>
+#include <string.h>
 #include "hl_slots.h"   /* HL_KEY_MAX */
 
 #define HL_SLOTKEY_ORIGIN_AT  0     /* the origin byte */
@@ -99,14 +100,29 @@ typedef struct {
  */
 size_t hl_key_compact(char out[HL_KEY_MAX], const char *key, size_t len);
 
+/* hl_slotkey_slot for a key whose slot key does not fit HL_KEY_MAX
+ * bytes: the whole compacted. Returns HL_KEY_MAX. Never fails. */
+size_t hl_slotkey_slot_long(char out[HL_KEY_MAX], char origin, int window,
+                            const char *key, size_t keylen);
+
 /*
  * Writes the slot key of window `window` (0..9) of the user-visible key
  * (key, keylen bytes) under origin into out (HL_KEY_MAX bytes): origin,
  * window digit, then the key, compacted (hl_key_compact) when the whole
- * does not fit. Returns its length. Never fails.
+ * does not fit. Returns its length. Never fails. Inline: every request
+ * writes one per window, and nearly every key fits as it is.
  */
-size_t hl_slotkey_slot(char out[HL_KEY_MAX], char origin, int window,
-                       const char *key, size_t keylen);
+static inline size_t hl_slotkey_slot(char out[HL_KEY_MAX], char origin,
+                                     int window, const char *key,
+                                     size_t keylen)
+{
+    if (keylen + HL_SLOTKEY_PREFIX > HL_KEY_MAX)
+        return hl_slotkey_slot_long(out, origin, window, key, keylen);
+    out[HL_SLOTKEY_ORIGIN_AT] = origin;
+    out[HL_SLOTKEY_WINDOW_AT] = (char)('0' + window);
+    memcpy(out + HL_SLOTKEY_PREFIX, key, keylen);
+    return keylen + HL_SLOTKEY_PREFIX;
+}
 
 /*
  * Writes the user-visible key TAG SCOPE '|' CLIENT into out (size bytes)
