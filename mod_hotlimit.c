@@ -908,15 +908,12 @@ static int hl_check_config(apr_pool_t *pconf, apr_pool_t *plog,
         return OK;
     if (!hl_table_slotmem()) {
         ap_log_error(APLOG_MARK, APLOG_EMERG, 0, s,
-                     "HL00010: HotLimitQuotaTable needs mod_slotmem_shm, "
-                     "which is not loaded (a2enmod slotmem_shm, or "
-                     "LoadModule slotmem_shm_module)");
+                     "HL00010: " HL_TABLE_NEEDS_SLOTMEM);
         rc = !OK;
     }
     if (!hl_table_watchdog(&watchdog)) {
         ap_log_error(APLOG_MARK, APLOG_EMERG, 0, s,
-                     "HL00011: HotLimitQuotaTable needs mod_watchdog, which "
-                     "is not loaded (LoadModule watchdog_module)");
+                     "HL00011: " HL_TABLE_NEEDS_WATCHDOG);
         rc = !OK;
     }
     /* An unreadable table fails the test, so `apachectl graceful` (which

@@ -442,17 +442,11 @@ void hl_bucket_release(hl_bucket_t *b, const hl_policy_t *p, int64_t now_ms,
         b->prev_count -= n < b->prev_count ? n : b->prev_count;
 }
 
-int hl_bucket_refund(hl_bucket_t *b, const hl_policy_t *p, int64_t now_ms,
-                     int64_t mark)
-{
-    return hl_bucket_refund_n(b, p, now_ms, mark, 1) > 0;
-}
-
 void hl_bucket_check_n(hl_bucket_t *b, const hl_policy_t *p, int64_t now_ms,
                        uint32_t n, hl_verdict_t *v)
 {
     hl_policy_t room = *p;
-    uint32_t cap = p->algo == HL_ALGO_GCRA && p->burst ? p->burst : limit_of(p);
+    uint32_t cap = hl_bucket_cap(p);
 
     if (n <= 1) {
         hl_bucket_check(b, p, now_ms, v);
@@ -501,11 +495,6 @@ void hl_bucket_check(hl_bucket_t *b, const hl_policy_t *p, int64_t now_ms,
  * Counts one request at now_ms (rolls *b forward first). Counts saturate at
  * UINT32_MAX; never fails.
  */
-void hl_bucket_commit(hl_bucket_t *b, const hl_policy_t *p, int64_t now_ms)
-{
-    hl_bucket_commit_n(b, p, now_ms, 1);
-}
-
 /*
  * Counts n requests at now_ms in O(1) (rolls *b forward first). Counts
  * saturate at UINT32_MAX, GCRA times at the bound n commits reach; never
@@ -534,7 +523,7 @@ void hl_bucket_commit_n(hl_bucket_t *b, const hl_policy_t *p, int64_t now_ms,
  * admitted and the remaining after it. */
 static uint32_t used_of(const hl_policy_t *p, const hl_verdict_t *v)
 {
-    uint32_t cap = p->algo == HL_ALGO_GCRA && p->burst ? p->burst : limit_of(p);
+    uint32_t cap = hl_bucket_cap(p);
 
     if (!v->admit)
         return cap;

@@ -28,6 +28,16 @@ typedef struct {
     uint32_t  burst;     /* gcra only: 0 means limit */
 } hl_policy_t;
 
+/* Returns how many requests window policy p holds: a gcra burst when set,
+ * else its limit (1 when 0, as every counter reads it). The Redis script's
+ * cap_of is the same rule. Never fails. */
+static inline uint32_t hl_bucket_cap(const hl_policy_t *p)
+{
+    if (p->algo == HL_ALGO_GCRA && p->burst)
+        return p->burst;
+    return p->limit ? p->limit : 1;
+}
+
 typedef struct {
     int      admit;      /* 1: this request fits; 0: reject */
     uint32_t remaining;  /* requests left after this one if admitted,
@@ -52,17 +62,12 @@ void hl_bucket_check(hl_bucket_t *b, const hl_policy_t *p, int64_t now_ms,
                      hl_verdict_t *v);
 
 /*
- * Counts one admitted request in *b at now_ms (rolling it forward first).
- * Call it only after hl_bucket_check said admit (count=all) or, for
- * count=failures, when the request is over; it may then exceed the limit.
- */
-void hl_bucket_commit(hl_bucket_t *b, const hl_policy_t *p, int64_t now_ms);
-
-/*
- * Counts n requests at once in *b at now_ms, in O(1): exactly what n calls
- * of hl_bucket_commit at now_ms do (fixed and sliding add n, saturating at
- * UINT32_MAX; GCRA moves the TAT n intervals on, no further than n single
- * commits would: now + tau + 2 intervals). n = 0 only rolls *b forward.
+ * Counts n admitted requests in *b at now_ms (rolling it forward first),
+ * in O(1). Call it only after hl_bucket_check said admit (count=all) or,
+ * for count=failures, when the request is over; it may then exceed the
+ * limit. Fixed and sliding add n, saturating at UINT32_MAX; GCRA moves the
+ * TAT n intervals on, no further than n commits of one would: now + tau +
+ * 2 intervals. n = 0 only rolls *b forward.
  */
 void hl_bucket_commit_n(hl_bucket_t *b, const hl_policy_t *p, int64_t now_ms,
                         uint32_t n);
@@ -87,36 +92,27 @@ void hl_bucket_follow(hl_bucket_t *b, const hl_policy_t *p, int64_t now_ms,
  * Returns the mark of *b right after a commit: the counter instance the
  * committed unit sits in (fixed: the window start; sliding: the aligned
  * window start; gcra: the theoretical arrival time the commit produced).
- * Opaque: only hl_bucket_refund reads it.
+ * Opaque: only hl_bucket_refund_n reads it.
  */
 int64_t hl_bucket_mark(const hl_bucket_t *b);
 
 /*
- * Gives back at now_ms one unit committed when *b had mark (the request
- * turned out not to count: count=failures|status). Returns 1 if given
- * back, 0 when the unit is gone, which is never an error:
- *   fixed   - only while the window that unit was counted in lasts, and
- *             never below 0;
- *   sliding - from the window it was counted in, the current or, once
+ * Gives back at now_ms n units committed when *b had mark (the request
+ * turned out not to count: count=failures|status; or reserve=: the part
+ * of a reservation the request did not use). Returns the units given
+ * back, 0 when they are gone, which is never an error:
+ *   fixed   - at most n, only while the window they were counted in lasts,
+ *             and never below 0;
+ *   sliding - from the window they were counted in, the current or, once
  *             that ended, the previous one (its weight), never below 0;
  *   gcra    - only while no other request was counted since (the TAT is
- *             still the one its commit produced) and the unit has not
+ *             still the one its commit produced) and the units have not
  *             drained (the TAT is still ahead of now_ms): the TAT moves
- *             back one interval, the state the bucket would have had
- *             without it.
+ *             back n intervals, the state the bucket would have had
+ *             without them.
  * So a refund never frees room in a window instance it was not counted
  * in: after a rollover (or a counter evicted and made again) nothing
  * happens. Never fails.
- */
-int hl_bucket_refund(hl_bucket_t *b, const hl_policy_t *p, int64_t now_ms,
-                     int64_t mark);
-
-/*
- * hl_bucket_refund for n units at once (reserve=: the part of a
- * reservation the request did not use): fixed and sliding give back at
- * most n of the count the mark names (never below 0); gcra moves the TAT
- * back n intervals under the same rule as one unit. Returns the units
- * given back (0 when the counter instance is gone). Never fails.
  */
 uint32_t hl_bucket_refund_n(hl_bucket_t *b, const hl_policy_t *p,
                             int64_t now_ms, int64_t mark, uint32_t n);

@@ -10,32 +10,18 @@ uint64_t hl_hash64_begin(uint64_t seed)
     return HL_FNV_OFFSET ^ seed;
 }
 
-/* FNV-1a 64: one xor and one multiplication per byte (hl_hash64_byte). */
-uint64_t hl_hash64_more(uint64_t state, const void *data, size_t len)
-{
-    const unsigned char *p = data;
-    size_t i;
-
-    for (i = 0; i < len; i++)
-        state = hl_hash64_byte(state, p[i]);
-    return state;
-}
-
-/* Returns h through the splitmix64 finalizer, so that the low bits (the
- * bucket number) depend on every input bit. */
-static uint64_t finish(uint64_t h)
-{
-    h ^= h >> 30;
-    h *= 0xbf58476d1ce4e5b9ULL;
-    h ^= h >> 27;
-    h *= 0x94d049bb133111ebULL;
-    h ^= h >> 31;
-    return h;
-}
-
 uint64_t hl_hash64_end(uint64_t state)
 {
-    return finish(state);
+    return hl_hash_mix64(state);
+}
+
+void hl_hash_hex16(char out[16], uint64_t h)
+{
+    static const char hex[] = "0123456789abcdef";
+    int i;
+
+    for (i = 0; i < 16; i++)
+        out[i] = hex[(h >> (60 - 4 * i)) & 0xf];
 }
 
 /*
@@ -55,5 +41,5 @@ uint64_t hl_hash64(const void *data, size_t len, uint64_t seed)
      * request hashes its slot keys here. */
     for (i = 0; i < len; i++)
         h = hl_hash64_byte(h, p[i]);
-    return finish(h);
+    return hl_hash_mix64(h);
 }

@@ -37,15 +37,34 @@ uint64_t hl_hash64(const void *data, size_t len, uint64_t seed);
 
 /*
  * hl_hash64 in steps, for the hashes of several prefixes of one text in a
- * single pass: hl_hash64(data, len, seed) equals
- * hl_hash64_end(hl_hash64_more(hl_hash64_begin(seed), data, len)), and the
+ * single pass: hl_hash64(data, len, seed) equals hl_hash64_end of the
+ * state hl_hash64_begin(seed) fed each byte by hl_hash64_byte, and the
  * state after the first k bytes is that of their prefix. Never fail.
  */
 uint64_t hl_hash64_begin(uint64_t seed);
-uint64_t hl_hash64_more(uint64_t state, const void *data, size_t len);
 uint64_t hl_hash64_end(uint64_t state);
 
-/* hl_hash64_more over the one byte c, inline for a caller's own loop. */
+/*
+ * Returns h through the splitmix64 finalizer (xor-shift 30, 27, 31 and two
+ * multiplications), so that every output bit depends on every input bit:
+ * the end of hl_hash64, and the mix of hl_limiter_class_of. Never fails.
+ */
+static inline uint64_t hl_hash_mix64(uint64_t h)
+{
+    h ^= h >> 30;
+    h *= 0xbf58476d1ce4e5b9ULL;
+    h ^= h >> 27;
+    h *= 0x94d049bb133111ebULL;
+    h ^= h >> 31;
+    return h;
+}
+
+/* Writes the 16 lowercase hex digits of h, most significant first, into
+ * out (16 bytes, no NUL). Never fails. */
+void hl_hash_hex16(char out[16], uint64_t h);
+
+/* Feeds the one byte c to a hash state (hl_hash64_begin), inline for a
+ * caller's own loop. */
 #define HL_FNV_PRIME 0x100000001b3ULL
 static inline uint64_t hl_hash64_byte(uint64_t state, unsigned char c)
 {

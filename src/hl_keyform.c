@@ -51,11 +51,6 @@ size_t hl_keyform_header(char *out, const char *v, size_t n)
     return len;
 }
 
-size_t hl_keyform_digits(char *out, const char *v, size_t n)
-{
-    return hl_phone_fold(out, v, n, 0);
-}
-
 /* Unquotes the quoted local part ("a b"@x, "a\\"b"@x) that starts the len
  * bytes of s, in place, when a quote closes it just before an "@". Returns
  * the new length (len when it is not quoted). */

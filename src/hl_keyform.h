@@ -31,19 +31,9 @@ size_t hl_keyform_account(char *v, size_t n);
  * key. Returns the length written (out is NUL-terminated). Never fails. */
 size_t hl_keyform_header(char *out, const char *v, size_t n);
 
-/* Room hl_keyform_digits and hl_keyform_fold need beyond the value's
+/* Room hl_keyform_fold needs beyond the value's
  * length (hl_phone.h's). */
 #define HL_KEYFORM_ROOM 6
-
-/* Phone numbers (norm=digits): writes into out (room for n +
- * HL_KEYFORM_ROOM bytes) hl_phone_fold's form of the n bytes of v without
- * a country (hl_phone.h): the digits of any script, after a "+" when the
- * number is international (a "+" or "＋" before the first digit, or a
- * leading "00"). So "+33 6 12 34 56 78", "0033612345678", "(+33)
- * 6-12-34-56-78" and "＋３３６１２３４５６７８" are all "+33612345678".
- * Returns the length written (0 when v has no digit; out is
- * NUL-terminated). Never fails. */
-size_t hl_keyform_digits(char *out, const char *v, size_t n);
 
 /* E-mail addresses (norm=email): writes into out (room for n + 1 bytes)
  * the n bytes of v trimmed and lowercased, a quoted local part unquoted

@@ -38,48 +38,16 @@ static uint8_t slot_tag(const hl_quota_t *q)
 
 /* The origin is folded in, so 'd' and 't' quotas of one scope are two
  * classes; the virtual host too, so a scope in two hosts is two classes.
- * A splitmix64 finalizer mixes the three; 0 is kept for the shared class. */
+ * The splitmix64 finalizer (hl_hash_mix64) mixes the three; 0 is kept for
+ * the shared class. */
 uint64_t hl_limiter_class_of(hl_origin_t origin, uint64_t host_hash,
                              uint64_t scope_hash)
 {
-    uint64_t h = scope_hash ^ (host_hash * 0x9e3779b97f4a7c15ULL)
-                 ^ (uint64_t)origin;
+    uint64_t h = hl_hash_mix64(scope_hash
+                               ^ (host_hash * 0x9e3779b97f4a7c15ULL)
+                               ^ (uint64_t)origin);
 
-    h ^= h >> 30;
-    h *= 0xbf58476d1ce4e5b9ULL;
-    h ^= h >> 27;
-    h *= 0x94d049bb133111ebULL;
-    h ^= h >> 31;
     return h != 0 ? h : 1;
-}
-
-size_t hl_limiter_slot_key(char out[HL_KEY_MAX], hl_origin_t origin, int i,
-                           const char *key, size_t keylen)
-{
-    char full[HL_KEY_MAX + 512];
-    size_t n;
-
-    if (keylen + HL_SLOT_KEY_PREFIX <= HL_KEY_MAX) {
-        /* Fits as it is (the usual case): no compaction, one copy. */
-        out[HL_SLOTKEY_ORIGIN_AT] = (char)origin;
-        out[HL_SLOTKEY_WINDOW_AT] = (char)('0' + i);
-        memcpy(out + HL_SLOT_KEY_PREFIX, key, keylen);
-        return keylen + HL_SLOT_KEY_PREFIX;
-    }
-    full[HL_SLOTKEY_ORIGIN_AT] = (char)origin;
-    full[HL_SLOTKEY_WINDOW_AT] = (char)('0' + i);
-    if (keylen > sizeof(full) - HL_SLOT_KEY_PREFIX) {
-        /* Very long keys: compact the key itself first, then prefix it. */
-        char compact[HL_KEY_MAX];
-        size_t clen = hl_key_compact(compact, key, keylen);
-        memcpy(full + HL_SLOT_KEY_PREFIX, compact, clen);
-        n = HL_SLOT_KEY_PREFIX + clen;
-    }
-    else {
-        memcpy(full + HL_SLOT_KEY_PREFIX, key, keylen);
-        n = HL_SLOT_KEY_PREFIX + keylen;
-    }
-    return hl_key_compact(out, full, n);
 }
 
 void hl_limiter_refs(const hl_slots_t *t, hl_origin_t origin, int nwindows,
@@ -95,13 +63,6 @@ void hl_limiter_refs(const hl_slots_t *t, hl_origin_t origin, int nwindows,
     }
 }
 
-/* Returns how many requests window policy p holds: its limit, or a GCRA
- * burst. */
-static uint32_t window_cap(const hl_policy_t *p)
-{
-    return p->algo == HL_ALGO_GCRA && p->burst ? p->burst : p->limit;
-}
-
 /*
  * Returns the fill level (hl_slots_fill_level) of a window after its check
  * said v and `counted` requests were then counted in it: full when it
@@ -111,7 +72,7 @@ static uint32_t window_cap(const hl_policy_t *p)
 static uint8_t window_level(const hl_policy_t *p, const hl_verdict_t *v,
                             uint32_t counted)
 {
-    uint32_t cap = window_cap(p);
+    uint32_t cap = hl_bucket_cap(p);
     uint32_t left = v->remaining < cap ? v->remaining + 1 : cap;
 
     if (!v->admit || counted >= left)
@@ -264,7 +225,7 @@ void hl_limiter_peek_refs(hl_slots_t *t, const hl_quota_t *q,
 
 /* Counts n in every window of q (hl_limiter_count_refs_n), capped at each
  * window's COUNT, or with `whole` (a reservation, which the decision found
- * to fit) at what the window holds (window_cap: a gcra burst may be
+ * to fit) at what the window holds (hl_bucket_cap: a gcra burst may be
  * more); writes where each window's units sit into marks unless it is
  * NULL. */
 static void count_windows(hl_slots_t *t, const hl_quota_t *q,
@@ -402,7 +363,7 @@ static void count_windows(hl_slots_t *t, const hl_quota_t *q,
         int64_t mark;
 
         hl_policy_from_quota(q, i, &pol);
-        most = whole ? window_cap(&pol) : pol.limit;
+        most = whole ? hl_bucket_cap(&pol) : pol.limit;
         k = n < most || most == 0 ? n : most;
         s = ref_slot(t, q, &refs[i], NULL, cls, now_ms);
         /* The check only rolls the counter forward; it tells whether these
@@ -429,7 +390,7 @@ void hl_limiter_follow_refs(hl_slots_t *t, const hl_quota_t *q,
 
         hl_policy_from_quota(q, i, &pol);
         k = n < pol.limit || pol.limit == 0 ? n : pol.limit;
-        if (k == 0 && v[i].admit && v[i].remaining + 1 >= window_cap(&pol)
+        if (k == 0 && v[i].admit && v[i].remaining + 1 >= hl_bucket_cap(&pol)
             && hl_slots_find_hashed(t, refs[i].key, refs[i].len, refs[i].hash) == NULL)
             continue;
         s = ref_slot(t, q, &refs[i], &refs[i].hint, cls, now_ms);
@@ -442,20 +403,28 @@ void hl_limiter_follow_refs(hl_slots_t *t, const hl_quota_t *q,
     }
 }
 
-int hl_limiter_reset(hl_slots_t *t, const char *key, size_t keylen)
+int hl_limiter_reset_keys(char keys[HL_LIMITER_RESET_KEYS][HL_KEY_MAX],
+                          size_t lens[HL_LIMITER_RESET_KEYS],
+                          const char *key, size_t keylen)
 {
     static const hl_origin_t origins[] = { HL_ORIGIN_DIRECTIVE, HL_ORIGIN_TABLE };
-    int removed = 0;
+    int k = 0, i;
     size_t o;
-    int i;
 
-    for (o = 0; o < sizeof(origins) / sizeof(origins[0]); ++o) {
-        for (i = 0; i < HL_MAX_WINDOWS; ++i) {
-            char skey[HL_KEY_MAX];
-            size_t slen = hl_limiter_slot_key(skey, origins[o], i, key, keylen);
-            removed += hl_slots_remove(t, skey, slen);
-        }
-    }
+    for (o = 0; o < sizeof(origins) / sizeof(origins[0]); ++o)
+        for (i = 0; i < HL_MAX_WINDOWS; ++i, ++k)
+            lens[k] = hl_limiter_slot_key(keys[k], origins[o], i, key, keylen);
+    return k;
+}
+
+int hl_limiter_reset(hl_slots_t *t, const char *key, size_t keylen)
+{
+    char keys[HL_LIMITER_RESET_KEYS][HL_KEY_MAX];
+    size_t lens[HL_LIMITER_RESET_KEYS];
+    int n = hl_limiter_reset_keys(keys, lens, key, keylen), removed = 0, k;
+
+    for (k = 0; k < n; ++k)
+        removed += hl_slots_remove(t, keys[k], lens[k]);
     return removed;
 }
 

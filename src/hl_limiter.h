@@ -134,7 +134,7 @@ void hl_limiter_count_refs(hl_slots_t *t, const hl_quota_t *q,
 /*
  * Gives back one unit counted at admission in every window of q whose
  * counter still holds it (marks from the decision that counted it:
- * hl_bucket_refund; a mark of 0 was never counted). Creates no counter:
+ * hl_bucket_refund_n; a mark of 0 was never counted). Creates no counter:
  * one evicted since has nothing to give back. Returns the number of
  * windows given back. Never fails.
  */
@@ -174,9 +174,24 @@ void hl_limiter_follow_refs(hl_slots_t *t, const hl_quota_t *q,
 uint64_t hl_limiter_class_of(hl_origin_t origin, uint64_t host_hash,
                              uint64_t scope_hash);
 
+/* How many slot keys one user-visible key has: every window of both
+ * origins (hl_limiter_reset_keys). */
+#define HL_LIMITER_RESET_KEYS (2 * HL_MAX_WINDOWS)
+
+/*
+ * Writes the slot keys of `key` ("route|client") for every window and
+ * origin, what a reset removes from any store, into keys and their lengths
+ * into lens (HL_LIMITER_RESET_KEYS each). Returns HL_LIMITER_RESET_KEYS.
+ * Never fails.
+ */
+int hl_limiter_reset_keys(char keys[HL_LIMITER_RESET_KEYS][HL_KEY_MAX],
+                          size_t lens[HL_LIMITER_RESET_KEYS],
+                          const char *key, size_t keylen);
+
 /*
  * Removes the counters of `key` ("route|client") for every window and
- * origin. Returns the number of slots removed (0 if none existed).
+ * origin (hl_limiter_reset_keys). Returns the number of slots removed (0
+ * if none existed).
  */
 int hl_limiter_reset(hl_slots_t *t, const char *key, size_t keylen);
 
@@ -189,13 +204,15 @@ int hl_limiter_reset(hl_slots_t *t, const char *key, size_t keylen);
 void hl_limiter_rebase(hl_slots_t *t, int64_t delta_ms, int64_t now_ms);
 
 /*
- * Writes the slot key of window i of `key` into out (HL_KEY_MAX bytes):
- * origin, window index, then the key, compacted (the layout of
- * hl_slotkey.h). Returns its length. The user-visible key starts at
- * HL_SLOT_KEY_PREFIX bytes.
+ * Writes the slot key of window i of `key` under origin into out
+ * (HL_KEY_MAX bytes): hl_slotkey_slot, the one writer of that layout.
+ * Returns its length. Never fails.
  */
-#define HL_SLOT_KEY_PREFIX HL_SLOTKEY_PREFIX
-size_t hl_limiter_slot_key(char out[HL_KEY_MAX], hl_origin_t origin, int i,
-                           const char *key, size_t keylen);
+static inline size_t hl_limiter_slot_key(char out[HL_KEY_MAX],
+                                         hl_origin_t origin, int i,
+                                         const char *key, size_t keylen)
+{
+    return hl_slotkey_slot(out, (char)origin, i, key, keylen);
+}
 
 #endif

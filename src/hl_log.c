@@ -178,12 +178,3 @@ void hl_log_rebase(hl_log_t *l, int64_t delta_ms, int64_t now_ms)
     }
     encode(l, ts, n);
 }
-
-void hl_log_reset(hl_log_t *l)
-{
-    uint32_t owner = l->owner, next = l->next;
-
-    memset(l, 0, sizeof(*l));
-    l->owner = owner;
-    l->next = next;
-}

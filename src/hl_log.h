@@ -74,7 +74,4 @@ uint32_t hl_log_length(const hl_log_t *l);
  * to now_ms (hl_limiter_rebase). Never fails. */
 void hl_log_rebase(hl_log_t *l, int64_t delta_ms, int64_t now_ms);
 
-/* Empties *l (keeps owner and next). */
-void hl_log_reset(hl_log_t *l);
-
 #endif

@@ -381,11 +381,6 @@ static int is_ows(char c)
     return c == ' ' || c == '\t';
 }
 
-uint32_t hl_cost_parse(const char *value)
-{
-    return hl_cost_parse_or(value, 1);
-}
-
 uint32_t hl_cost_parse_or(const char *value, uint32_t missing)
 {
     size_t len;
@@ -832,18 +827,38 @@ static size_t describe_add(char *buf, size_t buflen, size_t len,
     return (size_t)n >= buflen - len ? buflen - 1 : len + (size_t)n;
 }
 
+/* Appends the windows of q ("5/1m 30/1h") to buf at len (describe_add).
+ * Returns the new length. */
+static size_t describe_windows(const hl_quota_t *q, char *buf, size_t buflen,
+                               size_t len)
+{
+    char name[48];
+    int i;
+
+    for (i = 0; i < q->nwindows && i < HL_MAX_WINDOWS; ++i)
+        len = describe_add(buf, buflen, len, "%s%s", i ? " " : "",
+                           hl_window_name(&q->windows[i], name, sizeof(name)));
+    return len;
+}
+
+char *hl_quota_windows(const hl_quota_t *q, char *buf, size_t buflen)
+{
+    if (buflen == 0)
+        return buf;
+    buf[0] = '\0';
+    describe_windows(q, buf, buflen, 0);
+    return buf;
+}
+
 char *hl_quota_describe(const hl_quota_t *q, char *buf, size_t buflen)
 {
-    size_t len = 0;
-    char name[48];
+    size_t len;
     int i;
 
     if (buflen == 0)
         return buf;
     buf[0] = '\0';
-    for (i = 0; i < q->nwindows && i < HL_MAX_WINDOWS; ++i)
-        len = describe_add(buf, buflen, len, "%s%s", i ? " " : "",
-                           hl_window_name(&q->windows[i], name, sizeof(name)));
+    len = describe_windows(q, buf, buflen, 0);
     len = describe_add(buf, buflen, len, "%sby=%s%s%.*s", len ? " " : "",
                        hl_by_name(q->by), q->by >= HL_BY_HEADER ? ":" : "",
                        q->by >= HL_BY_HEADER ? HL_BY_NAME_MAX - 1 : 0,

@@ -139,15 +139,10 @@ int hl_quota_set_cost(hl_quota_t *q, const char *value, char *err, size_t errlen
 
 /*
  * Reads a cost header's value: a whole decimal number, surrounding spaces
- * and tabs allowed. Returns it, capped at HL_COST_MAX; returns 1 when value
- * is NULL, empty, negative or not a whole number (a missing or invalid
- * header charges 1). Reads only.
+ * and tabs allowed. Returns it, capped at HL_COST_MAX; returns `missing`
+ * when value is NULL, empty, negative or not a whole number (a missing or
+ * invalid header charges 1, or under reserve= the reservation). Reads only.
  */
-uint32_t hl_cost_parse(const char *value);
-
-/* hl_cost_parse returning `missing` instead of 1 for a NULL, empty,
- * negative or not whole value (reserve=: a missing or invalid cost
- * charges the reservation). Reads only. */
 uint32_t hl_cost_parse_or(const char *value, uint32_t missing);
 
 /* Returns 1 if q is counted after the response (cost=header: or
@@ -236,6 +231,11 @@ int hl_quota_counts_status(const hl_quota_t *q, int status);
  * short when buf is too small). Reads only.
  */
 char *hl_quota_describe(const hl_quota_t *q, char *buf, size_t buflen);
+
+/* Writes the windows of q alone into buf ("5/1m 30/1h"), as
+ * hl_quota_describe begins. Returns buf, NUL-terminated when buflen > 0
+ * (cut short when buf is too small). Reads only. */
+char *hl_quota_windows(const hl_quota_t *q, char *buf, size_t buflen);
 
 /* Returns the names used in messages: "ip", "fixed", "failures", ... (static). */
 const char *hl_by_name(hl_by_t by);

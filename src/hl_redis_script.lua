@@ -174,6 +174,14 @@ local function log_commit(key, w, n)
   return now
 end
 
+-- How many requests a window holds (hl_bucket_cap): a gcra burst when
+-- set, else its limit (1 when 0).
+local function cap_of(algo, limit, burst)
+  if algo == 2 and burst > 0 then return burst end
+  if limit < 1 then return 1 end
+  return limit
+end
+
 -- Counts n requests (at most the window's limit: a cost charge never
 -- outlasts its window; with whole, a reservation the check found to fit,
 -- at most what the window holds: a gcra burst may be more) in a window
@@ -182,7 +190,7 @@ end
 -- 2 intervals (hl_bucket_commit_n). A fixed window adds hold of them to
 -- its held units (a reservation: see load). Returns the state's new t.
 local function commit(algo, key, limit, w, burst, t, c, p, n, whole, hold)
-  local most = (whole and algo == 2 and burst > 0) and burst or limit
+  local most = whole and cap_of(algo, limit, burst) or limit
   if n > most then n = most end
   if algo == 3 then return log_commit(key, w, n) end
   if algo == 2 then
@@ -363,7 +371,7 @@ end
 -- where units fit the burst (see gcra); more than the window holds never
 -- fits (retry after a window). Returns what a check returns.
 local function check_units(algo, key, limit, w, burst, units)
-  local cap = (algo == 2 and burst > 0) and burst or limit
+  local cap = cap_of(algo, limit, burst)
   local room = cap - units + 1
   local r
   if room < 1 then room = cap end

@@ -13,7 +13,8 @@
  * Lock-free, like hl_stats.h: an entry is claimed by a compare-and-swap of
  * its hash, filled in, then published; counts are atomic additions into
  * cells holding their minute in the high 32 bits. A reader copies an entry
- * and checks its hash did not change meanwhile (hl_refusals_copy). Pure: no
+ * and checks its hash did not change meanwhile (copy_entry in
+ * hl_refusals.c). Pure: no
  * httpd; time passed in as now_ms (the monotonic clock).
  */
 #ifndef HL_REFUSALS_H

@@ -3,8 +3,51 @@
  * described in hl_slotkey.h, its one definition).
  */
 #include <string.h>
+#include "hl_hash.h"
 #include "hl_slots.h"
 #include "hl_slotkey.h"
+
+size_t hl_key_compact(char out[HL_KEY_MAX], const char *key, size_t len)
+{
+    const size_t keep = HL_KEY_MAX - 17;
+
+    if (len <= HL_KEY_MAX) {
+        if (len > 0)
+            memmove(out, key, len);
+        return len;
+    }
+    hl_hash_hex16(out + keep + 1, hl_hash64(key, len, HL_SEED_KEYS));
+    memmove(out, key, keep);
+    out[keep] = HL_SLOTKEY_COMPACT_MARK;
+    return HL_KEY_MAX;
+}
+
+size_t hl_slotkey_slot_long(char out[HL_KEY_MAX], char origin, int window,
+                            const char *key, size_t keylen)
+{
+    char full[HL_KEY_MAX + 512];
+    size_t n;
+
+    full[HL_SLOTKEY_ORIGIN_AT] = origin;
+    full[HL_SLOTKEY_WINDOW_AT] = (char)('0' + window);
+    if (keylen > sizeof(full) - HL_SLOTKEY_PREFIX) {
+        /* Very long keys: compact the key itself first, then prefix it. */
+        char compact[HL_KEY_MAX];
+        size_t clen = hl_key_compact(compact, key, keylen);
+        memcpy(full + HL_SLOTKEY_PREFIX, compact, clen);
+        n = HL_SLOTKEY_PREFIX + clen;
+    }
+    else {
+        memcpy(full + HL_SLOTKEY_PREFIX, key, keylen);
+        n = HL_SLOTKEY_PREFIX + keylen;
+    }
+    return hl_key_compact(out, full, n);
+}
+
+int hl_slotkey_is_bare(const char *key, size_t len)
+{
+    return memchr(key, HL_SLOTKEY_SEP, len) == NULL;
+}
 
 size_t hl_slotkey_encode(char *out, size_t size, const char *tag,
                          size_t tag_len, const char *scope, size_t scope_len,

@@ -47,6 +47,8 @@
 #define HL_SLOTKEY_H
 
 #include <stddef.h>
+#include <string.h>
+#include "hl_slots.h"   /* HL_KEY_MAX */
 
 #define HL_SLOTKEY_ORIGIN_AT  0     /* the origin byte */
 #define HL_SLOTKEY_WINDOW_AT  1     /* the window digit */
@@ -89,6 +91,40 @@ typedef struct {
 } hl_slotkey_t;
 
 /*
+ * Makes a key fit in HL_KEY_MAX bytes: a short key (len <= HL_KEY_MAX) is
+ * copied unchanged; a longer one becomes its first HL_KEY_MAX - 17 bytes,
+ * HL_SLOTKEY_COMPACT_MARK and the 16 lowercase hex digits of hl_hash64 of
+ * the whole key (HL_SEED_KEYS), exactly HL_KEY_MAX bytes, so long keys
+ * sharing a prefix stay distinct. Writes into out (HL_KEY_MAX bytes; it
+ * may overlap key) and returns the length. Never fails.
+ */
+size_t hl_key_compact(char out[HL_KEY_MAX], const char *key, size_t len);
+
+/* hl_slotkey_slot for a key whose slot key does not fit HL_KEY_MAX
+ * bytes: the whole compacted. Returns HL_KEY_MAX. Never fails. */
+size_t hl_slotkey_slot_long(char out[HL_KEY_MAX], char origin, int window,
+                            const char *key, size_t keylen);
+
+/*
+ * Writes the slot key of window `window` (0..9) of the user-visible key
+ * (key, keylen bytes) under origin into out (HL_KEY_MAX bytes): origin,
+ * window digit, then the key, compacted (hl_key_compact) when the whole
+ * does not fit. Returns its length. Never fails. Inline: every request
+ * writes one per window, and nearly every key fits as it is.
+ */
+static inline size_t hl_slotkey_slot(char out[HL_KEY_MAX], char origin,
+                                     int window, const char *key,
+                                     size_t keylen)
+{
+    if (keylen + HL_SLOTKEY_PREFIX > HL_KEY_MAX)
+        return hl_slotkey_slot_long(out, origin, window, key, keylen);
+    out[HL_SLOTKEY_ORIGIN_AT] = origin;
+    out[HL_SLOTKEY_WINDOW_AT] = (char)('0' + window);
+    memcpy(out + HL_SLOTKEY_PREFIX, key, keylen);
+    return keylen + HL_SLOTKEY_PREFIX;
+}
+
+/*
  * Writes the user-visible key TAG SCOPE '|' CLIENT into out (size bytes)
  * and a NUL after it when it fits. Returns the key's length (without the
  * NUL) whether or not it fit: the caller allocates that plus 1 and calls
@@ -113,6 +149,11 @@ int hl_slotkey_decode(const char *key, size_t len, hl_slotkey_t *out);
  * or its user-visible key does not decode (origin and window are set).
  */
 int hl_slotkey_decode_slot(const char *skey, size_t len, hl_slotkey_t *out);
+
+/* Returns 1 if the user-visible key (key, len bytes) names no scope (it
+ * holds no HL_SLOTKEY_SEP): a bare client address, as POST reset=ADDRESS
+ * names one. Else 0. */
+int hl_slotkey_is_bare(const char *key, size_t len);
 
 /* Returns 1 if the slot key (skey, len bytes) is a ban's counter as the
  * Redis script lists it in its bans set (HL_SLOTKEY_BAN_LUA_*): origin

@@ -122,32 +122,6 @@ size_t hl_slots_size(uint32_t capacity)
     return head + (size_t)nlogs * sizeof(hl_log_t);
 }
 
-/*
- * Short keys (len <= HL_KEY_MAX) are copied unchanged. A longer key becomes
- * its first HL_KEY_MAX - 17 bytes, '~' and the 16 lowercase hex digits of
- * hl_hash64 of the whole key, exactly HL_KEY_MAX bytes, so long keys sharing
- * a prefix stay distinct. out may overlap key. Never fails.
- */
-size_t hl_key_compact(char out[HL_KEY_MAX], const char *key, size_t len)
-{
-    static const char hex[] = "0123456789abcdef";
-    const size_t keep = HL_KEY_MAX - 17;
-    uint64_t h;
-    size_t i;
-
-    if (len <= HL_KEY_MAX) {
-        if (len > 0)
-            memmove(out, key, len);
-        return len;
-    }
-    h = hl_hash64(key, len, HL_SEED_KEYS);
-    memmove(out, key, keep);
-    out[keep] = '~';
-    for (i = 0; i < 16; i++)
-        out[keep + 1 + i] = hex[(h >> (60 - 4 * i)) & 0xf];
-    return HL_KEY_MAX;
-}
-
 /* Returns the slot of link idx (1..capacity). */
 static hl_slot_t *slot_at(const hl_slots_t *t, uint32_t idx)
 {
@@ -733,7 +707,7 @@ void hl_slots_map(hl_slots_t *t, void *mem, uint32_t capacity)
 
 /*
  * Returns NULL when key is absent or len > HL_KEY_MAX (callers compact
- * long keys with hl_key_compact first). The slot belongs to the table.
+ * long keys with hl_key_compact, hl_slotkey.h, first). The slot belongs to the table.
  */
 hl_slot_t *hl_slots_find_hashed(hl_slots_t *t, const char *key, size_t len,
                                 uint64_t hash)

@@ -261,11 +261,5 @@ int hl_slots_remove(hl_slots_t *t, const char *key, size_t len);
 uint32_t hl_slots_scan(hl_slots_t *t, uint32_t from, uint32_t max,
                        int (*fn)(const hl_slot_t *s, void *baton), void *baton);
 
-/*
- * Makes a key fit in HL_KEY_MAX bytes: a short key is copied as is; a longer
- * one keeps its first bytes and ends in '~' and 16 hex digits of a hash of
- * the whole key. Writes into out (HL_KEY_MAX bytes) and returns the length.
- */
-size_t hl_key_compact(char out[HL_KEY_MAX], const char *key, size_t len);
 
 #endif

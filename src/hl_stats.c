@@ -7,11 +7,6 @@
 #include <string.h>
 #include "hl_stats.h"
 
-void hl_stats_clear(hl_stats_t *st)
-{
-    memset(st, 0, sizeof(*st));
-}
-
 #define HL_STATS_CLAIMING UINT64_MAX   /* an entry being filled in */
 #define HL_STATS_SPINS    64           /* waits for a claim being filled */
 

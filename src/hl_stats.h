@@ -62,8 +62,6 @@ typedef struct {
     hl_banbook_t    bans;       /* why each ban was started (issue 27) */
 } hl_stats_t;
 
-/* Empties *st. */
-void hl_stats_clear(hl_stats_t *st);
 
 /*
  * Counts one decision of `kind` for route (NUL-terminated; longer names are

@@ -44,7 +44,10 @@ typedef struct {
     void (*prepare)(void *ctx, hl_decide_item_t *it);
     /* Decides *items[0 .. n) at now_ms (hl_decide_locked's semantics).
      * Returns 1 admitted, 0 rejected, -1 when the store cannot answer
-     * (logged by the store; the caller admits). */
+     * (logged by the store; the caller admits), -2 when it cannot answer
+     * and HotLimitStoreFailure is closed (the caller answers 503 to a
+     * request a quota covers). A remote store that cannot answer with
+     * HotLimitStoreFailure local returns the shared memory's answer. */
     int  (*decide)(void *ctx, hl_decide_item_t *const *items, int n,
                    int64_t now_ms);
     /* Counts a finished request of a prepared item, of cost n

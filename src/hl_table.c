@@ -765,27 +765,6 @@ static void read_routes(parse_ctx_t *c, const cJSON *routes)
     }
 }
 
-/* Writes the windows of q into buf ("5/1m 30/1h"). Returns buf. */
-static char *quota_windows(const hl_quota_t *q, char *buf, size_t buflen)
-{
-    char one[64];
-    size_t n = 0, k;
-    int i;
-
-    buf[0] = '\0';
-    for (i = 0; i < q->nwindows && i < HL_MAX_WINDOWS; i++) {
-        hl_window_name(&q->windows[i], one, sizeof(one));
-        k = strlen(one);
-        if (n + k + 2 > buflen)
-            break;
-        if (n > 0)
-            buf[n++] = ' ';
-        memcpy(buf + n, one, k + 1);
-        n += k;
-    }
-    return buf;
-}
-
 /*
  * The carry-over of hl_table_parse_keep, a second pass over the "routes"
  * object once every entry was read: each route whose entry was skipped
@@ -794,7 +773,7 @@ static char *quota_windows(const hl_quota_t *q, char *buf, size_t buflen)
  */
 static void keep_skipped(parse_ctx_t *c, const cJSON *routes)
 {
-    char route[HL_ROUTE_MAX], windows[HL_MAX_WINDOWS * 24];
+    char route[HL_ROUTE_MAX], windows[HL_MAX_WINDOWS * 48];
     hl_table_report_fn *fn = c->fn;
     const cJSON *v;
     uint32_t i = 0;
@@ -821,7 +800,7 @@ static void keep_skipped(parse_ctx_t *c, const cJSON *routes)
         c->fn = fn;
         report(c, HL_PROBLEM_KEPT, name, field, "invalid entry skipped; the "
                "route keeps its rule from the table in force (%s)",
-               quota_windows(&old->quota, windows, sizeof(windows)));
+               hl_quota_windows(&old->quota, windows, sizeof(windows)));
     }
 }
 

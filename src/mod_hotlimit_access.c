@@ -51,10 +51,7 @@
 #include "http_config.h"
 #include "http_core.h"
 #include "http_log.h"
-#include "http_request.h"
-#include "httpd.h"
 #include "apr_strings.h"
-#include "apr_lib.h"
 
 #include "mod_hotlimit_conf.h"
 #include "mod_hotlimit_access.h"

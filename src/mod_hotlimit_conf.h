@@ -5,20 +5,9 @@
  * offers the others is in its own header; the pure core is src/hl_*.c
  * (no httpd headers), and its clocks are hl_clock.h.
  *
- * Files, from the entry down: mod_hotlimit.c (the module: directives,
- * configuration merge, hook registration); the decision: mod_hotlimit_access.c
- * (the access checker), mod_hotlimit_respond.c (429s, headers, variables),
- * mod_hotlimit_ban.c (bans), mod_hotlimit_upgrade.c (h2c upgrades),
- * mod_hotlimit_conc.c and mod_hotlimit_conc_redis.c (HotLimitConcurrency),
- * mod_hotlimit_device.c (device cookies), mod_hotlimit_usage.c (cost=usage's
- * output filter); what a request says: mod_hotlimit_body.c (form and JSON
- * bodies, read with bounded memory), mod_hotlimit_expr.c (hotlimit_param());
- * the counters: mod_hotlimit_stores.c (the providers by scheme),
- * mod_hotlimit_store_shm.c (shared memory), mod_hotlimit_redis.c and
- * mod_hotlimit_redis_conn.c (Redis), mod_hotlimit_sentinel.c (its master
- * found through Sentinel); the quota table: mod_hotlimit_table.c
- * and mod_hotlimit_fetch.c; what operators see: mod_hotlimit_status.c,
- * mod_hotlimit_view.c, mod_hotlimit_modstatus.c, mod_hotlimit_refusal_log.c.
+ * Every file and its job, in the order a request meets them (check, key,
+ * store, decide, respond), is in doc/layout.md (t/unit/test_layout.sh keeps
+ * it true to the tree).
  *
  * Log tags: HL00001-HL00099 mod_hotlimit.c, HL00100-HL00199 access
  * (HL00100 rejected, HL00101 dry run, HL00102 ban started, HL00103 refused
@@ -234,7 +223,7 @@ typedef struct {
     const hl_ban_t     *ban;              /* HotLimitBan; NULL: none (a vhost
                                              inherits the main server's) */
     const char         *ban_where;        /* its "FILE:LINE", with ban */
-    /* Resolved once in post_config (hl_resolve_server), for every server: */
+    /* Resolved once in post_config (resolve_servers), for every server: */
     int                 v6_prefix;        /* ipv6_prefix or its default */
     const char         *tag;              /* "host:port" of a vhost, "" */
     size_t              tag_len;

@@ -15,6 +15,7 @@
 #include "mod_hotlimit_conf.h"
 #include "mod_hotlimit_conc.h"
 #include "mod_hotlimit_delay.h"
+#include "mod_hotlimit_respond.h"
 #include "mod_hotlimit_wait.h"
 #include "hl_delay.h"
 

@@ -6,7 +6,7 @@
 #ifndef MOD_HOTLIMIT_DELAY_H
 #define MOD_HOTLIMIT_DELAY_H
 
-#include "mod_hotlimit_respond.h"
+#include "mod_hotlimit_match.h"
 
 /*
  * Holds r, just admitted by the quotas m[0 .. n), until it conforms to

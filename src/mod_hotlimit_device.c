@@ -40,6 +40,7 @@
 #include "mod_hotlimit_device.h"
 #include "mod_hotlimit_stores.h"
 #include "hl_device.h"
+#include "hl_hash.h"
 #include "hl_php.h"
 #include "hl_siphash.h"
 
@@ -387,14 +388,12 @@ const char *hl_device_client_part(request_rec *r, const hl_dir_conf_t *dc,
                                   size_t vlen, const char *account,
                                   size_t *len)
 {
-    static const char hex[] = "0123456789abcdef";
     const unsigned char *secret;
     const char *cookies, *bind;
     char token[HL_DEVICE_TOKEN_MAX + 2], *out;
     size_t slen, blen;
     long n;
     uint64_t h;
-    int i;
 
     if (!dc->device_name || !hl_device_account_quota(q))
         return account;
@@ -417,8 +416,7 @@ const char *hl_device_client_part(request_rec *r, const hl_dir_conf_t *dc,
     out = apr_palloc(r->pool, *len + 3 + 16 + 1);
     memcpy(out, account, *len);
     memcpy(out + *len, "+d:", 3);
-    for (i = 0; i < 16; ++i)
-        out[*len + 3 + i] = hex[(h >> (60 - 4 * i)) & 0xf];
+    hl_hash_hex16(out + *len + 3, h);
     *len += 3 + 16;
     out[*len] = '\0';
     ap_log_rerror(APLOG_MARK, APLOG_DEBUG, 0, r,

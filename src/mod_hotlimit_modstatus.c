@@ -16,7 +16,7 @@
 
 #include "mod_hotlimit_conf.h"
 #include "mod_hotlimit_modstatus.h"
-#include "mod_hotlimit_status.h"
+#include "mod_hotlimit_status_snap.h"
 #include "mod_hotlimit_status_html.h"
 #include "hl_render.h"
 

@@ -7,7 +7,7 @@
 #define MOD_HOTLIMIT_REFUSAL_LOG_H
 
 #include "mod_hotlimit_conf.h"
-#include "mod_hotlimit_respond.h"
+#include "mod_hotlimit_match.h"
 
 /* HotLimitLogRefusals (hl_dir_conf_t.log_refusals; first by default). */
 #define HL_LOG_REFUSALS_FIRST 1

@@ -12,6 +12,7 @@
 #include "apr_time.h"
 
 #include "mod_hotlimit_conf.h"
+#include "mod_hotlimit_respond.h"
 #include "mod_hotlimit_shape.h"
 #include "hl_shape.h"
 

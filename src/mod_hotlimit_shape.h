@@ -7,7 +7,7 @@
 #ifndef MOD_HOTLIMIT_SHAPE_H
 #define MOD_HOTLIMIT_SHAPE_H
 
-#include "mod_hotlimit_respond.h"
+#include "mod_hotlimit_match.h"
 
 /*
  * Sets, in r->err_headers_out (so they survive error responses), the

@@ -40,6 +40,7 @@
 #include "mod_hotlimit_stores.h"
 #include "mod_hotlimit_view.h"
 #include "hl_render.h"
+#include "hl_slotkey.h"
 
 APLOG_USE_MODULE(hotlimit);
 
@@ -53,14 +54,6 @@ int hl_status_post_config(apr_pool_t *pconf, apr_pool_t *plog,
     (void)ptemp;
     hl_status_snap_record_start(s);
     return OK;
-}
-
-hl_status_summary_t *hl_status_summary(request_rec *r)
-{
-    /* mod_status's page shows every server's totals, as it shows every
-     * server's workers. */
-    hl_snapshot_t *snap = hl_status_snap_header(r, ap_server_conf);
-    return snap ? &snap->sum : NULL;
 }
 
 /*
@@ -178,7 +171,7 @@ static const server_rec *page_view(request_rec *r)
  * address lifts only its bans in this host (hl_ban_reset_client). */
 static int reset_allowed(const server_rec *view, const char *key, size_t len)
 {
-    return !strchr(key, '|') || hl_view_owns(view, key, len);
+    return hl_slotkey_is_bare(key, len) || hl_view_owns(view, key, len);
 }
 
 /* Answers a POST that changed counters: 303 back to the page when the
@@ -265,7 +258,8 @@ static int handle_reset(request_rec *r)
     removed = store->ops->reset(store->ctx, key, strlen(key));
     if (removed >= 0 && hl_store_shm_stats())   /* its place in the ranking */
         hl_refusals_forget(&hl_store_shm_stats()->refusals, key, strlen(key));
-    if (removed >= 0 && !strchr(key, '|')) {   /* a client address: its bans */
+    /* A client address: its bans too. */
+    if (removed >= 0 && hl_slotkey_is_bare(key, strlen(key))) {
         int lifted = hl_ban_reset_client(view, r->pool, key);
         removed = lifted < 0 ? -1 : removed + lifted;
     }

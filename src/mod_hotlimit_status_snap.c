@@ -600,6 +600,14 @@ hl_snapshot_t *hl_status_snap_header(request_rec *r, const server_rec *view)
     return snap;
 }
 
+hl_status_summary_t *hl_status_summary(request_rec *r)
+{
+    /* mod_status's page shows every server's totals, as it shows every
+     * server's workers. */
+    hl_snapshot_t *snap = hl_status_snap_header(r, ap_server_conf);
+    return snap ? &snap->sum : NULL;
+}
+
 /* Adds to snap->lookups the key of account snap->lookup under route
  * (a statistics name) of configured route c. */
 static void lookup_add(apr_pool_t *p, hl_snapshot_t *snap,

@@ -8,9 +8,29 @@
 #define MOD_HOTLIMIT_STATUS_SNAP_H
 
 #include "mod_hotlimit_conf.h"
-#include "mod_hotlimit_status.h"
 #include "mod_hotlimit_store_shm.h"
 #include "mod_hotlimit_table.h"
+
+/* The limiter at a glance, for mod_status (copied out under the lock). */
+typedef struct {
+    uint32_t slots_used, slots_capacity;
+    uint64_t evictions;
+    uint64_t table_generation;
+    int64_t  table_loaded_ms;     /* wall clock of the last publication, 0 = never */
+    const char *table_source;     /* "" without a quota table */
+    const char *table_result;     /* "ok", "unchanged", "failed" or "none" */
+    const char *table_message;    /* the last result, human readable */
+    uint64_t reloads_failed;
+    uint64_t decisions[HL_DECISION_KINDS];        /* summed over routes, by hl_decision_kind_t */
+    int64_t  started_ms;          /* wall clock when the counters started */
+    int64_t  uptime_s;            /* since then, by the monotonic clock */
+} hl_status_summary_t;
+
+/*
+ * Returns a summary of the store allocated from r->pool (strings too), or
+ * NULL when the store is not set up or cannot be locked (the lock logs).
+ */
+hl_status_summary_t *hl_status_summary(request_rec *r);
 
 #define HL_TOP_KEYS 20
 #define HL_LIMITED_KEYS 50        /* keys at their limit listed */

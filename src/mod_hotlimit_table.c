@@ -595,8 +595,7 @@ static int create_region(apr_pool_t *pconf, server_rec *s, const char *source)
     shm = hl_table_slotmem();
     if (!shm) {
         ap_log_error(APLOG_MARK, APLOG_CRIT, 0, s,
-                     "HL00201: mod_slotmem_shm is not loaded: the quota table "
-                     "needs it (a2enmod slotmem_shm)");
+                     "HL00201: " HL_TABLE_NEEDS_SLOTMEM);
         return HTTP_INTERNAL_SERVER_ERROR;
     }
     rv = shm->create(&inst, apr_psprintf(pconf, "hotlimit-table-v%u-%u",
@@ -698,8 +697,7 @@ int hl_table_post_config(apr_pool_t *pconf, apr_pool_t *ptemp, server_rec *s)
 
     if (!hl_table_watchdog(&watchdog)) {
         ap_log_error(APLOG_MARK, APLOG_CRIT, 0, s,
-                     "HL00407: HotLimitQuotaTable needs mod_watchdog, which "
-                     "is not loaded");
+                     "HL00407: " HL_TABLE_NEEDS_WATCHDOG);
         return HTTP_INTERNAL_SERVER_ERROR;
     }
     if (rl->is_url) {

@@ -65,6 +65,15 @@ typedef struct {
  * where it asks (configtest, start). */
 const ap_slotmem_provider_t *hl_table_slotmem(void);
 
+/* What the quota table says when a module it needs is missing: the
+ * configuration test (HL00010, HL00011) and the start (HL00201, HL00407)
+ * log the same words. */
+#define HL_TABLE_NEEDS_SLOTMEM "HotLimitQuotaTable needs mod_slotmem_shm, " \
+    "which is not loaded (a2enmod slotmem_shm, or LoadModule " \
+    "slotmem_shm_module)"
+#define HL_TABLE_NEEDS_WATCHDOG "HotLimitQuotaTable needs mod_watchdog, " \
+    "which is not loaded (LoadModule watchdog_module)"
+
 /* mod_watchdog's functions, which run the table's reloader. */
 typedef struct {
     APR_OPTIONAL_FN_TYPE(ap_watchdog_get_instance)      *get_instance;

@@ -15,7 +15,7 @@
 #define MOD_HOTLIMIT_UPGRADE_H
 
 #include "httpd.h"
-#include "mod_hotlimit_respond.h"
+#include "mod_hotlimit_match.h"
 
 /* What an upgrading request was counted under (mod_hotlimit_upgrade.c). */
 typedef struct hl_upgrade_note hl_upgrade_note_t;

@@ -19,6 +19,7 @@
 
 #include <stdio.h>
 #include <string.h>
+#include "hl_core_calls.h"
 
 #define BASE_MS 1700000000000LL   /* a realistic "now" */
 

@@ -11,20 +11,8 @@ out=$(mktemp "${TMPDIR:-/tmp}/test_check.XXXXXX") || exit 1
 fifo="$out.fifo"
 trap 'rm -f "$out" "$fifo"' EXIT
 
-n=0
-failed=0
-
-# ok COND_STATUS NAME: prints one TAP line; shows the output on failure.
-ok() {
-    n=$((n + 1))
-    if [ "$1" -eq 0 ]; then
-        echo "ok $n - $2"
-    else
-        echo "not ok $n - $2"
-        failed=$((failed + 1))
-        sed 's/^/#   /' "$out"
-    fi
-}
+. "$(dirname "$0")/hl_tap.sh"
+tap_diag=$out   # a failure shows the tool's output
 
 # run ARGS...: runs the tool with stdout and stderr in $out; sets $rc.
 run() {

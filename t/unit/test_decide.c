@@ -13,6 +13,7 @@
 
 #include <stdio.h>
 #include <string.h>
+#include "hl_core_calls.h"
 
 #define CAPACITY 256
 #define NOW 5000000LL

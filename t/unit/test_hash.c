@@ -7,6 +7,8 @@
 #include "hl_tap.h"
 #include "hl_hash.h"
 #include "hl_slots.h"
+#include "hl_slotkey.h"
+#include "hl_core_calls.h"
 
 typedef struct {
     const char *data;

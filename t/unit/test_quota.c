@@ -7,6 +7,7 @@
 
 #include <stdio.h>
 #include <string.h>
+#include "hl_core_calls.h"
 
 static char err[HL_ERR_MAX];
 static char name[512];

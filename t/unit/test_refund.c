@@ -20,6 +20,7 @@
 
 #include <stdio.h>
 #include <string.h>
+#include "hl_core_calls.h"
 
 #define NOW 5000000LL
 

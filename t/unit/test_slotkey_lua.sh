@@ -30,18 +30,7 @@ cleanup() {
 }
 trap cleanup EXIT
 
-n=0
-failed=0
-# ok COND_STATUS NAME: prints one TAP line.
-ok() {
-    n=$((n + 1))
-    if [ "$1" -eq 0 ]; then
-        echo "ok $n - $2"
-    else
-        echo "not ok $n - $2"
-        failed=$((failed + 1))
-    fi
-}
+. "$(dirname "$0")/hl_tap.sh"
 
 # The patterns of hl_slotkey.h, as the script must spell them.
 for name in HL_SLOTKEY_BAN_LUA_MAIN HL_SLOTKEY_BAN_LUA_VHOST; do

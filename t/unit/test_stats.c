@@ -3,6 +3,7 @@
 #include "hl_tap.h"
 #include "hl_stats.h"
 #include "hl_hash.h"
+#include "hl_core_calls.h"
 
 #define NOW 1000000000LL   /* a monotonic clock reading, ms */
 
