@@ -1,7 +1,11 @@
 /*
  * hl_clock.h - the module's two clocks. Pure core: no httpd headers. Every
  * other file is handed the time as `now`; only the hooks that start a
- * decision, the reloader and the status page read a clock.
+ * decision, the reloader and the status page read a clock, and they read
+ * it here (no apr_time_now, time() or clock_gettime elsewhere, but for
+ * random seeds and the kernel's deadline of a wait for Redis), so that
+ * the test clock (t/support/clockshift.c) moves everything the module
+ * decides on and shows.
  */
 #ifndef HL_CLOCK_H
 #define HL_CLOCK_H
