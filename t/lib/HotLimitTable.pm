@@ -473,7 +473,7 @@ DirectoryIndex index.html
 </Location>
 Header always set X-HL-Route "%{HOTLIMIT_ROUTE}e" env=HOTLIMIT_ROUTE
 Header always set X-HL-Remaining "%{HOTLIMIT_REMAINING}e" env=HOTLIMIT_ROUTE
-LogFormat "%r\\t%>s\\t%P\\troute=%{HOTLIMIT_ROUTE}e\\trem=%{HOTLIMIT_REMAINING}e" hltable
+LogFormat "%r\\t%>s\\t%P\\troute=%{HOTLIMIT_ROUTE}e\\trem=%{HOTLIMIT_REMAINING}e\\tus=%D" hltable
 CustomLog "$self->{access_log}" hltable
 HotLimitSlots 4096
 HotLimitPersist Off
@@ -656,6 +656,27 @@ sub change_applies {
     Apache::Test::ok(Apache::TestUtil::t_cmp($took <= $APPLY_WITHIN ? 1 : 0, 1,
         "[$mpm] ... within interval + 1 s (took " . sprintf('%.2f', $took) . " s)"));
     return $g;
+}
+
+# Byte offset of the end of the access log now (for took_since).
+sub access_offset { -s $_[0]{access_log} || 0 }
+
+# Returns the times in seconds httpd itself took (%D, from reading the
+# request to the end of the response) for the requests whose request line
+# matches $re, logged after byte $offset of the access log, once $count of
+# them are there (waits up to 5 s: a line is written just after its
+# response). A bound on a request's duration measured here holds however
+# long a busy machine keeps the test's own client from running.
+sub took_since {
+    my ($self, $offset, $re, $count) = @_;
+    my @took;
+    HotLimitTable::wait_until(sub {
+        @took = map { /\tus=(\d+)$/ ? $1 / 1e6 : () }
+                grep { (split /\t/)[0] =~ $re }
+                HLTest::hl_lines_since($self->{access_log}, $offset);
+        return @took >= $count;
+    }, 5);
+    return @took;
 }
 
 # Byte offset of the end of the error log now: pass it to wait_log to see
