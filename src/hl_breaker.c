@@ -24,10 +24,11 @@ int hl_breaker_failed(hl_breaker_t *b, int64_t now, int jitter_pct)
 {
     uint32_t n = __atomic_add_fetch(&b->failures, 1, __ATOMIC_ACQ_REL);
     int64_t backoff = (int64_t)HL_BREAKER_BACKOFF_MIN_MS << (n < 6 ? n - 1 : 5);
+    uint32_t max = __atomic_load_n(&b->max_ms, __ATOMIC_RELAXED);
     uint32_t was_down = 0;
 
-    if (backoff > HL_BREAKER_BACKOFF_MAX_MS)
-        backoff = HL_BREAKER_BACKOFF_MAX_MS;
+    if (backoff > (max ? max : HL_BREAKER_BACKOFF_MAX_MS))
+        backoff = max ? max : HL_BREAKER_BACKOFF_MAX_MS;
     if (jitter_pct < 80)
         jitter_pct = 80;
     if (jitter_pct > 120)
@@ -37,6 +38,11 @@ int hl_breaker_failed(hl_breaker_t *b, int64_t now, int jitter_pct)
     __atomic_store_n(&b->probing, 0, __ATOMIC_RELEASE);
     return __atomic_compare_exchange_n(&b->down, &was_down, 1, 0,
                                        __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE);
+}
+
+void hl_breaker_set_max(hl_breaker_t *b, uint32_t max_ms)
+{
+    __atomic_store_n(&b->max_ms, max_ms, __ATOMIC_RELAXED);
 }
 
 int hl_breaker_succeeded(hl_breaker_t *b)

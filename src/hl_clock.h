@@ -1,7 +1,12 @@
 /*
  * hl_clock.h - the module's two clocks. Pure core: no httpd headers. Every
  * other file is handed the time as `now`; only the hooks that start a
- * decision, the reloader and the status page read a clock.
+ * decision, the reloader and the status page read a clock, and they read
+ * it here (no apr_time_now, time() or clock_gettime elsewhere, but for
+ * random seeds, the kernel's deadline of a wait for Redis and, still, the
+ * ban book's start time in mod_hotlimit_access.c, shown only), so that
+ * the test clock (t/support/clockshift.c) moves everything the module
+ * decides on and shows.
  */
 #ifndef HL_CLOCK_H
 #define HL_CLOCK_H

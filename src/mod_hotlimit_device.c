@@ -43,6 +43,7 @@
 #include "hl_hash.h"
 #include "hl_php.h"
 #include "hl_siphash.h"
+#include "hl_clock.h"
 
 APLOG_USE_MODULE(hotlimit);
 
@@ -408,7 +409,7 @@ const char *hl_device_client_part(request_rec *r, const hl_dir_conf_t *dc,
     /* A value longer than a token is cut to one byte more: refused. */
     n = hl_cookie_value(token, sizeof(token), cookies, dc->device_name);
     if (n <= 0 || !hl_device_verify(token, (size_t)n, secret, slen, bind, blen,
-                                    value, vlen, apr_time_sec(apr_time_now())))
+                                    value, vlen, hl_now_ms() / 1000))
         return account;
     /* This browser's own counter for the account: "ACCOUNT+d:" and 16 hex
      * digits of the token's keyed hash (the token itself is not stored). */
@@ -439,7 +440,7 @@ static void set_cookie(request_rec *r, hl_device_note_t *note)
     if (!secret
         || !hl_device_make(token, sizeof(token), secret, slen, note->scope,
                            note->scope_len, note->account, note->account_len,
-                           apr_time_sec(apr_time_now()) + note->max_age))
+                           hl_now_ms() / 1000 + note->max_age))
         return;
     apr_table_addn(r->err_headers_out, "Set-Cookie",
                    apr_psprintf(r->pool, "%s=%s; Path=/; Max-Age=%d; HttpOnly; "

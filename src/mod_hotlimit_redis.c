@@ -247,6 +247,29 @@ static void succeeded(void)
                      rwhere);
 }
 
+/* Sets the breaker's longest backoff from HOTLIMIT_TEST_BREAKER_MAX_MS
+ * (1..5000 ms; for tests only, so that they wait out a short backoff), or
+ * back to the default when it is unset or invalid. */
+static void test_breaker_max(server_rec *s)
+{
+    const char *env = getenv("HOTLIMIT_TEST_BREAKER_MAX_MS");
+    char *end = NULL;
+    long ms = env ? strtol(env, &end, 10) : 0;
+
+    if (!env || *env == '\0' || *end != '\0' || ms < 1 || ms > HL_BREAKER_BACKOFF_MAX_MS) {
+        if (env)
+            ap_log_error(APLOG_MARK, APLOG_WARNING, 0, s,
+                         "HL02901: HOTLIMIT_TEST_BREAKER_MAX_MS='%s' ignored "
+                         "(1 to %d ms)", env, HL_BREAKER_BACKOFF_MAX_MS);
+        ms = 0;
+    }
+    else
+        ap_log_error(APLOG_MARK, APLOG_WARNING, 0, s,
+                     "HL02900: the Redis breaker's backoff is cut to %ld ms "
+                     "(HOTLIMIT_TEST_BREAKER_MAX_MS, for tests only)", ms);
+    hl_breaker_set_max(&rshared->breaker, (uint32_t)ms);
+}
+
 /* ---- the connection (mod_hotlimit_redis_conn.c) ------------------------- */
 
 /* Returns 1 if reply is an error starting with prefix. */
@@ -947,6 +970,7 @@ int hl_redis_post_config(apr_pool_t *pconf, server_rec *s, void *conf)
         apr_pool_userdata_set(found, HL_REDIS_LIFE_KEY, apr_pool_cleanup_null, pp);
     }
     rshared = found;
+    test_breaker_max(s);
     apr_sha1_init(&sha);
     apr_sha1_update(&sha, hl_redis_script, (unsigned int)strlen(hl_redis_script));
     apr_sha1_final(digest, &sha);

@@ -339,6 +339,8 @@ hl_exchange_t hl_redis_exchange(const char *cmd, size_t len,
         return HL_EXCHANGE_BUSY;
     }
     drain(w);
+    /* Not hl_mono_ms: this deadline is for the kernel (sem_clockwait on
+     * CLOCK_MONOTONIC), a wait, not a decision. */
     clock_gettime(CLOCK_MONOTONIC, &deadline);
     deadline.tv_sec += ctimeout_ms / 1000;
     deadline.tv_nsec += (long)(ctimeout_ms % 1000) * 1000000L;

@@ -52,6 +52,7 @@
 #include "mod_hotlimit_conf.h"
 #include "mod_hotlimit_refusal_log.h"
 #include "hl_logthin.h"
+#include "hl_clock.h"
 
 APLOG_USE_MODULE(hotlimit);
 
@@ -300,7 +301,7 @@ static int thin(request_rec *r, const hl_match_t *m, int by_address,
         return -1;
     }
     hl_logthin_note(thin_table, h, now_ms, spell_ms(m), v);
-    hl_logthin_gate(thin_table, now_ms, (int64_t)apr_time_sec(apr_time_now()),
+    hl_logthin_gate(thin_table, now_ms, hl_now_ms() / 1000,
                     thin_rate, by_address ? r->useragent_ip : NULL, v);
     apr_global_mutex_unlock(thin_mutex);
     return 0;

@@ -15,6 +15,7 @@
 #include "mod_hotlimit_respond.h"
 #include "mod_hotlimit_shape.h"
 #include "hl_shape.h"
+#include "hl_clock.h"
 
 /* One provider's header names for one class (requests or tokens). */
 typedef struct {
@@ -52,7 +53,7 @@ void hl_shape_put_headers(request_rec *r, const hl_match_t *all, int n,
 {
     hl_policy_view_t *v = apr_palloc(r->pool, sizeof(*v) * HL_MAX_WINDOWS
                                               * (size_t)(n > 0 ? n : 1));
-    int64_t now_ms = apr_time_as_msec(apr_time_now());
+    int64_t now_ms = hl_now_ms();
     char text[HL_SHAPE_TEXT_MAX];
     int i, count = 0, tokens, best;
 

@@ -25,6 +25,7 @@
 #include "mod_hotlimit_status_html.h"
 #include "hl_fmt.h"
 #include "hl_render.h"
+#include "hl_clock.h"
 
 const char *hl_status_duration(apr_pool_t *p, int64_t secs)
 {
@@ -558,7 +559,7 @@ static void html_limited(request_rec *r, const hl_snapshot_t *snap,
 static const char *html_ban_why(apr_pool_t *p, const hl_ban_entry_t *b)
 {
     char date[APR_RFC822_DATE_LEN] = "";
-    int64_t ago = (apr_time_now() / 1000 - b->since_ms) / 1000;
+    int64_t ago = (hl_now_ms() - b->since_ms) / 1000;
 
     if (!b->since_ms)
         return "<td class=\"line\">unknown</td><td class=\"rule\">unknown"

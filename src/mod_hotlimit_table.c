@@ -52,6 +52,7 @@
 #include "mod_hotlimit_table.h"
 #include "hl_table.h"
 #include "hl_validator.h"
+#include "hl_clock.h"
 
 APLOG_USE_MODULE(hotlimit);
 
@@ -512,7 +513,7 @@ static void parse_and_publish(hl_reloader_t *rl, apr_pool_t *p,
 /* One reload attempt: read or fetch, then parse and publish. */
 static void reload(hl_reloader_t *rl, apr_pool_t *p)
 {
-    apr_time_t now = apr_time_now();   /* before the file is looked at */
+    apr_time_t now = apr_time_from_msec(hl_now_ms()); /* before the file is looked at */
     char *body = NULL;
     apr_size_t len = 0;
     const char *why = NULL;

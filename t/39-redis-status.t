@@ -24,7 +24,7 @@ my $zset = "'hl:{hl}:limited'";
 
 my $conf = <<"CONF";
 HotLimitStore redis://127.0.0.1:$rport
-HotLimitStoreTimeout 50
+@{[ $redis->secret_conf ]}HotLimitStoreTimeout 50
 <Location /lim>
     HotLimitQuota 3/1m
 </Location>

@@ -1,7 +1,8 @@
 # Steps of the system clock (NTP, date -s, a VM resume) neither stall a
-# client nor free one (spec section 8). httpd runs under an LD_PRELOAD shim
-# (t/support/clockshift.c, built here) that shifts its wall clock by the
-# seconds written in a file; the module decides on a monotonic clock, so:
+# client nor free one (spec section 8). httpd runs under the test clock
+# (t/support/clockshift.c, start_httpd clock => 1), which steps its wall
+# clock alone (set_wall_offset) or makes time pass on both its clocks
+# (pass_time); the module decides on a monotonic clock, so:
 #   - a client at its limit stays refused after a step back or forward;
 #   - Retry-After never exceeds the window, and the client is admitted
 #     again when it says, whichever way the clock stepped meanwhile.
@@ -22,23 +23,7 @@ my @algos = (['/fx', 'fixed', 3], ['/sl', 'sliding', 5], ['/gc', 'gcra', 3],
              ['/gf', 'global gcra', 3]);
 plan tests => 2 + 7 * @algos;
 
-my $dir = Apache::Test::vars('t_logs') . "/clockshift-" . hl_mpm() . "-$$";
-mkdir $dir;
-my $so = "$dir/clockshift.so";
-my $cc = $ENV{CC} || 'cc';
-system("$cc -shared -fPIC -o '$so' '$FindBin::Bin/support/clockshift.c' -ldl") == 0
-    or die "cannot build the clock shim\n";
-my $offset_file = "$dir/offset";
-sub step_clock {
-    open my $fh, '>', "$offset_file.new" or die $!;
-    print {$fh} "$_[0]\n";
-    close $fh;
-    rename "$offset_file.new", $offset_file or die $!;
-}
-step_clock(0);
-
-my $h = start_httpd(name => 'clock', env => {
-    LD_PRELOAD => $so, HL_CLOCK_OFFSET_FILE => $offset_file }, conf => <<'CONF');
+my $h = start_httpd(name => 'clock', clock => 1, conf => <<'CONF');
 <Location /fx>
     HotLimitQuota 2/3s
 </Location>
@@ -54,22 +39,22 @@ my $h = start_httpd(name => 'clock', env => {
 CONF
 
 # The shim is in force: httpd's Date header follows the shifted clock.
-step_clock(-86400);
+$h->set_wall_offset(-86400);
 my $date = $h->get('/index.html')->header('Date') // '';
 my $shifted = HTTP::Date::str2time($date) // 0;
 ok t_cmp(abs($shifted - (time - 86400)) < 120 ? 1 : 0, 1,
          "httpd's clock is shifted by the shim (Date: $date)");
-step_clock(0);
+$h->set_wall_offset(0);
 ok t_cmp($h->get('/index.html')->code, 200, 'server answers with the clock back in place');
 
 for my $a (@algos) {
     my ($path, $name, $max) = @$a;
-    step_clock(0);
+    $h->set_wall_offset(0);
     my $codes = $h->codes($path, 2);
     ok t_cmp($codes, '200 200', "$name: two of 2/3s admitted");
 
     # One hour back: the client stays refused, told to wait at most 3 s.
-    step_clock(-3600);
+    $h->set_wall_offset(-3600);
     my $res = $h->get($path);
     my $ra = $res->header('Retry-After') // 999;
     ok t_cmp($res->code, 429, "$name: clock one hour back: still refused");
@@ -77,15 +62,15 @@ for my $a (@algos) {
              "$name: Retry-After $ra is within the window (at most $max s)");
 
     # Two hours forward (one ahead of the truth): nobody is freed.
-    step_clock(3600);
+    $h->set_wall_offset(3600);
     ok t_cmp($h->get($path)->code, 429, "$name: clock one hour ahead: still refused");
 
     # The limit keeps its rate: admitted again once Retry-After has passed.
     $res = $h->get($path);
     $ra = $res->header('Retry-After') // $max;
     ok t_cmp($ra <= $max ? 1 : 0, 1, "$name: Retry-After $ra still within the window");
-    sleep $ra + 0.3;
-    step_clock(-7200);
+    $h->pass_time($ra + 0.3);
+    $h->set_wall_offset(-7200);
     ok t_cmp($h->get($path)->code, 200,
              "$name: admitted again after Retry-After, clock two hours back");
     my $after = $h->get($path);

@@ -30,7 +30,7 @@ sub count_of { (split ' ', cli('GET', "'hl:{hl}:$_[0]'") // '')[1] // 0 }
 
 my $conf = <<"CONF";
 HotLimitStore redis://127.0.0.1:$rport
-HotLimitStoreLease 50
+@{[ $redis->secret_conf ]}HotLimitStoreLease 50
 <Location /hot>
     HotLimitQuota 1000/1m
 </Location>
@@ -128,7 +128,7 @@ ok t_cmp(evalsha_calls(), 30, '... each one a script call: no lease for gcra');
 {
     my $ban_conf = <<"BAN";
 HotLimitStore redis://127.0.0.1:$rport
-HotLimitStoreLease 50
+@{[ $redis->secret_conf ]}HotLimitStoreLease 50
 HotLimitBan 40/1m 5s
 <Location /banned>
     HotLimitQuota 1/1m

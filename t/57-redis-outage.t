@@ -22,7 +22,7 @@ my $redis = HLRedis->new('redis-outage')->start;
 my $rport = $redis->port;
 my $conf = <<"CONF";
 HotLimitStore redis://127.0.0.1:$rport
-HotLimitStoreTimeout 50
+@{[ $redis->secret_conf ]}HotLimitStoreTimeout 50
 <Location /once>
     HotLimitQuota 1/1h
 </Location>

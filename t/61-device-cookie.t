@@ -29,7 +29,7 @@ plan tests => 24 * @apps + 2 + 14 + 2 + ($php ? 7 + 3 : 0);
 
 my $mods = Apache::Test::vars('libexecdir') || '/usr/lib/apache2/modules';
 my $secret = 'device-cookie-test-secret-0123456789';
-my $window = 8;
+my $window = 300;   # stepped over on the test clock, never waited out
 
 # The login application: alice's password is "right", bob's "bobpw"; a
 # success is a 303 to /home, a failure a 403.
@@ -47,7 +47,7 @@ RemoteIPInternalProxy 127.0.0.1
 CONF
 
 my $denied = "#!/bin/sh\nprintf 'Status: 200 OK\\r\\nContent-Type: text/plain\\r\\n\\r\\nan error page\\n'\n";
-my $h = start_httpd(name => 'device', files => { 'login.cgi' => $cgi, 'login.php' => $phpapp,
+my $h = start_httpd(name => 'device', clock => 1, files => { 'login.cgi' => $cgi, 'login.php' => $phpapp,
                                                  'guarded.cgi' => $cgi, 'denied.cgi' => $denied },
     setup => sub {
         my $self = shift;
@@ -139,7 +139,7 @@ for my $app (@apps) {
     ok t_cmp($set // '', qr/^hl_device=2\.\d{10}\.[A-Za-z0-9_-]{43}; Path=\/; Max-Age=3600; HttpOnly; SameSite=Lax$/,
              "$app: ... and gets the device cookie (HttpOnly, SameSite=Lax, no Secure over plain HTTP)");
     my ($expiry) = $tok =~ /^2\.(\d+)\./;
-    ok t_cmp(abs(($expiry // 0) - 3600 - time) <= 5 ? 1 : 0, 1, "$app: it expires in an hour");
+    ok t_cmp(abs(($expiry // 0) - 3600 - $h->wall_now) <= 5 ? 1 : 0, 1, "$app: it expires in an hour");
     my $key = account_key($off);
     ok t_cmp($key, "|$app|param:u", "$app: bound to its quota (server, section, key)");
     ok t_cmp($tok, make_token($key, 'alice', $expiry, $secret),
@@ -156,9 +156,9 @@ for my $app (@apps) {
     my %bad = (
         'a forged MAC'           => $flipped,
         'a changed expiry'       => "2." . ($expiry + 1000) . substr($tok, 2 + length $expiry),
-        'an expired token'       => make_token($key, 'alice', int(time) - 10, $secret),
+        'an expired token'       => make_token($key, 'alice', int($h->wall_now) - 10, $secret),
         "another account's"      => $bob,
-        'another secret'         => make_token($key, 'alice', int(time) + 3600, 'x' x 40),
+        'another secret'         => make_token($key, 'alice', int($h->wall_now) + 3600, 'x' x 40),
         'garbage'                => 'garbage%00;=',
         'an over-long value'     => 'A' x 6000,
         'an empty value'         => '',
@@ -168,7 +168,7 @@ for my $app (@apps) {
                  "$app: $what gives no way around the account line");
     }
     ok t_cmp(login($app, 'alice', 'right', '198.51.100.3',
-                   make_token($key, 'alice', int(time) + 600, $secret))->code, 303,
+                   make_token($key, 'alice', int($h->wall_now) + 600, $secret))->code, 303,
              "$app: (a token the test makes with the secret is taken: the refusals above are not the test's mistakes)");
 
     # Alice's browser, holding its cookie, logs in at once, however often
@@ -183,8 +183,9 @@ for my $app (@apps) {
     @codes = map { login($app, 'alice', "typo$_", '192.0.2.1', $fresh)->code } 1 .. 4;
     ok t_cmp("@codes", '403 403 403 429', "$app: the browser's own mistakes count on its own key");
 
-    # After the window a fresh browser logs in again.
-    sleep $window + 0.3;
+    # After the window a fresh browser logs in again (the window passes on
+    # httpd's test clock).
+    $h->pass_time($window + 0.3);
     ok t_cmp(login($app, 'alice', 'right', '198.51.100.1')->code, 303,
              "$app: after the window the fresh browser logs in");
     ok t_cmp($h->get('/index.html')->code, 200, "$app: the server is alive");

@@ -25,7 +25,7 @@ $redis->start;
 my $rport = $redis->port;
 my $conf = <<"CONF";
 HotLimitStore redis://127.0.0.1:$rport
-SetEnvIf X-Key "^(.+)\$" hlkey=\$1
+@{[ $redis->secret_conf ]}SetEnvIf X-Key "^(.+)\$" hlkey=\$1
 <Location /rc>
     HotLimitConcurrency 2 by=env:hlkey
 </Location>

@@ -82,6 +82,20 @@ sub stop {
     HotLimitTable::wait_until(sub { !kill 0, $pid }, 10);
 }
 
+# Returns the HotLimitSecretFile line every httpd sharing this server
+# uses: servers that share a Redis store must share the secret, under
+# which account keys are hashed (doc/redis.md). The file (32 bytes, 0600)
+# is written once, in the server's directory.
+sub secret_conf {
+    my $self = shift;
+    my $path = "$self->{dir}/shared.secret";
+    unless (-f $path) {
+        HotLimitTable::_spew($path, 'shared-redis-test-secret-' . ('s' x 16));
+        chmod 0600, $path;
+    }
+    return "HotLimitSecretFile $path\n";
+}
+
 # Runs redis-cli against the server with @args (shell words: quote keys
 # with braces or '|'); returns its output without the last newline.
 sub cli {

@@ -18,6 +18,7 @@ use warnings FATAL => 'all';
 
 use Exporter 'import';
 use Cwd ();
+use FindBin ();
 use File::Path ();
 use IO::Socket::INET ();
 use JSON::PP ();
@@ -33,7 +34,7 @@ our @EXPORT = qw(
     hl_mpm hl_other_mpm hl_have_php hl_json_encode elapsed_since
     hl_tls_conf hl_make_cert hl_cgi_conf hl_cgi_xff_conf
     hl_login_cgi hl_login_php
-    hl_load_conf
+    hl_load_conf hl_clock_shim
 );
 
 # The HotLimitReloadInterval the tests use, and the spec's bound on how
@@ -255,6 +256,8 @@ sub write_table {
 #   setup    a sub called with the handle before the start, e.g. to put a
 #            FIFO at the table path
 #   timeout  seconds to wait until it answers (default 20)
+#   clock    1: httpd runs under the test clock (t/support/clockshift.c),
+#            stepped with ->pass_time and ->set_wall_offset
 #   start    0: return the handle without starting it (call ->start)
 # The config has: the LoadModule lines of this run's MPM, Listen on a free
 # loopback port, everything under the instance directory, DocumentRoot
@@ -281,6 +284,19 @@ sub table_server {
     push @started, $s;
     $s->start unless defined $o{start} && !$o{start};
     return $s;
+}
+
+# Returns the path of the test clock's LD_PRELOAD shim
+# (t/support/clockshift.c), built once per test file; dies if it cannot.
+my $clock_so;
+sub hl_clock_shim {
+    return $clock_so if $clock_so;
+    my $dir = _fresh_dir('clockshift');
+    my $src = "$FindBin::Bin/support/clockshift.c";
+    my $cc = $ENV{CC} || 'cc';
+    system("$cc -shared -fPIC -o '$dir/clockshift.so' '$src' -ldl") == 0
+        or die "cannot build the clock shim from $src\n";
+    return $clock_so = "$dir/clockshift.so";
 }
 
 # Returns a fresh directory under t/logs named after $name.
@@ -344,6 +360,14 @@ sub _new {
                                       max_redirect => 0);
     $self->{conf} = '' unless defined $self->{conf};
     $self->{conf} =~ s/\@DIR\@/$self->{dir}/g;
+    if ($self->{clock}) {
+        $self->{clock_file} = "$self->{dir}/clock-offset";
+        $self->{env} = { %{ $self->{env} || {} },
+            LD_PRELOAD => join(' ', grep { $_ } $ENV{LD_PRELOAD}, HotLimitTable::hl_clock_shim()),
+            HL_CLOCK_OFFSET_FILE => $self->{clock_file} };
+        @$self{qw(clock_wall clock_mono)} = (0, 0);
+        $self->_write_clock;
+    }
     HotLimitTable::write_table($self->table_path, $self->{table})
         if defined $self->{table};
     $self->_write_site;
@@ -464,7 +488,7 @@ DirectoryIndex index.html
 </Location>
 Header always set X-HL-Route "%{HOTLIMIT_ROUTE}e" env=HOTLIMIT_ROUTE
 Header always set X-HL-Remaining "%{HOTLIMIT_REMAINING}e" env=HOTLIMIT_ROUTE
-LogFormat "%r\\t%>s\\t%P\\troute=%{HOTLIMIT_ROUTE}e\\trem=%{HOTLIMIT_REMAINING}e" hltable
+LogFormat "%r\\t%>s\\t%P\\troute=%{HOTLIMIT_ROUTE}e\\trem=%{HOTLIMIT_REMAINING}e\\tus=%D" hltable
 CustomLog "$self->{access_log}" hltable
 HotLimitSlots 4096
 HotLimitPersist Off
@@ -478,6 +502,33 @@ CONF
 }
 
 # Returns the last lines of the error log, for a failure message.
+# The test clock (clock => 1). pass_time($s): $s seconds pass for httpd
+# at once (its wall and monotonic clocks both move forward), so a test
+# steps over a window instead of waiting it out. set_wall_offset($s): the
+# wall clock alone is set $s seconds off the truth (a step of the system
+# clock, as NTP or a VM resume makes; the monotonic clock stays).
+sub pass_time {
+    my ($self, $s) = @_;
+    die "no test clock (start_httpd clock => 1)\n" unless $self->{clock_file};
+    $self->{clock_wall} += $s;
+    $self->{clock_mono} += $s;
+    $self->_write_clock;
+}
+sub set_wall_offset {
+    my ($self, $s) = @_;
+    die "no test clock (start_httpd clock => 1)\n" unless $self->{clock_file};
+    $self->{clock_wall} = $self->{clock_mono} + $s;
+    $self->_write_clock;
+}
+# Return the time on httpd's wall and monotonic clocks, as epoch seconds:
+# the test's own time, shifted as above (not shifted without a test clock).
+sub wall_now { time + ($_[0]{clock_wall} // 0) }
+sub mono_now { time + ($_[0]{clock_mono} // 0) }
+sub _write_clock {
+    my $self = shift;
+    HotLimitTable::_spew($self->{clock_file}, "$self->{clock_wall} $self->{clock_mono}\n");
+}
+
 sub _tail {
     my ($self, $n) = @_;
     my @l = split /\n/, HotLimitTable::_slurp($self->{error_log}) // '';
@@ -620,6 +671,27 @@ sub change_applies {
     Apache::Test::ok(Apache::TestUtil::t_cmp($took <= $APPLY_WITHIN ? 1 : 0, 1,
         "[$mpm] ... within interval + 1 s (took " . sprintf('%.2f', $took) . " s)"));
     return $g;
+}
+
+# Byte offset of the end of the access log now (for took_since).
+sub access_offset { -s $_[0]{access_log} || 0 }
+
+# Returns the times in seconds httpd itself took (%D, from reading the
+# request to the end of the response) for the requests whose request line
+# matches $re, logged after byte $offset of the access log, once $count of
+# them are there (waits up to 5 s: a line is written just after its
+# response). A bound on a request's duration measured here holds however
+# long a busy machine keeps the test's own client from running.
+sub took_since {
+    my ($self, $offset, $re, $count) = @_;
+    my @took;
+    HotLimitTable::wait_until(sub {
+        @took = map { /\tus=(\d+)$/ ? $1 / 1e6 : () }
+                grep { (split /\t/)[0] =~ $re }
+                HLTest::hl_lines_since($self->{access_log}, $offset);
+        return @took >= $count;
+    }, 5);
+    return @took;
 }
 
 # Byte offset of the end of the error log now: pass it to wait_log to see

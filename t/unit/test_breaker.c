@@ -62,6 +62,28 @@ static void test_backoff_grows_and_caps(void)
     ok(hl_breaker_may_try(&b, now + 300, STALE), "jitter above 120 % is capped");
 }
 
+/* The test-only cap (HOTLIMIT_TEST_BREAKER_MAX_MS): every backoff, the
+ * first one too, ends by it; 0 restores the 5 s cap. */
+static void test_max_set_for_tests(void)
+{
+    hl_breaker_t b;
+    int64_t now = 7000000;
+    int i;
+
+    memset(&b, 0, sizeof b);
+    hl_breaker_set_max(&b, 100);
+    for (i = 0; i < 7; ++i) {
+        hl_breaker_failed(&b, now, 100);
+        okf(!hl_breaker_may_try(&b, now + 99, STALE) && hl_breaker_may_try(&b, now + 100, STALE),
+            "max 100 ms, failure %d: backoff 100 ms", i + 1);
+        now += 100;
+    }
+    hl_breaker_set_max(&b, 0);
+    hl_breaker_failed(&b, now, 100);
+    ok(!hl_breaker_may_try(&b, now + 4999, STALE) && hl_breaker_may_try(&b, now + 5000, STALE),
+       "max 0: the 5 s cap again");
+}
+
 /* A process killed in the middle of the one probe never reports: without a
  * takeover every later request would be refused the store for good. */
 static void test_dead_probe_taken_over(void)
@@ -86,6 +108,7 @@ int main(void)
 {
     test_open_probe_close();
     test_backoff_grows_and_caps();
+    test_max_set_for_tests();
     test_dead_probe_taken_over();
     return done_testing();
 }
