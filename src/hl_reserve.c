@@ -81,6 +81,18 @@ static int string_space(uint32_t cp)
            || cp == 0x202F || cp == 0x205F || cp == 0x3000;
 }
 
+/* The body's encoding: not told yet (fewer than 4 bytes read), UTF-8, or
+ * UTF-16 / UTF-32 of either byte order (read into code points, each fed
+ * on as UTF-8). */
+enum {
+    ENC_UNKNOWN = 0,
+    ENC_UTF8,
+    ENC_UTF16LE,
+    ENC_UTF16BE,
+    ENC_UTF32LE,
+    ENC_UTF32BE
+};
+
 /* Returns 1 if c is JSON white space. */
 static int json_space(unsigned char c)
 {
@@ -458,6 +470,131 @@ static void structure_byte(hl_reserve_reader_t *rd, unsigned char c)
     }
 }
 
+/* Reads byte c of the body as UTF-8. */
+static void utf8_byte(hl_reserve_reader_t *rd, unsigned char c)
+{
+    switch (rd->state) {
+    case ST_END: case ST_DEAD:
+        return;
+    case ST_STRING: case ST_ESC: case ST_HEX: case ST_UTF8:
+        string_byte(rd, c);
+        break;
+    case ST_SKIP:
+        skip_byte(rd, c);
+        break;
+    case ST_NUMBER: case ST_TOKEN:
+        if (c == ',' || c == '}' || c == ']' || json_space(c)) {
+            if (rd->state == ST_NUMBER)
+                value_read(rd, 1);
+            rd->state = ST_NEXT;
+            structure_byte(rd, c);
+        }
+        else if (rd->state == ST_NUMBER)
+            num_cp(&rd->num, c, 1);
+        break;
+    default:
+        structure_byte(rd, c);
+    }
+}
+
+/* Feeds code point cp (U+FFFD for an unpaired surrogate) on as UTF-8. */
+static void code_point(hl_reserve_reader_t *rd, uint32_t cp)
+{
+    if (cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF))
+        cp = 0xFFFD;
+    if (cp < 0x80)
+        utf8_byte(rd, (unsigned char)cp);
+    else if (cp < 0x800) {
+        utf8_byte(rd, (unsigned char)(0xC0 | cp >> 6));
+        utf8_byte(rd, (unsigned char)(0x80 | (cp & 0x3F)));
+    }
+    else if (cp < 0x10000) {
+        utf8_byte(rd, (unsigned char)(0xE0 | cp >> 12));
+        utf8_byte(rd, (unsigned char)(0x80 | ((cp >> 6) & 0x3F)));
+        utf8_byte(rd, (unsigned char)(0x80 | (cp & 0x3F)));
+    }
+    else {
+        utf8_byte(rd, (unsigned char)(0xF0 | cp >> 18));
+        utf8_byte(rd, (unsigned char)(0x80 | ((cp >> 12) & 0x3F)));
+        utf8_byte(rd, (unsigned char)(0x80 | ((cp >> 6) & 0x3F)));
+        utf8_byte(rd, (unsigned char)(0x80 | (cp & 0x3F)));
+    }
+}
+
+/* Reads UTF-16 code unit u: a surrogate pair makes one code point. */
+static void utf16_unit(hl_reserve_reader_t *rd, uint32_t u)
+{
+    if (rd->high16) {
+        uint32_t high = rd->high16;
+
+        rd->high16 = 0;
+        if (u >= 0xDC00 && u <= 0xDFFF) {
+            code_point(rd, 0x10000 + ((high - 0xD800) << 10) + (u - 0xDC00));
+            return;
+        }
+        code_point(rd, 0xFFFD);
+    }
+    if (u >= 0xD800 && u <= 0xDBFF)
+        rd->high16 = u;
+    else
+        code_point(rd, u);
+}
+
+/* Reads byte c of the body in its (told) encoding. */
+static void encoded_byte(hl_reserve_reader_t *rd, unsigned char c)
+{
+    const uint8_t *u = rd->pre;
+
+    if (rd->enc == ENC_UTF8) {
+        utf8_byte(rd, c);
+        return;
+    }
+    rd->pre[rd->npre++] = c;
+    if (rd->enc == ENC_UTF16LE && rd->npre == 2)
+        utf16_unit(rd, (uint32_t)u[0] | (uint32_t)u[1] << 8);
+    else if (rd->enc == ENC_UTF16BE && rd->npre == 2)
+        utf16_unit(rd, (uint32_t)u[0] << 8 | u[1]);
+    else if (rd->enc == ENC_UTF32LE && rd->npre == 4)
+        code_point(rd, (uint32_t)u[0] | (uint32_t)u[1] << 8
+                       | (uint32_t)u[2] << 16 | (uint32_t)u[3] << 24);
+    else if (rd->enc == ENC_UTF32BE && rd->npre == 4)
+        code_point(rd, (uint32_t)u[0] << 24 | (uint32_t)u[1] << 16
+                       | (uint32_t)u[2] << 8 | u[3]);
+    else
+        return;
+    rd->npre = 0;
+}
+
+/* Tells the encoding from the body's first 4 bytes (pre[]) as Python's
+ * json.detect_encoding does, and reads them. */
+static void tell_encoding(hl_reserve_reader_t *rd)
+{
+    const uint8_t *b = rd->pre;
+    uint8_t first[4];
+    size_t i, skip = 0;
+
+    if (b[0] == 0 && b[1] == 0 && b[2] == 0xFE && b[3] == 0xFF)
+        rd->enc = ENC_UTF32BE, skip = 4;
+    else if (b[0] == 0xFF && b[1] == 0xFE && b[2] == 0 && b[3] == 0)
+        rd->enc = ENC_UTF32LE, skip = 4;
+    else if (b[0] == 0xFE && b[1] == 0xFF)
+        rd->enc = ENC_UTF16BE, skip = 2;
+    else if (b[0] == 0xFF && b[1] == 0xFE)
+        rd->enc = ENC_UTF16LE, skip = 2;
+    else if (b[0] == 0xEF && b[1] == 0xBB && b[2] == 0xBF)
+        rd->enc = ENC_UTF8, skip = 3;
+    else if (b[0] == 0)
+        rd->enc = b[1] ? ENC_UTF16BE : ENC_UTF32BE;
+    else if (b[1] == 0)
+        rd->enc = b[2] || b[3] ? ENC_UTF16LE : ENC_UTF32LE;
+    else
+        rd->enc = ENC_UTF8;
+    memcpy(first, b, sizeof(first));
+    rd->npre = 0;
+    for (i = skip; i < 4; ++i)
+        encoded_byte(rd, first[i]);
+}
+
 void hl_reserve_reader_feed(hl_reserve_reader_t *rd, const char *data,
                             size_t n)
 {
@@ -468,29 +605,12 @@ void hl_reserve_reader_feed(hl_reserve_reader_t *rd, const char *data,
         return;
     hl_json_path_feed(&rd->json, data, n);
     for (i = 0; i < n; ++i) {
-        unsigned char c = p[i];
-
-        switch (rd->state) {
-        case ST_END: case ST_DEAD:
-            return;
-        case ST_STRING: case ST_ESC: case ST_HEX: case ST_UTF8:
-            string_byte(rd, c);
-            break;
-        case ST_SKIP:
-            skip_byte(rd, c);
-            break;
-        case ST_NUMBER: case ST_TOKEN:
-            if (c == ',' || c == '}' || c == ']' || json_space(c)) {
-                if (rd->state == ST_NUMBER)
-                    value_read(rd, 1);
-                rd->state = ST_NEXT;
-                structure_byte(rd, c);
-            }
-            else if (rd->state == ST_NUMBER)
-                num_cp(&rd->num, c, 1);
-            break;
-        default:
-            structure_byte(rd, c);
+        if (rd->enc != ENC_UNKNOWN)
+            encoded_byte(rd, p[i]);
+        else {
+            rd->pre[rd->npre++] = p[i];
+            if (rd->npre == 4)
+                tell_encoding(rd);
         }
     }
 }

@@ -23,7 +23,14 @@
  *    at least DEFAULT (the backend refuses the request or guesses; it is
  *    never reserved less than DEFAULT);
  *  - huge numbers (1e400, 99999999999999999999) are capped at HL_COST_MAX,
- *    never wrapped.
+ *    never wrapped;
+ *  - the encodings Python's json.loads() takes from bytes (Starlette's
+ *    request.json(), so vLLM and other FastAPI backends; express too):
+ *    a UTF-8 byte order mark is skipped, and UTF-16 or UTF-32 (LE or BE,
+ *    with or without a byte order mark, told from the first 4 bytes as
+ *    json.detect_encoding does) is read as the characters it encodes.
+ *    PHP's json_decode takes none of these: such a body is unsure (at
+ *    least DEFAULT) whatever it holds.
  *
  * Pure core: no httpd headers, no allocation. An hl_reserve_reader_t is a
  * fixed-size state the caller owns (about 400 bytes), fed the body in
@@ -62,6 +69,11 @@ typedef struct {
 } hl_reserve_num_t;
 
 typedef struct {
+    uint8_t  enc;        /* the body's encoding (hl_reserve.c: ENC_*) */
+    uint8_t  npre;       /* bytes of pre[] (the first ones, while the
+                            encoding is not told; then a code unit's) */
+    uint8_t  pre[4];
+    uint32_t high16;     /* a UTF-16 high surrogate waiting for its pair */
     uint8_t  state;      /* what the next byte may be */
     uint8_t  in_key;     /* the string being read is a key */
     uint8_t  cand;       /* bit per name the key still matches */

@@ -85,6 +85,8 @@ typedef struct {
                                      request (413; DONE: already sent) */
     int                 refused;  /* refuse was returned (once: not to its
                                      ErrorDocument again) */
+    int                 over_path; /* over HotLimitBodyLimit, left to the
+                                      path (HotLimitBodyOverflow path) */
     hl_php_form_t       form;     /* HL_PHP_FORM_NONE: not parsed */
     char                boundary[HL_PHP_BOUNDARY_MAX + 1];
     apr_size_t          memory;   /* HotLimitBodyMemory */
@@ -334,6 +336,7 @@ static int wants_body(request_rec *r, hl_body_t *b, apr_off_t limit,
     if (*clen <= limit)
         return 1;
     if (to_path) {
+        b->over_path = 1;
         ap_log_rerror(APLOG_MARK, APLOG_DEBUG, 0, r,
                       "HL00601: body of %" APR_OFF_T_FMT " bytes is over "
                       "HotLimitBodyLimit %" APR_OFF_T_FMT ": not read, the "
@@ -386,6 +389,7 @@ static void judge_read(request_rec *r, hl_body_t *b, hl_php_form_t form,
                       "HL00602: body not read to its end (%" APR_OFF_T_FMT " bytes): "
                       "the parameter is taken from the query", total);
     } else if ((total > limit || !b->eos) && to_path) {
+        b->over_path = 1;
         ap_log_rerror(APLOG_MARK, APLOG_DEBUG, 0, r,
                       "HL00603: chunked body over HotLimitBodyLimit %"
                       APR_OFF_T_FMT ": not parsed, the parameter is taken "
@@ -675,7 +679,9 @@ char *hl_request_json(request_rec *r, const char *path, apr_size_t *len)
 
 /* [reserve=] Feeds the whole JSON body to fn (see mod_hotlimit_body.h):
  * the head, then the spool in READ_CHUNK pieces; a spool that cannot be
- * read refuses the request (b->refuse, 500). Returns 1, else 0. */
+ * read refuses the request (b->refuse, 500), and so does a body over
+ * HotLimitBodyLimit left to the path (413): the backend reads its
+ * max_tokens, the module could not. Returns 1, else 0. */
 int hl_request_json_feed(request_rec *r, hl_body_feed_fn *fn, void *ctx,
                          apr_off_t *body_len)
 {
@@ -683,6 +689,15 @@ int hl_request_json_feed(request_rec *r, hl_body_feed_fn *fn, void *ctx,
     apr_size_t blen, off, n;
     char *chunk;
 
+    if (b->over_path && b->refuse == OK) {
+        ap_log_rerror(APLOG_MARK, APLOG_INFO, 0, r,
+                      "HL03000: reserve=max_tokens: body over "
+                      "HotLimitBodyLimit: its max_tokens cannot be read, "
+                      "refused (413) even under HotLimitBodyOverflow path");
+        r->connection->keepalive = AP_CONN_CLOSE;   /* the rest is unread */
+        b->refuse = HTTP_REQUEST_ENTITY_TOO_LARGE;
+        return 0;
+    }
     if (!b->read || b->refuse != OK || b->rv != APR_SUCCESS || !b->eos)
         return 0;
     blen = b->head_len + (apr_size_t)b->spool_len;

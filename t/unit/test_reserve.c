@@ -139,6 +139,9 @@ static void test_find_max_tokens(void)
         { "{\"max_tokens\":5,\"s\":\"\\q\"}", 0, 1024 },
         { "{\"max_tokens\":5,\"max_tokens\":Infinity}", 0, 1024 },
         { "\xef\xbb\xbf{\"max_tokens\":5}", 0, 1024 },
+        /* a byte order mark: Python and express read past it, PHP not */
+        { "\xef\xbb\xbf{\"max_tokens\":4000}", 0, 4000 },
+        { "\xef\xbb\xbf {\"max_tokens\":1,\"max_tokens\":4000}", 0, 4000 },
         { "{\"max_tokens\":9000,\"a\":[}", 0, 9000 },
         { "[{\"max_tokens\":9}]", 0, 1024 },
         { "{\"max_tokens\":20", 0, 1024 },           /* cut off */
@@ -160,6 +163,57 @@ static void test_find_max_tokens(void)
             "max_tokens in %s: %d %u, reserves %u %u %u", c[i].json, found,
             (unsigned)v, (unsigned)t[0], (unsigned)t[1], (unsigned)t[2]);
     }
+}
+
+/* Returns body (len bytes of UTF-8, ASCII here) in encoding enc: "16le",
+ * "16be", "32le", "32be", each with bom or not, into out. Returns its
+ * length. */
+static size_t encode(char *out, const char *body, const char *enc, int bom)
+{
+    static const char *const boms[][2] = {
+        { "16le", "\xff\xfe" }, { "16be", "\xfe\xff" },
+        { "32le", "\xff\xfe\0\0" }, { "32be", "\0\0\xfe\xff" } };
+    size_t w = enc[0] == '1' ? 2 : 4, n = 0, i, k, j;
+
+    for (k = 0; k < 4; ++k)
+        if (bom && strcmp(boms[k][0], enc) == 0)
+            for (j = 0; j < w; ++j)
+                out[n++] = boms[k][1][j];
+    for (i = 0; body[i]; ++i) {
+        for (j = 0; j < w; ++j)
+            out[n + j] = 0;
+        out[n + (strstr(enc, "le") ? 0 : w - 1)] = body[i];
+        n += w;
+    }
+    return n;
+}
+
+/* issue 25 (t/95): the encodings Python's json.loads() reads from bytes. */
+static void test_encodings(void)
+{
+    static const char *const encs[] = { "16le", "16be", "32le", "32be" };
+    const char *body = "{\"max_tokens\":1,\"max_tokens\":4000}";
+    /* A non-BMP character (U+1F600, a surrogate pair in UTF-16) first. */
+    const char pair16le[] = "\xff\xfe{\0\"\0s\0\"\0:\0\"\0\x3d\xd8\x00\xde\"\0,\0"
+                            "\"\0m\0a\0x\0_\0t\0o\0k\0e\0n\0s\0\"\0:\0"
+                            "9\0\x30\0\x30\0}\0";
+    char out[256];
+    size_t i, len, step;
+    int bom;
+
+    for (i = 0; i < 4; ++i)
+        for (bom = 0; bom <= 1; ++bom) {
+            len = encode(out, body, encs[i], bom);
+            for (step = 1; step <= 5; step += 2) {
+                uint32_t t = tokens_of(out, len, step, 16);
+
+                okf(t == 4000, "UTF-%s%s, pieces of %zu: 4000 (%u)", encs[i],
+                    bom ? " with a byte order mark" : "", step, (unsigned)t);
+            }
+        }
+    is_int(tokens_of(pair16le, sizeof(pair16le) - 1, 1, 16), 900,
+           "UTF-16LE with a surrogate pair before max_tokens: 900");
+    is_int(tokens_of("{}", 2, 1, 16), 16, "a body under 4 bytes: DEFAULT");
 }
 
 static void test_units(void)
@@ -309,6 +363,7 @@ int main(void)
 {
     test_parse();
     test_find_max_tokens();
+    test_encodings();
     test_units();
     test_check_n();
     test_concurrent("1000/1m cost=header:X reserve=400", "fixed");
