@@ -59,6 +59,7 @@
 
 #include "mod_hotlimit_conf.h"
 #include "mod_hotlimit_access.h"
+#include "mod_hotlimit_key.h"
 #include "mod_hotlimit_body.h"
 #include "mod_hotlimit_conc.h"
 #include "mod_hotlimit_conc_redis.h"
@@ -573,7 +574,7 @@ static int take_one(request_rec *r, const hl_conc_ask_t *a, int at_fixups,
     hl_conc_release_t *rel;
     const char *client, *key, *name;
     uint64_t hash, seq, seed = a->table ? HL_SEED_TABLE : HL_SEED_KEYS;
-    size_t clen;
+    size_t clen, klen;
     unsigned scope;
     uint32_t skipped = 0;
     int exempt, rc, why, due = 0;
@@ -585,13 +586,14 @@ static int take_one(request_rec *r, const hl_conc_ask_t *a, int at_fixups,
      * trickled body holds no slot (and cannot hold someone else's). */
     if (client_sent(a->key->by) && (rc = hl_body_whole(r)) != DECLINED)
         return rc;
-    client = hl_access_client_key(r, a->key, &clen, &exempt);
+    client = hl_key_client_key(r, a->key, &clen, &exempt);
     if (exempt)
         return DECLINED;
     sc = ap_get_module_config(r->server->module_config, &hotlimit_module);
     name = sc->tag_len ? apr_pstrcat(r->pool, sc->tag, a->scope, NULL) : a->scope;
-    key = apr_pstrcat(r->pool, name, "|", client, NULL);
-    hash = hl_hash64(key, strlen(key), seed) | 1;
+    key = hl_key_counter(r, sc, a->scope, strlen(a->scope), client, clen,
+                         &klen);
+    hash = hl_hash64(key, klen, seed) | 1;
     if (holds(taken, hash) || taken->n >= HL_CONC_TAKEN_MAX)
         return DECLINED;
     if (me.pid != (int32_t)getpid())

@@ -7,7 +7,8 @@
  *
  * Files, from the entry down: mod_hotlimit.c (the module: directives,
  * configuration merge, hook registration); the decision: mod_hotlimit_access.c
- * (the access checker), mod_hotlimit_respond.c (429s, headers, variables),
+ * (the access checker), mod_hotlimit_key.c (the client and its counter
+ * keys), mod_hotlimit_respond.c (429s, headers, variables),
  * mod_hotlimit_ban.c (bans), mod_hotlimit_upgrade.c (h2c upgrades),
  * mod_hotlimit_conc.c and mod_hotlimit_conc_redis.c (HotLimitConcurrency),
  * mod_hotlimit_device.c (device cookies), mod_hotlimit_usage.c (cost=usage's
