@@ -189,7 +189,7 @@ static void remember_decided(hl_request_state_t *state, const hl_match_t *m)
  * (fast redirect) or the access checker did not run. */
 static int decided_at(const hl_quota_t *q, hl_stage_t stage)
 {
-    return q->by != HL_BY_USER || stage == HL_STAGE_FIXUPS;
+    return !q->by_user || stage == HL_STAGE_FIXUPS;
 }
 
 /* Writes the route of r used for table lookups into buf (HL_ROUTE_MAX
@@ -312,7 +312,8 @@ static void add_match(request_rec *r, const hl_server_conf_t *sc,
         const char *client = hl_key_client_part(r, q, cl, &clen, &raw, &rawlen);
 
         m->by_address = client == cl->key;
-        m->name_id = raw ? client : NULL;      /* HotLimitStatusNames */
+        /* HotLimitStatusNames: an account key (A+B keys hold more) */
+        m->name_id = raw && q->by_join != HL_BY_JOIN_ALL ? client : NULL;
         m->name_value = raw;
         m->name_len = rawlen;
         /* A browser holding a device cookie for this account, earned

@@ -474,12 +474,13 @@ static int refuse(request_rec *r, const hl_conc_ask_t *a, long retry)
     return hl_respond_reject(r, m);
 }
 
-/* Returns 1 if keys of kind by are values the client sends (a request
- * may name any account with them), else 0. */
-static int client_sent(int by)
+/* Returns 1 if q keys by values the client sends, alone or as a part (a
+ * request may name any account with them), else 0. */
+static int client_sent(const hl_quota_t *q)
 {
-    return by == HL_BY_PARAM || by == HL_BY_JSON || by == HL_BY_HEADER
-           || by == HL_BY_COOKIE;
+    return hl_quota_keys_by(q, HL_BY_PARAM) || hl_quota_keys_by(q, HL_BY_JSON)
+           || hl_quota_keys_by(q, HL_BY_HEADER)
+           || hl_quota_keys_by(q, HL_BY_COOKIE);
 }
 
 /* Returns the Retry-After of a refusal of key hash in scope under a: the
@@ -580,11 +581,11 @@ static int take_one(request_rec *r, const hl_conc_ask_t *a, int at_fixups,
     int exempt, rc, why, due = 0;
     long retry = 1;
 
-    if (a->key->by == HL_BY_USER && !at_fixups)
+    if (a->key->by_user && !at_fixups)
         return DECLINED;       /* REMOTE_USER is set by fixups */
     /* A key the client sends: its body is received in full first, so a
      * trickled body holds no slot (and cannot hold someone else's). */
-    if (client_sent(a->key->by) && (rc = hl_body_whole(r)) != DECLINED)
+    if (client_sent(a->key) && (rc = hl_body_whole(r)) != DECLINED)
         return rc;
     client = hl_key_client_key(r, a->key, &clen, &exempt);
     if (exempt)
@@ -706,8 +707,8 @@ static int take_slots(request_rec *r, int at_fixups)
     taken = taken_of(top);
     taken->conf = r->per_dir_config;
     taken->user_pending = !at_fixups
-        && ((dc->conc && dc->conc->key.by == HL_BY_USER)
-            || (t > 0 && rule.by == HL_BY_USER));
+        && ((dc->conc && dc->conc->key.by_user)
+            || (t > 0 && rule.by_user));
     if (dc->conc) {
         a.limit = dc->conc->limit;
         a.queue = dc->conc->queue;

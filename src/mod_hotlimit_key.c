@@ -194,9 +194,12 @@ static const char *hashed_value(apr_pool_t *p, char prefix, const char *value,
     return out;
 }
 
-/* See mod_hotlimit_key.h. */
-const char *hl_account_client_part(apr_pool_t *p, const hl_quota_t *q,
-                                   const char *v, size_t n)
+/* Returns the client part of an account value (the n bytes of v) of key
+ * kind by under quota q's norm=: folded and hashed (hashed_value), from
+ * p. NULL when v is NULL, nothing is left after folding, or by names no
+ * account value (ip, global, parts). */
+static const char *account_part(apr_pool_t *p, const hl_quota_t *q, hl_by_t by,
+                                const char *v, size_t n)
 {
     static const char prefix[] = {
         [HL_BY_USER] = 'u', [HL_BY_HEADER] = 'h', [HL_BY_COOKIE] = 'c',
@@ -205,81 +208,163 @@ const char *hl_account_client_part(apr_pool_t *p, const hl_quota_t *q,
     char *form;
     size_t flen;
 
-    if (!v || q->by == HL_BY_IP || q->by == HL_BY_GLOBAL
-        || (size_t)q->by >= sizeof(prefix) || !prefix[q->by])
+    if (!v || (size_t)by >= sizeof(prefix) || !prefix[by])
         return NULL;
     /* Each value is folded by norm= (default lower: "Admin", " admin " and
      * "ADMIN" are one account; a stricter limit when the application tells
      * them apart, never a way around it when it does not). */
     form = apr_palloc(p, n + HL_KEYFORM_ROOM);
-    flen = hl_keyform_fold(q->norm, q->norm_cc, q->by == HL_BY_HEADER, form,
-                           v, n);
+    flen = hl_keyform_fold(q->norm, q->norm_cc, by == HL_BY_HEADER, form, v, n);
     if (flen == 0)
         return NULL;
     /* Every value, the user's and the variable's too (a variable may be
      * copied from a header by SetEnvIf), is hashed under the secret. */
-    return hashed_value(p, prefix[q->by], form, flen);
+    return hashed_value(p, prefix[by], form, flen);
 }
 
-/* See mod_hotlimit_key.h. */
-const char *hl_key_client_part(request_rec *r, const hl_quota_t *q,
-                               const hl_client_t *cl, size_t *len,
-                               const char **raw, size_t *rawlen)
+/* See mod_hotlimit_key.h. A combination is looked up by its first part
+ * that is not the address under A|B (the parts of a combination are
+ * folded alike); never under A+B, whose keys hold the address too. */
+const char *hl_account_client_part(apr_pool_t *p, const hl_quota_t *q,
+                                   const char *v, size_t n)
 {
-    const char *v = NULL, *part;
-    size_t n = 0;
+    int i;
 
-    if (raw)
-        *raw = NULL;
-    if (q->by == HL_BY_IP) {    /* the usual quota: the address key */
-        *len = cl->key_len;
-        return cl->key;
-    }
-    switch (q->by) {
-    case HL_BY_GLOBAL:
-        *len = 1;
-        return "*";
+    if (q->by != HL_BY_PARTS)
+        return account_part(p, q, q->by, v, n);
+    if (q->by_join != HL_BY_JOIN_FIRST)
+        return NULL;
+    for (i = 0; i < q->by_nparts; ++i)
+        if (q->by_parts[i].by != HL_BY_IP)
+            return account_part(p, q, q->by_parts[i].by, v, n);
+    return NULL;
+}
+
+/* Returns the value r carries for key kind by named name (a header,
+ * cookie, variable, parameter, JSON path; by=user: REMOTE_USER) and its
+ * length in *n, or NULL when absent (and for ip, global, parts). From
+ * r->pool or r's tables. */
+static const char *value_of(request_rec *r, hl_by_t by, const char *name,
+                            size_t *n)
+{
+    const char *v = NULL;
+
+    *n = 0;
+    switch (by) {
     case HL_BY_USER:
         v = r->user && *r->user ? r->user : NULL;
         break;
     case HL_BY_HEADER:
-        v = apr_table_get(r->headers_in, q->by_name);
+        v = apr_table_get(r->headers_in, name);
         break;
     case HL_BY_COOKIE:
         v = apr_table_get(r->headers_in, "Cookie");
         if (v) {
             size_t size = strlen(v) + 1;
             char *val = apr_palloc(r->pool, size);
-            long got = hl_cookie_value(val, size, v, q->by_name);
-            v = got > 0 ? val : NULL;
-            n = got > 0 ? (size_t)got : 0;
+            long got = hl_cookie_value(val, size, v, name);
+            *n = got > 0 ? (size_t)got : 0;
+            return got > 0 ? val : NULL;
         }
-        break;
+        return NULL;
     case HL_BY_ENV:
-        v = apr_table_get(r->subprocess_env, q->by_name);
+        v = apr_table_get(r->subprocess_env, name);
         break;
     case HL_BY_PARAM: {
         apr_size_t plen = 0;
 
-        v = hl_request_param(r, q->by_name, 0, &plen);
-        n = plen;
-        break;
+        v = hl_request_param(r, name, 0, &plen);
+        *n = plen;
+        return v;
     }
     case HL_BY_JSON: {
         apr_size_t jlen = 0;
 
-        v = hl_request_json(r, q->by_name, &jlen);
-        n = jlen;               /* a JSON string may hold a NUL (\u0000) */
-        break;
+        v = hl_request_json(r, name, &jlen);
+        *n = jlen;              /* a JSON string may hold a NUL (\u0000) */
+        return v;
     }
-    case HL_BY_IP:
     default:
-        break;
+        return NULL;
     }
-    if (v && q->by != HL_BY_COOKIE && q->by != HL_BY_PARAM
-        && q->by != HL_BY_JSON)
-        n = strlen(v);
-    part = hl_account_client_part(r->pool, q, v, n);
+    if (v)
+        *n = strlen(v);
+    return v;
+}
+
+/*
+ * Returns the client part of a combined key (q->by HL_BY_PARTS) and sets
+ * *len. A|B: the first part r carries, as that part alone would key it
+ * (the address when none is present, or at an "ip" part). A+B: every
+ * part's client part in order, joined by '+' ("1.2.3.4+p:..."), an absent
+ * part keyed as the address, as a lone key would be. *raw (when not NULL)
+ * is the value of the account part used (the first present under A+B),
+ * for device cookies and HotLimitStatusNames, else NULL. From r->pool, or
+ * cl's address key; never NULL.
+ */
+static const char *parts_client_part(request_rec *r, const hl_quota_t *q,
+                                     const hl_client_t *cl, size_t *len,
+                                     const char **raw, size_t *rawlen)
+{
+    const char *part[HL_BY_PARTS_MAX], *v;
+    size_t plen[HL_BY_PARTS_MAX], n, total = 0;
+    int i, np = q->by_nparts;
+    char *out;
+
+    for (i = 0; i < np; ++i) {
+        const hl_by_part_t *bp = &q->by_parts[i];
+
+        v = value_of(r, bp->by, bp->name, &n);
+        part[i] = account_part(r->pool, q, bp->by, v, n);
+        if (part[i] && raw && !*raw) {
+            *raw = v;
+            *rawlen = n;
+        }
+        if (q->by_join == HL_BY_JOIN_FIRST && (part[i] || bp->by == HL_BY_IP))
+            break;
+        if (!part[i])
+            part[i] = cl->key;
+        plen[i] = part[i] == cl->key ? cl->key_len : strlen(part[i]);
+        total += plen[i] + 1;
+    }
+    if (q->by_join == HL_BY_JOIN_FIRST) {
+        if (i < np && part[i]) {
+            *len = strlen(part[i]);
+            return part[i];
+        }
+        *len = cl->key_len;
+        return cl->key;
+    }
+    out = apr_palloc(r->pool, total);
+    for (i = 0, n = 0; i < np; ++i) {
+        if (i)
+            out[n++] = HL_BY_JOIN_ALL;
+        memcpy(out + n, part[i], plen[i]);
+        n += plen[i];
+    }
+    out[n] = '\0';
+    *len = n;
+    return out;
+}
+
+/* See mod_hotlimit_key.h. */
+const char *hl_key_other_part(request_rec *r, const hl_quota_t *q,
+                              const hl_client_t *cl, size_t *len,
+                              const char **raw, size_t *rawlen)
+{
+    const char *v, *part;
+    size_t n;
+
+    if (raw)
+        *raw = NULL;
+    if (q->by == HL_BY_GLOBAL) {
+        *len = 1;
+        return "*";
+    }
+    if (q->by == HL_BY_PARTS)
+        return parts_client_part(r, q, cl, len, raw, rawlen);
+    v = value_of(r, q->by, q->by_name, &n);
+    part = account_part(r->pool, q, q->by, v, n);
     if (part) {
         if (raw) {
             *raw = v;

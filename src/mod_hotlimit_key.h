@@ -80,15 +80,32 @@ void hl_key_client_keep(const hl_client_t *cl, const hl_server_conf_t *sc);
 int hl_key_client_exempt(request_rec *r, const hl_server_conf_t *sc,
                          const hl_cidr_t *ip);
 
-/* Returns the client part of the key for quota q and sets *len, falling
- * back to the client address (cl's) when the named header, cookie, user
- * or variable is absent (hl_account_client_part). Sets *raw (when not
- * NULL) to the value as the client sent it, before folding, and *rawlen,
- * or to NULL on the fall-back. Allocated from r->pool or the connection's
- * cache; never NULL. */
-const char *hl_key_client_part(request_rec *r, const hl_quota_t *q,
-                               const hl_client_t *cl, size_t *len,
-                               const char **raw, size_t *rawlen);
+/* hl_key_client_part for a quota not keyed by the address alone. */
+const char *hl_key_other_part(request_rec *r, const hl_quota_t *q,
+                              const hl_client_t *cl, size_t *len,
+                              const char **raw, size_t *rawlen);
+
+/* Returns the client part of the key for quota q and sets *len: the
+ * address (by=ip, here: the usual quota costs no call), "*" (global), an
+ * account value folded and hashed, or a combination (by=A|B, A+B),
+ * falling back to the client address (cl's) when the named header,
+ * cookie, user or variable is absent (hl_account_client_part). Sets *raw
+ * (when not NULL) to the value as the client sent it, before folding, and
+ * *rawlen, or to NULL on the fall-back. Allocated from r->pool or the
+ * connection's cache; never NULL. */
+static inline const char *hl_key_client_part(request_rec *r,
+                                             const hl_quota_t *q,
+                                             const hl_client_t *cl,
+                                             size_t *len, const char **raw,
+                                             size_t *rawlen)
+{
+    if (q->by != HL_BY_IP)
+        return hl_key_other_part(r, q, cl, len, raw, rawlen);
+    if (raw)
+        *raw = NULL;
+    *len = cl->key_len;
+    return cl->key;
+}
 
 /* Account lookup (issue 21, the status page): returns the client part of
  * the key quota q gives a request whose header, cookie, parameter, user or

@@ -1,0 +1,76 @@
+# by=A+B: keyed by both together (issue 26 item 7): failures per account
+# per address, as Auth0's brute-force protection counts them.
+#
+# - HotLimitQuota 2/1m by=ip+param:log count=failures (Require all denied:
+#   every attempt fails with 403): the third failure of one account from
+#   one address is refused; the same account from another address, and
+#   another account from the same address, have their own counts; norm=
+#   (lower) folds the account part; a request without the account keys
+#   as the address (the absent part keys as ip, as a lone key would).
+# - Bans: refusals of an A+B key are not refusals of the address, so
+#   nobody is banned through an account; a by=ip quota's refusals still
+#   ban (the ban is live).
+# - The table's "by" takes A+B too.
+use strict;
+use warnings FATAL => 'all';
+use FindBin;
+use lib "$FindBin::Bin/lib";
+use Apache::Test;
+use Apache::TestUtil;
+use HotLimitTable;
+
+plan tests => 14;
+
+my $h = start_httpd(name => 'keys-together', table => {
+    routes => {
+        '/t/pair' => { max => 1, window => '1m', by => 'ip+header:X-User' },
+    } }, conf => <<'CONF');
+HotLimitQuotaTable @DIR@/table.json
+RemoteIPHeader X-Forwarded-For
+RemoteIPInternalProxy 127.0.0.1
+HotLimitBan 2/1m 30s
+<Location /login>
+    HotLimitQuota 2/1m by=ip+param:log count=failures
+    Require all denied
+</Location>
+<Location /ip>
+    HotLimitQuota 1/1m
+</Location>
+CONF
+
+my ($A, $B, $C) = ('198.51.100.1', '198.51.100.2', '198.51.100.3');
+sub at { my ($ip, $path, $n, @h) = @_; $h->codes($path, $n, 'X-Forwarded-For' => $ip, @h) }
+
+ok t_cmp(at($A, '/login?log=alice', 3), '403 403 429',
+         'account alice from A: 2 failures, then refused');
+ok t_cmp(at($A, '/login?log=bob', 1), '403',
+         'another account from the same address: its own count');
+ok t_cmp(at($B, '/login?log=alice', 3), '403 403 429',
+         'the same account from another address: its own count');
+ok t_cmp(at($A, '/login?log=%20ALICE%20', 1), '429',
+         'norm= folds the account part (" ALICE " is alice)');
+ok t_cmp(at($A, '/login', 3), '403 403 429',
+         'no account: keyed by the address (its own count)');
+ok t_cmp(at($C, '/login?log=alice', 1), '403',
+         'a third address: alice still has attempts there');
+
+# A has now been refused 5 times by A+B keys: not an address key, no ban.
+ok t_cmp(at($A, '/login?log=carol', 1), '403',
+         'refusals of A+B keys never ban the address (carol still tries)');
+ok t_cmp(at($A, '/ip/x', 1), '200', 'nor refuse it elsewhere');
+# A by=ip quota's refusals still ban: the ban is live.
+ok t_cmp(at($C, '/ip/x', 3), '200 429 429', 'by=ip: 1 admitted, 2 refused');
+ok t_cmp(at($C, '/login?log=dave', 1), '429',
+         'two refusals of an address key ban the address (control)');
+
+# --- the table's "by": ip+header:X-User ---------------------------------------
+ok t_cmp(at($A, '/t/pair', 2, 'X-User' => 'u1'), '200 429',
+         'table by=ip+header:X-User: 1 admitted, then refused');
+ok t_cmp(at($B, '/t/pair', 1, 'X-User' => 'u1'), '200', 'table: another address, its own');
+ok t_cmp(at($A, '/t/pair', 1, 'X-User' => 'u2'), '200', 'table: another user, its own');
+
+# --- the key as the status page shows it ---------------------------------------
+my $st = $h->status || {};
+my $json = JSON::PP->new->canonical->encode($st);
+ok t_cmp($json =~ /198\.51\.100\.1\+p:[0-9a-f]{16}/ ? 1 : 0, 1,
+         'the key is the address and the hashed account: "ADDRESS+p:HASH"');
