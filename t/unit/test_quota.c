@@ -878,6 +878,9 @@ static void test_by_parts(void)
     tok_bad("by=ip+header:", "header:", "empty name", NULL);
     tok_bad("by=ip+json:a..b", "json:a..b", "JSON path", NULL);
     tok_bad("by=ip+nope", "nope", "unknown by", NULL);
+    tok_bad("by=ip+header:aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",
+            "ip+header:aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",
+            "too long", NULL);
     {
         hl_quota_t v;
         const char *argv[] = { "5/1m", "by=ip+param:log", NULL };
