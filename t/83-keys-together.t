@@ -11,6 +11,8 @@
 #   nobody is banned through an account; a by=ip quota's refusals still
 #   ban (the ban is live).
 # - The table's "by" takes A+B too.
+# - Device cookies bind to the account part: alice's browser, which logged
+#   in from address A, still gets in while attempts from A lock alice there.
 use strict;
 use warnings FATAL => 'all';
 use FindBin;
@@ -19,15 +21,20 @@ use Apache::Test;
 use Apache::TestUtil;
 use HotLimitTable;
 
-plan tests => 14;
+plan tests => 18;
 
-my $h = start_httpd(name => 'keys-together', table => {
+my $h = start_httpd(name => 'keys-together',
+    files => { 'dlogin.cgi' => hl_login_cgi("'alice' => 'right'") },
+    setup => sub { chmod 0755, glob($_[0]->dir . '/htdocs/*.cgi') },
+    table => {
     routes => {
         '/t/pair' => { max => 1, window => '1m', by => 'ip+header:X-User' },
-    } }, conf => <<'CONF');
+    } }, conf => hl_cgi_xff_conf() . <<'CONF');
 HotLimitQuotaTable @DIR@/table.json
-RemoteIPHeader X-Forwarded-For
-RemoteIPInternalProxy 127.0.0.1
+<Location /dlogin.cgi>
+    HotLimitQuota 2/1h by=ip+param:u count=failures
+    HotLimitDeviceCookie hl_device 1h
+</Location>
 HotLimitBan 2/1m 30s
 <Location /login>
     HotLimitQuota 2/1m by=ip+param:log count=failures
@@ -74,3 +81,17 @@ my $st = $h->status || {};
 my $json = JSON::PP->new->canonical->encode($st);
 ok t_cmp($json =~ /198\.51\.100\.1\+p:[0-9a-f]{16}/ ? 1 : 0, 1,
          'the key is the address and the hashed account: "ADDRESS+p:HASH"');
+
+# --- device cookies bind to the account part ------------------------------------
+my $D = '198.51.100.9';
+my $res = $h->get('/dlogin.cgi?u=alice&p=right', 'X-Forwarded-For' => $D);
+my ($cookie) = ($res->header('Set-Cookie') // '') =~ /^(hl_device=[^;]+)/;
+ok t_cmp($res->code . ' ' . ($cookie ? 'cookie' : 'none'), '303 cookie',
+         "alice logs in from $D: a device cookie");
+ok t_cmp(at($D, '/dlogin.cgi?u=alice&p=guess', 3), '403 403 429',
+         "an attacker from $D locks alice there (2 failures, then refused)");
+ok t_cmp($h->get('/dlogin.cgi?u=alice&p=right', 'X-Forwarded-For' => $D,
+                 Cookie => $cookie // 'none')->code, 303,
+         "alice's browser with its cookie still gets in from $D");
+ok t_cmp($h->get('/dlogin.cgi?u=alice&p=right', 'X-Forwarded-For' => $D)->code, 429,
+         '... and without it, the locked line refuses');
