@@ -21,7 +21,7 @@ use Apache::Test;
 use Apache::TestUtil;
 use HotLimitTable;
 
-plan tests => 18;
+plan tests => 19;
 
 my $h = start_httpd(name => 'keys-together',
     files => { 'dlogin.cgi' => hl_login_cgi("'alice' => 'right'") },
@@ -75,6 +75,11 @@ ok t_cmp(at($A, '/t/pair', 2, 'X-User' => 'u1'), '200 429',
          'table by=ip+header:X-User: 1 admitted, then refused');
 ok t_cmp(at($B, '/t/pair', 1, 'X-User' => 'u1'), '200', 'table: another address, its own');
 ok t_cmp(at($A, '/t/pair', 1, 'X-User' => 'u2'), '200', 'table: another user, its own');
+
+# --- the refusal log: an A+B refusal is a "shared key" one (fail2ban skips it)
+my ($line) = grep { /HL00100: rejected.*key=\S*198\.51\.100\.1\+p:/ } $h->log_lines(0);
+ok t_cmp($line // '', qr/HL00100: rejected shared key client=198\.51\.100\.1 route=\/login/,
+         'the refusal of an A+B key is logged as a shared key, not the address\'s');
 
 # --- the key as the status page shows it ---------------------------------------
 my $st = $h->status || {};
