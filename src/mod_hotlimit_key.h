@@ -7,8 +7,9 @@
  *
  * A counter key is "host:port" + scope + "|" + client part
  * (hl_slotkey.h); the client part is the address (hl_client_parse), "*"
- * for by=global, or an account value folded by norm= and hashed under the
- * server's secret ("h:" and 16 hex digits, hl_keyform_hashed).
+ * for by=global, an account value folded by norm= and hashed under the
+ * server's secret ("h:" and 16 hex digits, hl_keyform_hashed), or for
+ * by=A+B the parts' client parts joined by '+' ("1.2.3.4+p:...").
  */
 #ifndef MOD_HOTLIMIT_KEY_H
 #define MOD_HOTLIMIT_KEY_H
