@@ -174,7 +174,7 @@ int hl_device_account_quota(const hl_quota_t *q)
 {
     /* Every key but the address, the global bucket and an environment
      * variable names an account (a json: key too, where there is one). */
-    return q->by != HL_BY_IP && q->by != HL_BY_GLOBAL && q->by != HL_BY_ENV;
+    return hl_quota_keys_account(q);
 }
 
 int hl_device_parse_max_age(const char *s, uint32_t *seconds,

@@ -177,3 +177,16 @@ int hl_keyform_norm_parse(const char *s, unsigned *cc)
     *cc = code;
     return HL_NORM_DIGITS;
 }
+
+size_t hl_keyform_hashed(char *out, char prefix, uint64_t h)
+{
+    static const char hex[] = "0123456789abcdef";
+    int i;
+
+    out[0] = prefix;
+    out[1] = ':';
+    for (i = 0; i < 16; ++i)
+        out[2 + i] = hex[(h >> (60 - 4 * i)) & 0xf];
+    out[HL_KEYFORM_HASHED_LEN] = '\0';
+    return HL_KEYFORM_HASHED_LEN;
+}

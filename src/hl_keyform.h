@@ -9,6 +9,7 @@
 #define HL_KEYFORM_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 /* norm=: how a non-address key value is folded before it is hashed. */
 typedef enum {
@@ -30,6 +31,16 @@ size_t hl_keyform_account(char *v, size_t n);
  * space, none at either end, so "Bearer tok" and "bearer   tok" are one
  * key. Returns the length written (out is NUL-terminated). Never fails. */
 size_t hl_keyform_header(char *out, const char *v, size_t n);
+
+/* Length of hl_keyform_hashed's form: "<prefix>:" and 16 hex digits. */
+#define HL_KEYFORM_HASHED_LEN 18
+
+/* Writes into out (room for HL_KEYFORM_HASHED_LEN + 1 bytes) the client
+ * part of a hashed account value: prefix (the key's kind: 'h' header, 'c'
+ * cookie, 'p' parameter, 'j' JSON, 'u' user, 'e' variable), ':' and the
+ * 16 lowercase hex digits of h, most significant first, and a NUL.
+ * Returns HL_KEYFORM_HASHED_LEN. Never fails. */
+size_t hl_keyform_hashed(char *out, char prefix, uint64_t h);
 
 /* Room hl_keyform_fold needs beyond the value's
  * length (hl_phone.h's). */

@@ -277,54 +277,137 @@ static int set_plain_by(hl_quota_t *q, hl_by_t by)
 {
     q->by = by;
     q->by_name[0] = '\0';
+    q->by_user = by == HL_BY_USER;
+    q->by_nparts = 0;
+    q->by_join = 0;
     return 0;
 }
 
 /*
- * Parses a "by" value. Returns 0, or -1 with a message naming value;
- * q->by and q->by_name are written only on success.
+ * Parses one key kind (value, no combination) into *by and name
+ * (HL_BY_NAME_MAX bytes). Returns 0, or -1 with a message naming value.
+ */
+static int parse_by_one(const char *value, hl_by_t *by, char *name, char *err,
+                        size_t errlen)
+{
+    static const struct {
+        const char *word;
+        hl_by_t     by;
+        int         named;
+    } kinds[] = {
+        { "ip", HL_BY_IP, 0 },          { "global", HL_BY_GLOBAL, 0 },
+        { "user", HL_BY_USER, 0 },      { "header:", HL_BY_HEADER, 1 },
+        { "cookie:", HL_BY_COOKIE, 1 }, { "env:", HL_BY_ENV, 1 },
+        { "param:", HL_BY_PARAM, 1 },   { "json:", HL_BY_JSON, 1 },
+    };
+    const char *rest;
+    size_t i, len;
+
+    for (i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++) {
+        len = strlen(kinds[i].word);
+        if (kinds[i].named ? strncmp(value, kinds[i].word, len) != 0
+                           : strcmp(value, kinds[i].word) != 0)
+            continue;
+        *by = kinds[i].by;
+        name[0] = '\0';
+        if (!kinds[i].named)
+            return 0;
+        rest = value + len;
+        if (*by == HL_BY_JSON ? check_json_path(value, rest, err, errlen) != 0
+                              : check_name("by", value, rest, err, errlen) != 0)
+            return -1;
+        memcpy(name, rest, strlen(rest) + 1);
+        return 0;
+    }
+    return set_err(err, errlen, "unknown by '%s' (use ip, global, user, "
+                   "header:NAME, cookie:NAME, env:NAME, param:NAME or "
+                   "json:PATH, or A|B, A+B of these)", value);
+}
+
+/*
+ * Parses the parts of a combination value (join '|' or '+') into parts
+ * (HL_BY_PARTS_MAX). Returns their number, or -1 with a message naming
+ * the bad part.
+ */
+static int parse_by_parts(const char *value, char join, hl_by_part_t *parts,
+                          char *err, size_t errlen)
+{
+    char tok[HL_BY_NAME_MAX + 16];
+    const char *p = value, *end;
+    int n = 0, i;
+
+    for (;;) {
+        end = strchr(p, join);
+        if (!end)
+            end = p + strlen(p);
+        if (end == p)
+            return set_err(err, errlen, "bad by '%s': an empty part around "
+                           "'%c'", value, join);
+        if (n == HL_BY_PARTS_MAX)
+            return set_err(err, errlen, "bad by '%s': more than %d parts",
+                           value, HL_BY_PARTS_MAX);
+        if ((size_t)(end - p) >= sizeof(tok))
+            return set_err(err, errlen, "bad by '%s': part '%.*s...' too "
+                           "long", value, 16, p);
+        memcpy(tok, p, (size_t)(end - p));
+        tok[end - p] = '\0';
+        if (parse_by_one(tok, &parts[n].by, parts[n].name, err, errlen) != 0)
+            return -1;
+        if (parts[n].by == HL_BY_GLOBAL)
+            return set_err(err, errlen, "bad by '%s': 'global' is one bucket "
+                           "for everyone and cannot be combined", value);
+        for (i = 0; i < n; i++)
+            if (parts[i].by == parts[n].by
+                && strcmp(parts[i].name, parts[n].name) == 0)
+                return set_err(err, errlen, "bad by '%s': '%s' named twice",
+                               value, tok);
+        if (join == HL_BY_JOIN_FIRST && n > 0
+            && parts[n - 1].by == HL_BY_IP)
+            return set_err(err, errlen, "bad by '%s': 'ip' is always present, "
+                           "so '%s' after it is never used (ip goes last, "
+                           "or not at all: it is the fall-back)", value, tok);
+        ++n;
+        if (*end == '\0')
+            return n;
+        p = end + 1;
+    }
+}
+
+/*
+ * Parses a "by" value (see hl_quota.h). Returns 0, or -1 with a message
+ * naming value; q's key is written only on success.
  */
 int hl_quota_set_by(hl_quota_t *q, const char *value, char *err, size_t errlen)
 {
-    static const struct {
-        const char *prefix;
-        hl_by_t     by;
-    } named[] = {
-        { "header:", HL_BY_HEADER },
-        { "cookie:", HL_BY_COOKIE },
-        { "env:",    HL_BY_ENV },
-        { "param:",  HL_BY_PARAM },
-        { "json:",   HL_BY_JSON },
-    };
-    const char *name = NULL;
-    hl_by_t by = HL_BY_IP;
-    size_t i, len;
+    hl_by_part_t parts[HL_BY_PARTS_MAX];
+    const char *bar, *plus;
+    char join;
+    int n, i;
 
     if (value == NULL)
         value = "";
-    if (strcmp(value, "ip") == 0)
-        return set_plain_by(q, HL_BY_IP);
-    if (strcmp(value, "global") == 0)
-        return set_plain_by(q, HL_BY_GLOBAL);
-    if (strcmp(value, "user") == 0)
-        return set_plain_by(q, HL_BY_USER);
-    for (i = 0; i < sizeof(named) / sizeof(named[0]); i++) {
-        len = strlen(named[i].prefix);
-        if (strncmp(value, named[i].prefix, len) == 0) {
-            name = value + len;
-            by = named[i].by;
-        }
+    bar = strchr(value, HL_BY_JOIN_FIRST);
+    plus = strchr(value, HL_BY_JOIN_ALL);
+    if (bar && plus)
+        return set_err(err, errlen, "bad by '%s': use A|B (the first "
+                       "present) or A+B (together), not both", value);
+    if (!bar && !plus) {
+        if (parse_by_one(value, &parts[0].by, parts[0].name, err, errlen) != 0)
+            return -1;
+        set_plain_by(q, parts[0].by);
+        memcpy(q->by_name, parts[0].name, strlen(parts[0].name) + 1);
+        return 0;
     }
-    if (name == NULL)
-        return set_err(err, errlen, "unknown by '%s' (use ip, global, user, "
-                       "header:NAME, cookie:NAME, env:NAME, param:NAME or "
-                       "json:PATH)", value);
-    if (by == HL_BY_JSON ? check_json_path(value, name, err, errlen) != 0
-                         : check_name("by", value, name, err, errlen) != 0)
+    join = bar ? HL_BY_JOIN_FIRST : HL_BY_JOIN_ALL;
+    if ((n = parse_by_parts(value, join, parts, err, errlen)) < 0)
         return -1;
-    len = strlen(name);
-    q->by = by;
-    memcpy(q->by_name, name, len + 1);
+    set_plain_by(q, HL_BY_PARTS);
+    q->by_join = (uint8_t)join;
+    q->by_nparts = (uint8_t)n;
+    for (i = 0; i < n; i++) {
+        q->by_parts[i] = parts[i];
+        q->by_user |= parts[i].by == HL_BY_USER;
+    }
     return 0;
 }
 
@@ -662,6 +745,33 @@ static int validate_windows(const hl_quota_t *q, char *err, size_t errlen)
 }
 
 /*
+ * Checks the parts of a combined key (by=A|B, A+B) of q. Returns 0, or -1
+ * with a message in err.
+ */
+static int validate_parts(const hl_quota_t *q, char *err, size_t errlen)
+{
+    int i;
+
+    if (q->by != HL_BY_PARTS)
+        return 0;
+    if (q->by_nparts < 2 || q->by_nparts > HL_BY_PARTS_MAX
+        || (q->by_join != HL_BY_JOIN_FIRST && q->by_join != HL_BY_JOIN_ALL))
+        return set_err(err, errlen, "bad by: %d parts joined by '%c'",
+                       (int)q->by_nparts, q->by_join ? q->by_join : '?');
+    for (i = 0; i < q->by_nparts; i++) {
+        const hl_by_part_t *p = &q->by_parts[i];
+
+        if ((int)p->by < HL_BY_IP || (int)p->by > HL_BY_JSON
+            || p->by == HL_BY_GLOBAL
+            || memchr(p->name, '\0', HL_BY_NAME_MAX) == NULL
+            || (p->by >= HL_BY_HEADER && p->name[0] == '\0')
+            || (p->by == HL_BY_JSON && hl_json_path_check(p->name) != 0))
+            return set_err(err, errlen, "bad by: part %d", i + 1);
+    }
+    return 0;
+}
+
+/*
  * Checks a filled quota. Returns 0, or -1 with a message in err.
  */
 int hl_quota_validate(const hl_quota_t *q, char *err, size_t errlen)
@@ -680,6 +790,8 @@ int hl_quota_validate(const hl_quota_t *q, char *err, size_t errlen)
                            hl_window_name(&q->windows[i], a, sizeof(a)),
                            HL_LOG_COUNT_MAX);
     }
+    if (validate_parts(q, err, errlen) != 0)
+        return -1;
     if (q->norm != HL_NORM_LOWER && (q->by == HL_BY_IP || q->by == HL_BY_GLOBAL))
         return set_err(err, errlen, "'norm=%s' folds a key value: it needs "
                        "by=user, header:, cookie:, env:, param: or json:",
@@ -694,9 +806,9 @@ int hl_quota_validate(const hl_quota_t *q, char *err, size_t errlen)
         return set_err(err, errlen, "'delay=%u' is over 'burst=%u': no "
                        "request would ever be held", (unsigned)q->delay,
                        (unsigned)q->burst);
-    if ((int)q->by < HL_BY_IP || (int)q->by > HL_BY_JSON)
+    if ((int)q->by < HL_BY_IP || (int)q->by > HL_BY_PARTS)
         return set_err(err, errlen, "bad by %d", (int)q->by);
-    if (q->by >= HL_BY_HEADER
+    if (q->by >= HL_BY_HEADER && q->by <= HL_BY_JSON
         && (q->by_name[0] == '\0'
             || memchr(q->by_name, '\0', HL_BY_NAME_MAX) == NULL))
         return set_err(err, errlen, "'by=%s' needs a name of 1..%d characters",
@@ -859,10 +971,10 @@ char *hl_quota_describe(const hl_quota_t *q, char *buf, size_t buflen)
         return buf;
     buf[0] = '\0';
     len = describe_windows(q, buf, buflen, 0);
-    len = describe_add(buf, buflen, len, "%sby=%s%s%.*s", len ? " " : "",
-                       hl_by_name(q->by), q->by >= HL_BY_HEADER ? ":" : "",
-                       q->by >= HL_BY_HEADER ? HL_BY_NAME_MAX - 1 : 0,
-                       q->by_name);
+    len = describe_add(buf, buflen, len, "%sby=", len ? " " : "");
+    if (len < buflen - 1)
+        hl_quota_by_text(q, buf + len, buflen - len);
+    len += strlen(buf + len);
     if (q->algo != HL_ALGO_FIXED)
         len = describe_add(buf, buflen, len, " algo=%s", hl_algo_name(q->algo));
     if (q->burst)
@@ -885,6 +997,68 @@ char *hl_quota_describe(const hl_quota_t *q, char *buf, size_t buflen)
     return buf;
 }
 
+/* Appends one key kind (by, name) to buf (len bytes in use) as by= says
+ * it. Returns the new length (describe_add's). */
+static size_t by_add(char *buf, size_t buflen, size_t len, hl_by_t by,
+                     const char *name)
+{
+    return describe_add(buf, buflen, len, "%s%s%.*s", hl_by_name(by),
+                        by >= HL_BY_HEADER ? ":" : "",
+                        by >= HL_BY_HEADER ? HL_BY_NAME_MAX - 1 : 0, name);
+}
+
+char *hl_quota_by_text(const hl_quota_t *q, char *buf, size_t buflen)
+{
+    size_t len = 0;
+    int i;
+
+    if (buflen == 0)
+        return buf;
+    buf[0] = '\0';
+    if (q->by != HL_BY_PARTS) {
+        by_add(buf, buflen, 0, q->by, q->by_name);
+        return buf;
+    }
+    for (i = 0; i < q->by_nparts && i < HL_BY_PARTS_MAX; i++) {
+        if (i)
+            len = describe_add(buf, buflen, len, "%c", q->by_join);
+        len = by_add(buf, buflen, len, q->by_parts[i].by,
+                     q->by_parts[i].name);
+    }
+    return buf;
+}
+
+/* Returns 1 if key kind by names an account (see hl_quota_keys_account). */
+static int names_account(hl_by_t by)
+{
+    return by == HL_BY_USER || by == HL_BY_HEADER || by == HL_BY_COOKIE
+           || by == HL_BY_PARAM || by == HL_BY_JSON;
+}
+
+int hl_quota_keys_account(const hl_quota_t *q)
+{
+    int i;
+
+    if (q->by != HL_BY_PARTS)
+        return names_account(q->by);
+    for (i = 0; i < q->by_nparts && i < HL_BY_PARTS_MAX; i++)
+        if (names_account(q->by_parts[i].by))
+            return 1;
+    return 0;
+}
+
+int hl_quota_keys_by(const hl_quota_t *q, hl_by_t by)
+{
+    int i;
+
+    if (q->by != HL_BY_PARTS)
+        return q->by == by;
+    for (i = 0; i < q->by_nparts && i < HL_BY_PARTS_MAX; i++)
+        if (q->by_parts[i].by == by)
+            return 1;
+    return 0;
+}
+
 const char *hl_by_name(hl_by_t by)
 {
     switch (by) {
@@ -896,6 +1070,7 @@ const char *hl_by_name(hl_by_t by)
     case HL_BY_ENV:    return "env";
     case HL_BY_PARAM:  return "param";
     case HL_BY_JSON:   return "json";
+    case HL_BY_PARTS:  return "parts";
     }
     return "?";
 }

@@ -27,8 +27,19 @@ typedef enum {
     HL_BY_COOKIE,   /* cookie:NAME */
     HL_BY_ENV,      /* env:NAME */
     HL_BY_PARAM,    /* param:NAME, $_REQUEST[NAME] as PHP reads it */
-    HL_BY_JSON      /* json:PATH, a JSON body's value (hl_json_path.h) */
+    HL_BY_JSON,     /* json:PATH, a JSON body's value (hl_json_path.h) */
+    HL_BY_PARTS     /* by=A|B or by=A+B: by_parts (by_join) */
 } hl_by_t;
+
+#define HL_BY_PARTS_MAX  4     /* parts of by=A|B|... or by=A+B+... */
+#define HL_BY_JOIN_FIRST '|'   /* by=A|B: the first part the request has */
+#define HL_BY_JOIN_ALL   '+'   /* by=A+B: every part together */
+
+/* One part of a by= combination: a key kind but global and parts. */
+typedef struct {
+    hl_by_t by;
+    char    name[HL_BY_NAME_MAX];        /* as hl_quota_t's by_name */
+} hl_by_part_t;
 
 typedef enum {
     HL_ALGO_FIXED = 0,  /* window starts at a key's first hit */
@@ -85,6 +96,13 @@ typedef struct {
      * default used when the body names no max_tokens. */
     uint32_t    reserve;
     uint8_t     reserve_max_tokens;
+    /* by=A|B and by=A+B (issue 26 item 4/7): by is HL_BY_PARTS, by_name
+     * is "", and the parts are here in the order written. */
+    uint8_t     by_user;                  /* 1: REMOTE_USER is the key or a
+                                             part of it (decided at fixups) */
+    uint8_t     by_join;                  /* HL_BY_JOIN_FIRST or _ALL */
+    uint8_t     by_nparts;                /* 2..HL_BY_PARTS_MAX */
+    hl_by_part_t by_parts[HL_BY_PARTS_MAX];
 } hl_quota_t;
 
 #define HL_COST_MAX 2147483647u   /* a cost header's value is capped here */
@@ -124,7 +142,11 @@ int hl_quota_apply_token(hl_quota_t *q, const char *tok, char *err, size_t errle
 
 /*
  * Parses "by" values alone ("ip", "global", "user", "header:NAME", ...),
- * as used by the JSON table. Returns 0, or -1 with a message in err.
+ * as used by the JSON table, and their combinations: "A|B|..." (the first
+ * part present; "ip" only last, where it adds nothing) and "A+B+..."
+ * (every part together), at most HL_BY_PARTS_MAX parts, no part twice,
+ * no "global" and no mix of '|' and '+'. Returns 0, or -1 with a message
+ * in err naming the bad part.
  */
 int hl_quota_set_by(hl_quota_t *q, const char *value, char *err, size_t errlen);
 
@@ -236,6 +258,19 @@ char *hl_quota_describe(const hl_quota_t *q, char *buf, size_t buflen);
  * hl_quota_describe begins. Returns buf, NUL-terminated when buflen > 0
  * (cut short when buf is too small). Reads only. */
 char *hl_quota_windows(const hl_quota_t *q, char *buf, size_t buflen);
+
+/* Writes q's by= value as a quota line says it into buf ("ip",
+ * "header:X-Key", "header:Authorization|header:x-api-key", "ip+param:log").
+ * Returns buf, NUL-terminated when buflen > 0 (cut short when too small). */
+char *hl_quota_by_text(const hl_quota_t *q, char *buf, size_t buflen);
+
+/* Returns 1 if q's key names an account (user, header:, cookie:, param:,
+ * json:; a part of a combination too), so that a device cookie can be
+ * bound to it; 0 for the address, global, env: keys. Reads only. */
+int hl_quota_keys_account(const hl_quota_t *q);
+
+/* Returns 1 if q's key, or a part of it, is of kind by, else 0. */
+int hl_quota_keys_by(const hl_quota_t *q, hl_by_t by);
 
 /* Returns the names used in messages: "ip", "fixed", "failures", ... (static). */
 const char *hl_by_name(hl_by_t by);

@@ -12,8 +12,8 @@
  *    names one) and global bucket, and the scope's HotLimitQuota lines.
  * 3. Build each key "host:port" + scope + "|" + client part (the address,
  *    or an account value folded by norm= and hashed; a device cookie's
- *    holder gets a key of its own); drop the quotas this client request
- *    was already decided on.
+ *    holder gets a key of its own; mod_hotlimit_key.c); drop the quotas
+ *    this client request was already decided on.
  * 4. In one call to the store (mod_hotlimit_stores.c: the shared memory
  *    under its stripes' mutexes, or one Redis round trip) decide them all
  *    and look at the client's ban (HotLimitBan): the request is counted
@@ -55,6 +55,7 @@
 
 #include "mod_hotlimit_conf.h"
 #include "mod_hotlimit_access.h"
+#include "mod_hotlimit_key.h"
 #include "mod_hotlimit_body.h"
 #include "mod_hotlimit_delay.h"
 #include "mod_hotlimit_refusal_log.h"
@@ -104,147 +105,7 @@ typedef struct {
                                       made on first need (4 KiB) */
 } hl_request_state_t;
 
-#define HL_LAST_COUNTER_KEY_MAX 256  /* longest counter key kept */
 
-/* The counter a connection keeps for its client: the key, slot keys
- * (refs) and stripe of the last counter the store prepared for it. The
- * store's prepare reads only the key, its origin and the number of windows
- * (hl_store.h), so a later match with the same key text and origin, and
- * no more windows, has the same slot keys, hashes and stripe. A directive
- * quota of the configuration files keyed by the client address is also
- * found by its address (dq), which skips building the key. */
-typedef struct {
-    const hl_dir_quota_t   *dq;    /* NULL: not found by address */
-    const hl_server_conf_t *sc;    /* the key starts with its tag */
-    size_t        key_len;         /* 0: nothing kept */
-    char          key[HL_LAST_COUNTER_KEY_MAX];
-    hl_origin_t   origin;
-    int           nwindows;
-    unsigned      stripe;
-    hl_slot_ref_t refs[HL_MAX_WINDOWS];
-} hl_last_counter_t;
-
-/* The client address of a connection, parsed once: keep-alive requests
- * (and, behind mod_remoteip, requests for the same client) reuse it. */
-typedef struct {
-    int       from_conn;           /* made from c->client_ip itself */
-    char      ip[64];              /* the useragent_ip it was made from */
-    int       ok;                  /* 1 if ip parsed */
-    hl_cidr_t addr;
-    size_t    key_len;
-    char      key[HL_KEY_MAX + 1]; /* the by=ip client key */
-    hl_upgrade_note_t *upgrade;    /* what an h2c upgrade request was
-                                      counted under, for its HTTP/2 replay */
-    hl_last_counter_t last_counter; /* this client's counter last prepared */
-    int       switched;            /* the client changed at this request
-                                      (behind a proxy): nothing is kept */
-    int       fresh;               /* 1: limit_request keeps it as this
-                                      thread's last client */
-    int       table_kept;          /* 1: table_hit is the table's answer
-                                      for this client and table_uri */
-    uint32_t  table_version;       /* hl_table_version it was found at */
-    char      table_uri[HL_ROUTE_MAX];
-    hl_table_hit_t table_hit;
-} hl_client_t;
-
-/* The client a thread last saw open a connection from its own address:
- * a client that opens a connection per request (as ab without -k, or a
- * flood from one address) is found here by its address text, not parsed
- * and its counter's key built and hashed again.
- * Its address is noted at a connection's first request; the second
- * connection of that address in a row keeps its parsed address and the
- * counter it prepares too (whole: full), so a stream of new addresses
- * costs only the note. The pointers are into one configuration: valid
- * while its generation is the same. Each thread has its own. */
-typedef struct {
-    int           gen;             /* configuration generation + 1; 0: none */
-    int           v6_prefix;       /* the key was made with */
-    size_t        ip_len;
-    char          ip[64];          /* the address text */
-    int           full;            /* 1: what follows is filled */
-    hl_cidr_t     addr;
-    size_t        key_len;
-    char          key[HL_KEY_MAX + 1];
-    hl_last_counter_t last_counter;
-} hl_thread_client_t;
-
-static __thread hl_thread_client_t thread_client;
-
-/* Returns this thread's last client. Not inlined on purpose: in a module
- * (-fPIC) every use of a __thread variable's address would call into the
- * dynamic loader. */
-static __attribute__((noinline)) hl_thread_client_t *this_thread_client(void)
-{
-    return &thread_client;
-}
-
-/* Copies the kept counter from into to (only the bytes in use). */
-static void copy_last_counter(hl_last_counter_t *to,
-                              const hl_last_counter_t *from)
-{
-    to->dq = from->dq;
-    to->sc = from->sc;
-    to->key_len = from->key_len;
-    if (from->key_len == 0)
-        return;
-    memcpy(to->key, from->key, from->key_len);
-    to->origin = from->origin;
-    to->nwindows = from->nwindows;
-    to->stripe = from->stripe;
-    memcpy(to->refs, from->refs, sizeof(from->refs[0]) * (size_t)from->nwindows);
-}
-
-/* Looks up the first client of a new connection, cl (ip already set, len
- * bytes, 0 if too long), in this thread's last client. Returns 1 with cl
- * filled when kept whole; else 0, noting the address (cl->fresh = 1 when
- * it was the last one's: limit_request keeps it whole after deciding). */
-static int client_from_thread(hl_client_t *cl, size_t len,
-                              const hl_server_conf_t *sc)
-{
-    hl_thread_client_t *t = this_thread_client();
-    int gen = ap_state_query(AP_SQ_CONFIG_GEN) + 1;
-
-    cl->fresh = 0;
-    if (len == 0)
-        return 0;
-    if (t->gen == gen && t->ip_len == len && t->v6_prefix == sc->v6_prefix
-        && memcmp(t->ip, cl->ip, len) == 0) {
-        if (!t->full) {
-            cl->fresh = 1;
-            return 0;
-        }
-        cl->addr = t->addr;
-        cl->ok = 1;
-        cl->key_len = t->key_len;
-        memcpy(cl->key, t->key, t->key_len + 1);
-        copy_last_counter(&cl->last_counter, &t->last_counter);
-        return 1;
-    }
-    t->gen = gen;
-    t->v6_prefix = sc->v6_prefix;
-    t->ip_len = len;
-    memcpy(t->ip, cl->ip, len + 1);
-    t->full = 0;
-    return 0;
-}
-
-/* Keeps client cl (fresh), whose key was made for server sc and whose
- * counter was just decided, whole as this thread's last client, if that
- * is still its address. */
-static void client_to_thread(const hl_client_t *cl, const hl_server_conf_t *sc)
-{
-    hl_thread_client_t *t = this_thread_client();
-
-    if (!cl->ok || t->ip_len >= sizeof(cl->ip)
-        || memcmp(t->ip, cl->ip, t->ip_len + 1) != 0)
-        return;
-    t->v6_prefix = sc->v6_prefix;
-    t->addr = cl->addr;
-    t->key_len = cl->key_len;
-    memcpy(t->key, cl->key, cl->key_len + 1);
-    copy_last_counter(&t->last_counter, &cl->last_counter);
-    t->full = 1;
-}
 
 /* Returns the state of the client request r belongs to, created on first
  * use (from that request's pool), or NULL when create is 0 and there is
@@ -265,54 +126,6 @@ static hl_request_state_t *request_state(request_rec *r, int create)
     return state;
 }
 
-/* Returns the parsed client address of r, cached on its connection (from
- * the connection's pool). Never NULL; ->ok is 0 when it does not parse. */
-static hl_client_t *client_of(request_rec *r, const hl_server_conf_t *sc)
-{
-    conn_rec *c = r->connection;
-    hl_client_t *cl = ap_get_module_config(c->conn_config, &hotlimit_module);
-    const char *ip = r->useragent_ip ? r->useragent_ip : "-";
-    size_t len;
-
-    /* The connection's own address never changes: no comparison needed. */
-    if (cl && cl->from_conn && ip == c->client_ip) {
-        cl->switched = 0;
-        return cl;
-    }
-    if (cl && !strcmp(cl->ip, ip)) {
-        cl->from_conn = ip == c->client_ip;
-        cl->switched = 0;
-        return cl;
-    }
-    len = strlen(ip);
-    if (!cl) {
-        cl = apr_palloc(c->pool, sizeof(*cl));
-        cl->upgrade = NULL;
-        cl->switched = 0;
-        ap_set_module_config(c->conn_config, &hotlimit_module, cl);
-    }
-    else
-        cl->switched = 1;
-    cl->last_counter.dq = NULL;    /* another client: its counters differ */
-    cl->last_counter.key_len = 0;
-    cl->table_kept = 0;            /* and the table's exempt list may not
-                                      say the same of it */
-    cl->ip[0] = '\0';
-    cl->from_conn = ip == c->client_ip;
-    if (len < sizeof(cl->ip))
-        memcpy(cl->ip, ip, len + 1);
-    else
-        len = 0;
-    /* A connection's own address (not one a proxy names: its clients
-     * change, and its connections stay open) may be the one this thread
-     * saw last, reconnecting. */
-    cl->fresh = 0;
-    if (!cl->switched && cl->from_conn && client_from_thread(cl, len, sc))
-        return cl;
-    cl->key_len = hl_client_parse(cl->key, ip, sc->v6_prefix, &cl->addr);
-    cl->ok = cl->addr.family != 0;
-    return cl;
-}
 
 /* Returns 1 if a and b (either may be NULL) hold the same text: mostly
  * the very same pointer, which costs no comparison. */
@@ -367,145 +180,7 @@ static void remember_decided(hl_request_state_t *state, const hl_match_t *m)
     }
 }
 
-/* Returns 1 if the client of r (address ip, NULL if unparsable) is exempt
- * from every limit: env hotlimit-exempt, or HotLimitExempt. */
-static int client_exempt(request_rec *r, const hl_server_conf_t *sc,
-                         const hl_cidr_t *ip)
-{
-    int i;
 
-    if (apr_table_get(r->subprocess_env, "hotlimit-exempt"))
-        return 1;
-    if (!sc->exempt || !ip)
-        return 0;
-    for (i = 0; i < sc->exempt->nelts; ++i)
-        if (hl_cidr_match(&APR_ARRAY_IDX(sc->exempt, i, hl_cidr_t), ip))
-            return 1;
-    return 0;
-}
-
-/* Returns "<prefix>:" and 16 hex digits of the keyed hash of value under
- * the server's secret (hl_secret_hash): secrets such as Authorization
- * headers or session cookies never reach shared memory, logs or the
- * status page in clear, and nobody without the secret can pick two values
- * that share a counter. Allocated from p. */
-static const char *hashed_value(apr_pool_t *p, char prefix, const char *value,
-                                size_t len)
-{
-    static const char hex[] = "0123456789abcdef";
-    uint64_t h = hl_secret_hash(value, len);
-    char *out = apr_palloc(p, 19);
-    int i;
-
-    out[0] = prefix;
-    out[1] = ':';
-    for (i = 0; i < 16; ++i)
-        out[2 + i] = hex[(h >> (60 - 4 * i)) & 0xf];
-    out[18] = '\0';
-    return out;
-}
-
-const char *hl_account_client_part(apr_pool_t *p, const hl_quota_t *q,
-                                   const char *v, size_t n)
-{
-    static const char prefix[] = {
-        [HL_BY_USER] = 'u', [HL_BY_HEADER] = 'h', [HL_BY_COOKIE] = 'c',
-        [HL_BY_ENV] = 'e', [HL_BY_PARAM] = 'p', [HL_BY_JSON] = 'j',
-    };
-    char *form;
-    size_t flen;
-
-    if (!v || q->by == HL_BY_IP || q->by == HL_BY_GLOBAL
-        || (size_t)q->by >= sizeof(prefix) || !prefix[q->by])
-        return NULL;
-    /* Each value is folded by norm= (default lower: "Admin", " admin " and
-     * "ADMIN" are one account; a stricter limit when the application tells
-     * them apart, never a way around it when it does not). */
-    form = apr_palloc(p, n + HL_KEYFORM_ROOM);
-    flen = hl_keyform_fold(q->norm, q->norm_cc, q->by == HL_BY_HEADER, form,
-                           v, n);
-    if (flen == 0)
-        return NULL;
-    /* Every value, the user's and the variable's too (a variable may be
-     * copied from a header by SetEnvIf), is hashed under the secret. */
-    return hashed_value(p, prefix[q->by], form, flen);
-}
-
-/* Returns the client part of the key for quota q and sets *len, falling
- * back to the client address when the named header, cookie, user or
- * variable is absent (hl_account_client_part). Sets *raw (when not NULL)
- * to the value as the client sent it, before folding, and *rawlen, or to
- * NULL on the fall-back. Allocated from r->pool or the connection's cache;
- * never NULL. */
-static const char *client_part(request_rec *r, const hl_quota_t *q,
-                               const hl_client_t *cl, size_t *len,
-                               const char **raw, size_t *rawlen)
-{
-    const char *v = NULL, *part;
-    size_t n = 0;
-
-    if (raw)
-        *raw = NULL;
-    if (q->by == HL_BY_IP) {    /* the usual quota: the address key */
-        *len = cl->key_len;
-        return cl->key;
-    }
-    switch (q->by) {
-    case HL_BY_GLOBAL:
-        *len = 1;
-        return "*";
-    case HL_BY_USER:
-        v = r->user && *r->user ? r->user : NULL;
-        break;
-    case HL_BY_HEADER:
-        v = apr_table_get(r->headers_in, q->by_name);
-        break;
-    case HL_BY_COOKIE:
-        v = apr_table_get(r->headers_in, "Cookie");
-        if (v) {
-            size_t size = strlen(v) + 1;
-            char *val = apr_palloc(r->pool, size);
-            long got = hl_cookie_value(val, size, v, q->by_name);
-            v = got > 0 ? val : NULL;
-            n = got > 0 ? (size_t)got : 0;
-        }
-        break;
-    case HL_BY_ENV:
-        v = apr_table_get(r->subprocess_env, q->by_name);
-        break;
-    case HL_BY_PARAM: {
-        apr_size_t plen = 0;
-
-        v = hl_request_param(r, q->by_name, 0, &plen);
-        n = plen;
-        break;
-    }
-    case HL_BY_JSON: {
-        apr_size_t jlen = 0;
-
-        v = hl_request_json(r, q->by_name, &jlen);
-        n = jlen;               /* a JSON string may hold a NUL (\u0000) */
-        break;
-    }
-    case HL_BY_IP:
-    default:
-        break;
-    }
-    if (v && q->by != HL_BY_COOKIE && q->by != HL_BY_PARAM
-        && q->by != HL_BY_JSON)
-        n = strlen(v);
-    part = hl_account_client_part(r->pool, q, v, n);
-    if (part) {
-        if (raw) {
-            *raw = v;
-            *rawlen = n;
-        }
-        *len = strlen(part);
-        return part;
-    }
-    *len = cl->key_len;
-    return cl->key;
-}
 
 /* Returns 1 if quota q may be decided at this stage: by=user quotas wait
  * for fixups, when authentication has set REMOTE_USER; the others are
@@ -513,7 +188,7 @@ static const char *client_part(request_rec *r, const hl_quota_t *q,
  * (fast redirect) or the access checker did not run. */
 static int decided_at(const hl_quota_t *q, hl_stage_t stage)
 {
-    return q->by != HL_BY_USER || stage == HL_STAGE_FIXUPS;
+    return !q->by_user || stage == HL_STAGE_FIXUPS;
 }
 
 /* Writes the route of r used for table lookups into buf (HL_ROUTE_MAX
@@ -603,40 +278,6 @@ static void match_classes(hl_match_t *m, const hl_server_conf_t *sc,
     m->item.stats_hash = hl_limiter_class_of(0, sc->tag_hash, scope_hash);
 }
 
-/* Returns the counter key of client (clen bytes) under scope (scope_len
- * bytes) in r's server sc (hl_slotkey_encode: "host:port" + scope + "|" +
- * client), allocated from r->pool in one piece, and its length in *klen.
- * Never fails. */
-static char *counter_key(request_rec *r, const hl_server_conf_t *sc,
-                         const char *scope, size_t scope_len,
-                         const char *client, size_t clen, size_t *klen)
-{
-    char *key;
-
-    *klen = hl_slotkey_encode(NULL, 0, sc->tag, sc->tag_len, scope,
-                              scope_len, client, clen);
-    key = apr_palloc(r->pool, *klen + 1);
-    hl_slotkey_encode(key, *klen + 1, sc->tag, sc->tag_len, scope, scope_len,
-                      client, clen);
-    return key;
-}
-
-/* Returns the counter key prefix (prefix_len bytes: a directive quota's
- * main_key_prefix, rendered at configuration time) + client (clen bytes),
- * allocated from r->pool in one piece, and its length in *klen. Never
- * fails. */
-static char *key_from_prefix(request_rec *r, const char *prefix,
-                             size_t prefix_len, const char *client,
-                             size_t clen, size_t *klen)
-{
-    char *key = apr_palloc(r->pool, prefix_len + clen + 1);
-
-    memcpy(key, prefix, prefix_len);
-    memcpy(key + prefix_len, client, clen);
-    key[prefix_len + clen] = '\0';
-    *klen = prefix_len + clen;
-    return key;
-}
 
 /*
  * Fills match m for quota q (not copied: it must outlive the decision)
@@ -668,10 +309,11 @@ static void add_match(request_rec *r, const hl_server_conf_t *sc,
     else {
         const char *raw = NULL;
         size_t rawlen = 0;
-        const char *client = client_part(r, q, cl, &clen, &raw, &rawlen);
+        const char *client = hl_key_client_part(r, q, cl, &clen, &raw, &rawlen);
 
         m->by_address = client == cl->key;
-        m->name_id = raw ? client : NULL;      /* HotLimitStatusNames */
+        /* HotLimitStatusNames: an account key (A+B keys hold more) */
+        m->name_id = raw && q->by_join != HL_BY_JOIN_ALL ? client : NULL;
         m->name_value = raw;
         m->name_len = rawlen;
         /* A browser holding a device cookie for this account, earned
@@ -684,9 +326,9 @@ static void add_match(request_rec *r, const hl_server_conf_t *sc,
                          sc, q, scope, scope_len, raw, rawlen, client, &clen);
 
         key = dq && sc->tag_len == 0
-              ? key_from_prefix(r, dq->main_key_prefix,
+              ? hl_key_from_prefix(r, dq->main_key_prefix,
                                 dq->main_key_prefix_len, client, clen, &klen)
-              : counter_key(r, sc, scope, scope_len, client, clen, &klen);
+              : hl_key_counter(r, sc, scope, scope_len, client, clen, &klen);
         /* The same counter as the one kept (a table rule, or a key from
          * a header): its text says so. */
         m->refs_reused = last->key_len == klen && last->origin == origin
@@ -920,7 +562,7 @@ static void ban_item(request_rec *r, const hl_server_conf_t *sc,
                      const hl_quota_t *q, hl_decide_item_t *it)
 {
     size_t slen = strlen(scope), klen;
-    char *key = counter_key(r, sc, scope, slen, cl->key, cl->key_len, &klen);
+    char *key = hl_key_counter(r, sc, scope, slen, cl->key, cl->key_len, &klen);
 
     memset(it, 0, sizeof(*it));
     it->quota = q;
@@ -1168,8 +810,8 @@ static int limit_request(request_rec *r, hl_stage_t stage)
     state = request_state(r, 1);
     remember_decided_request(state, r);
     state->user_pending = 0;
-    cl = client_of(r, sc);
-    if (client_exempt(r, sc, cl->ok ? &cl->addr : NULL))
+    cl = hl_key_client_of(r, sc);
+    if (hl_key_client_exempt(r, sc, cl->ok ? &cl->addr : NULL))
         return DECLINED;
     if (hl_table_configured())
         table = table_answer(r, dc, cl, &hit);
@@ -1230,7 +872,7 @@ static int limit_request(request_rec *r, hl_stage_t stage)
     if (kept >= 0)
         keep_hints(cl, &m[kept]);
     if (cl->fresh) {            /* with the hints just found */
-        client_to_thread(cl, sc);
+        hl_key_client_keep(cl, sc);
         cl->fresh = 0;
     }
     for (i = 0; i < n; ++i) {
@@ -1419,8 +1061,8 @@ int hl_access_banned(request_rec *r)
     if (!dc || dc->engine == 0 || dc->dry_run == 1
         || (!hl_table_configured() && !sc->ban))
         return 0;
-    cl = client_of(r, sc);
-    if (client_exempt(r, sc, cl->ok ? &cl->addr : NULL))
+    cl = hl_key_client_of(r, sc);
+    if (hl_key_client_exempt(r, sc, cl->ok ? &cl->addr : NULL))
         return 0;
     if (hl_table_configured()) {
         char path[HL_ROUTE_MAX];   /* the ban does not depend on the route */
@@ -1435,23 +1077,6 @@ int hl_access_banned(request_rec *r)
     return decide_one(&m.item) == 0;
 }
 
-/* ---- for HotLimitConcurrency (mod_hotlimit_conc.c) ---------------------- */
-
-const char *hl_access_client_key(request_rec *r, const hl_quota_t *q,
-                                 size_t *len, int *exempt)
-{
-    const hl_server_conf_t *sc = ap_get_module_config(r->server->module_config,
-                                                      &hotlimit_module);
-    const char *ip = r->useragent_ip ? r->useragent_ip : "-";
-    /* Parsed apart from the connection's cache, which tells the decision
-     * whether the client changed since the last request. */
-    hl_client_t *cl = apr_palloc(r->pool, sizeof(*cl));
-
-    cl->key_len = hl_client_parse(cl->key, ip, sc->v6_prefix, &cl->addr);
-    cl->ok = cl->addr.family != 0;
-    *exempt = client_exempt(r, sc, cl->ok ? &cl->addr : NULL);
-    return client_part(r, q, cl, len, NULL, NULL);
-}
 
 int hl_access_table_concurrency(request_rec *r, hl_quota_t *rule,
                                 const char **route)
@@ -1468,7 +1093,7 @@ int hl_access_table_concurrency(request_rec *r, hl_quota_t *rule,
     if (!hl_table_configured() || !dc || dc->engine == 0)
         return 0;
     /* The connection's cached answer: the decision asks for it next. */
-    hit = table_answer(r, dc, client_of(r, sc), &local);
+    hit = table_answer(r, dc, hl_key_client_of(r, sc), &local);
     if (!hit->enabled || hit->exempt)
         return -1;
     if (!hit->has_rule)

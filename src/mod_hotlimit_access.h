@@ -22,16 +22,6 @@ int hl_log_transaction(request_rec *r);
  * ban, exempt, HotLimitEngine Off, dry run, or the store cannot answer. */
 int hl_access_banned(request_rec *r);
 /*
- * Returns the client part of a key for quota q's by= and norm= (an address,
- * or "h:"/"c:"/"p:" and a hash, "u:NAME", "e:VALUE", "*"), falling back to
- * the client address, as the quotas key it (HotLimitConcurrency uses it);
- * sets *len, and *exempt to 1 when the client is exempt (HotLimitExempt,
- * env hotlimit-exempt). Allocated from r->pool; never NULL.
- */
-const char *hl_access_client_key(request_rec *r, const hl_quota_t *q,
-                                 size_t *len, int *exempt);
-
-/*
  * Looks r's route up in the quota table (the answer the decision uses).
  * Returns 1 when its rule, or the plan the request names (the rule's
  * "plan"), has "concurrency" (the quota copied into *rule; *route the
@@ -40,14 +30,5 @@ const char *hl_access_client_key(request_rec *r, const hl_quota_t *q,
  */
 int hl_access_table_concurrency(request_rec *r, hl_quota_t *rule,
                                 const char **route);
-
-/* Account lookup (issue 21, the status page): returns the client part of
- * the key quota q gives a request whose header, cookie, parameter, user or
- * variable (q's by=) carries the n bytes of v: folded by q's norm=, and
- * hashed under the server's secret ("h:", "c:", "p:", "j:", "u:", "e:"
- * and 16 hex digits, hl_secret_hash) as the decision does. Allocated from p. NULL when v is NULL, nothing is
- * left after folding, or q counts by=ip or globally. */
-const char *hl_account_client_part(apr_pool_t *p, const hl_quota_t *q,
-                                   const char *v, size_t n);
 
 #endif

@@ -59,6 +59,7 @@
 
 #include "mod_hotlimit_conf.h"
 #include "mod_hotlimit_access.h"
+#include "mod_hotlimit_key.h"
 #include "mod_hotlimit_body.h"
 #include "mod_hotlimit_conc.h"
 #include "mod_hotlimit_stores.h"
@@ -474,12 +475,13 @@ static int refuse(request_rec *r, const hl_conc_ask_t *a, long retry)
     return hl_respond_reject(r, m);
 }
 
-/* Returns 1 if keys of kind by are values the client sends (a request
- * may name any account with them), else 0. */
-static int client_sent(int by)
+/* Returns 1 if q keys by values the client sends, alone or as a part (a
+ * request may name any account with them), else 0. */
+static int client_sent(const hl_quota_t *q)
 {
-    return by == HL_BY_PARAM || by == HL_BY_JSON || by == HL_BY_HEADER
-           || by == HL_BY_COOKIE;
+    return hl_quota_keys_by(q, HL_BY_PARAM) || hl_quota_keys_by(q, HL_BY_JSON)
+           || hl_quota_keys_by(q, HL_BY_HEADER)
+           || hl_quota_keys_by(q, HL_BY_COOKIE);
 }
 
 /* Returns the Retry-After of a refusal of key hash in scope under a: the
@@ -574,25 +576,26 @@ static int take_one(request_rec *r, const hl_conc_ask_t *a, int at_fixups,
     hl_conc_release_t *rel;
     const char *client, *key, *name;
     uint64_t hash, seq, seed = a->table ? HL_SEED_TABLE : HL_SEED_KEYS;
-    size_t clen;
+    size_t clen, klen;
     unsigned scope;
     uint32_t skipped = 0;
     int exempt, rc, why, due = 0;
     long retry = 1;
 
-    if (a->key->by == HL_BY_USER && !at_fixups)
+    if (a->key->by_user && !at_fixups)
         return DECLINED;       /* REMOTE_USER is set by fixups */
     /* A key the client sends: its body is received in full first, so a
      * trickled body holds no slot (and cannot hold someone else's). */
-    if (client_sent(a->key->by) && (rc = hl_body_whole(r)) != DECLINED)
+    if (client_sent(a->key) && (rc = hl_body_whole(r)) != DECLINED)
         return rc;
-    client = hl_access_client_key(r, a->key, &clen, &exempt);
+    client = hl_key_client_key(r, a->key, &clen, &exempt);
     if (exempt)
         return DECLINED;
     sc = ap_get_module_config(r->server->module_config, &hotlimit_module);
     name = sc->tag_len ? apr_pstrcat(r->pool, sc->tag, a->scope, NULL) : a->scope;
-    key = apr_pstrcat(r->pool, name, "|", client, NULL);
-    hash = hl_hash64(key, strlen(key), seed) | 1;
+    key = hl_key_counter(r, sc, a->scope, strlen(a->scope), client, clen,
+                         &klen);
+    hash = hl_hash64(key, klen, seed) | 1;
     if (holds(taken, hash) || taken->n >= HL_CONC_TAKEN_MAX)
         return DECLINED;
     if (me.pid != (int32_t)getpid())
@@ -706,8 +709,8 @@ static int take_slots(request_rec *r, int at_fixups)
     taken = taken_of(top);
     taken->conf = r->per_dir_config;
     taken->user_pending = !at_fixups
-        && ((dc->conc && dc->conc->key.by == HL_BY_USER)
-            || (t > 0 && rule.by == HL_BY_USER));
+        && ((dc->conc && dc->conc->key.by_user)
+            || (t > 0 && rule.by_user));
     if (dc->conc) {
         a.limit = dc->conc->limit;
         a.queue = dc->conc->queue;

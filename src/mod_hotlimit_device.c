@@ -375,8 +375,14 @@ static const char *bind_scope(apr_pool_t *p, const hl_server_conf_t *sc,
                               const hl_quota_t *q, const char *scope,
                               size_t scope_len, size_t *len)
 {
-    const char *b = apr_psprintf(p, "%s|%.*s|%s:%s", sc->tag, (int)scope_len,
-                                 scope, hl_by_name(q->by), q->by_name);
+    char by[HL_BY_PARTS_MAX * (HL_BY_NAME_MAX + 8)];
+    /* A combination binds its whole by= ("ip+param:log"), the token the
+     * account part's value. */
+    const char *b = q->by == HL_BY_PARTS
+        ? apr_psprintf(p, "%s|%.*s|%s", sc->tag, (int)scope_len, scope,
+                       hl_quota_by_text(q, by, sizeof(by)))
+        : apr_psprintf(p, "%s|%.*s|%s:%s", sc->tag, (int)scope_len, scope,
+                       hl_by_name(q->by), q->by_name);
 
     *len = strlen(b);
     return b;

@@ -25,7 +25,7 @@
 #include "apr_strings.h"
 
 #include "mod_hotlimit_conf.h"
-#include "mod_hotlimit_access.h"
+#include "mod_hotlimit_key.h"
 #include "mod_hotlimit_ban.h"
 #include "mod_hotlimit_names.h"
 #include "mod_hotlimit_status_snap.h"

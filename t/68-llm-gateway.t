@@ -3,7 +3,8 @@
 # answers pass, every policy is announced (the key's token windows and the
 # address fuse), 20 completions sent at once stay within the token budget
 # and meet the key's concurrency limit, and a reservation over the budget
-# gets a JSON 429.
+# gets a JSON 429. Anthropic-style clients (x-api-key, no Authorization)
+# get one budget per key, not one per address.
 use strict;
 use warnings FATAL => 'all';
 use FindBin;
@@ -13,7 +14,7 @@ use Apache::TestUtil;
 use HotLimitTable;
 use HLOpenAI;
 
-plan tests => 7, need hl_openai_needs();
+plan tests => 9, need hl_openai_needs();
 
 my $logs = Apache::Test::vars('t_logs');
 # The stub answers after 1.5 s, like a model generating, so requests sent
@@ -57,3 +58,17 @@ my $json = $h->{ua}->post("$base/chat/completions", Authorization => 'Bearer sk-
                           Content => '{"model":"stub-10","max_tokens":5000,"messages":[]}');
 ok t_cmp(($json->code // 0) . ' ' . ($json->header('Content-Type') // ''),
          qr{^429 application/json}, 'a reservation over the budget: a JSON 429 for Accept: */*');
+
+# x-api-key clients, three keys from one address, 450 tokens each: one
+# budget per key (keyed by the address they would share 1,000 tokens, and
+# the third would be refused).
+my @s = map {
+    $h->{ua}->post("$base/chat/completions", 'x-api-key' => "sk-ant-$_",
+                   'Content-Type' => 'application/json',
+                   Content => '{"model":"stub-450","max_tokens":400,"messages":[]}')->code
+} 1 .. 3;
+ok t_cmp("@s", '200 200 200', 'x-api-key clients: three keys from one address, one budget each');
+$res = $h->{ua}->post("$base/chat/completions", 'x-api-key' => 'sk-ant-1',
+                      'Content-Type' => 'application/json',
+                      Content => '{"model":"stub-450","max_tokens":600,"messages":[]}');
+ok t_cmp($res->code, 429, "... and each key's own budget holds (450 spent, 600 more refused)");

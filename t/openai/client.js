@@ -12,6 +12,13 @@
 //                 SDK's own retry (it waits as retry-after-ms says)
 //   anthropic-error
 //                 one message with the Anthropic SDK, no retry: its error
+//   anthropic-keys MODE KEY,KEY,...
+//                 one message per key with the Anthropic SDK, no retry,
+//                 one after the other; MODE apikey: the key as apiKey (the
+//                 SDK sends it as it does: 1.16.0 as "Authorization:
+//                 Bearer"), xapikey: as an "x-api-key" header and no
+//                 apiKey; prints each answer's status (200, 429, ...) and
+//                 the headers the SDK sent on its first request
 //   budget N MODEL MAX_TOKENS
 //                 N completions at once (no retry), each with max_tokens:
 //                 how many were answered, refused (429), and the tokens
@@ -100,6 +107,33 @@ async function anthropicError() {
     }
 }
 
+async function anthropicKeys() {
+    const [mode, keys] = [args[0], args[1].split(',')];
+    const out = { statuses: [], sent: null };
+    for (const key of keys) {
+        const opts = mode === 'xapikey'
+            ? { apiKey: null, defaultHeaders: { 'x-api-key': key } }
+            : { apiKey: key };
+        const ai = new Anthropic({ ...opts, baseURL, maxRetries: 0, timeout: 20000,
+            fetch: async (url, init) => {
+                if (!out.sent) {
+                    const h = new Headers(init.headers);
+                    out.sent = { authorization: h.get('authorization'),
+                                 'x-api-key': h.get('x-api-key') };
+                }
+                return fetch(url, init);
+            } });
+        try {
+            await ai.messages.create({ model: 'claude-stub', max_tokens: 16,
+                                       messages: [{ role: 'user', content: 'hi' }] });
+            out.statuses.push(200);
+        } catch (e) {
+            out.statuses.push(e && e.status);
+        }
+    }
+    return out;
+}
+
 async function queue() {
     const [n, model] = [Number(args[0]), args[1]];
     const ai = client({});
@@ -118,7 +152,7 @@ async function queue() {
 }
 
 const scenarios = { retry, budget, queue, 'openai-error': openaiError, 'openai-retry': openaiRetry,
-                    'anthropic-error': anthropicError };
+                    'anthropic-error': anthropicError, 'anthropic-keys': anthropicKeys };
 
 (async () => {
     const run = scenarios[scenario];

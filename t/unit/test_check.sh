@@ -25,7 +25,7 @@ has() {
     grep -F -q -- "$1" "$out"
 }
 
-echo "1..33"
+echo "1..36"
 
 if [ ! -x "$check" ]; then
     echo "Bail out! $check not built"
@@ -110,6 +110,20 @@ rc=$?
 echo '{"ban": {"after": 20, "within": "10m"}}' | "$check" - >"$out" 2>&1
 rc=$?
 [ "$rc" -eq 1 ] && has "field 'ban'"; ok $? "ban without 'for': an error under field ban (exit $rc)"
+
+# by=A|B and by=A+B (issue 26 items 4 and 7): accepted and shown as
+# written; a bad part is named with its route and field.
+echo '{"routes": {"/gw": {"max": 5, "window": "1m", "by": "header:Authorization|header:x-api-key"},
+  "/login": {"max": 5, "window": "15m", "by": "ip+param:log"}}}' \
+    | "$check" - >"$out" 2>&1
+rc=$?
+[ "$rc" -eq 0 ] && has "/gw -> /gw  5/1m by=header:Authorization|header:x-api-key"
+ok $? "by A|B: accepted and shown (exit $rc)"
+has "/login -> /login  5/15m by=ip+param:log"; ok $? "by A+B: accepted and shown"
+echo '{"routes": {"/x": {"max": 5, "window": "1m", "by": "ip+global"}}}' | "$check" - >"$out" 2>&1
+rc=$?
+[ "$rc" -eq 1 ] && has "route '/x': field 'by'" && has "'global' is one bucket for everyone and cannot be combined"
+ok $? "by ip+global: an error naming route, field and part (exit $rc)"
 
 echo '{"e": false}' | "$check" - >"$out" 2>&1
 rc=$?

@@ -202,5 +202,14 @@ int main(void)
     is_str(header(" \t "), "", "header: only white space is empty");
     is_str(header("K3\xff\x80"), "k3\xff\x80", "header: other bytes kept");
     is_str(header("AbC"), "abc", "header: one token");
+    {
+        char out[HL_KEYFORM_HASHED_LEN + 1];
+
+        ok(hl_keyform_hashed(out, 'h', 0x0123456789abcdefull) == 18
+           && strcmp(out, "h:0123456789abcdef") == 0,
+           "hashed: prefix, colon, 16 lowercase hex digits, most significant first");
+        hl_keyform_hashed(out, 'p', 0);
+        is_str(out, "p:0000000000000000", "hashed: leading zeros kept");
+    }
     return done_testing();
 }

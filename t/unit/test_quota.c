@@ -334,9 +334,10 @@ static void test_args_accepted(void)
         is_str(hl_by_name(HL_BY_JSON), "json", "hl_by_name(HL_BY_JSON)");
     }
     {
-        const char *argv[] = { "5/1m", "by=header:aZ09!#$%&'*+.^_`|~-", NULL };
-        is_int(parse(&q, argv), 0, "every token character accepted in a name");
-        is_str(q.by_name, "aZ09!#$%&'*+.^_`|~-", "name with token characters");
+        /* '|' and '+' join the parts of by=A|B and by=A+B */
+        const char *argv[] = { "5/1m", "by=header:aZ09!#$%&'*.^_`~-", NULL };
+        is_int(parse(&q, argv), 0, "every token character but | and + accepted in a name");
+        is_str(q.by_name, "aZ09!#$%&'*.^_`~-", "name with token characters");
     }
     {
         char tok[100], want[64];
@@ -804,8 +805,102 @@ static void test_norm(void)
     }
 }
 
+/* by=A|B and by=A+B (issue 26 items 4 and 7). */
+static void test_by_parts(void)
+{
+    hl_quota_t q;
+    char buf[300];
+
+    {
+        const char *argv[] = { "20000/1m",
+                               "by=header:Authorization|header:x-api-key", NULL };
+        is_int(parse(&q, argv), 0, "by=header:Authorization|header:x-api-key");
+        is_int(q.by, HL_BY_PARTS, "A|B: by is parts");
+        is_int(q.by_join, '|', "A|B: joined by |");
+        is_int(q.by_nparts, 2, "A|B: two parts");
+        is_int(q.by_parts[0].by, HL_BY_HEADER, "A|B: part 1 a header");
+        is_str(q.by_parts[0].name, "Authorization", "A|B: part 1 named");
+        is_str(q.by_parts[1].name, "x-api-key", "A|B: part 2 named");
+        is_str(q.by_name, "", "A|B: no single name");
+        is_int(hl_quota_validate(&q, err, sizeof(err)), 0, "A|B validates");
+        is_str(hl_quota_by_text(&q, buf, sizeof(buf)),
+               "header:Authorization|header:x-api-key", "A|B: by text");
+        is_int(hl_quota_keys_account(&q), 1, "A|B: an account key");
+        is_int(q.by_user, 0, "A|B: not by user");
+    }
+    {
+        const char *argv[] = { "5/15m", "by=ip+param:log", "count=failures",
+                               "norm=email", NULL };
+        is_int(parse(&q, argv), 0, "by=ip+param:log");
+        is_int(q.by_join, '+', "A+B: joined by +");
+        is_int(q.by_parts[0].by, HL_BY_IP, "A+B: part 1 the address");
+        is_int(q.by_parts[1].by, HL_BY_PARAM, "A+B: part 2 a parameter");
+        is_int(hl_quota_validate(&q, err, sizeof(err)), 0,
+               "A+B with norm=email validates (norm= folds the non-ip parts)");
+        is_str(hl_quota_describe(&q, buf, sizeof(buf)),
+               "5/15m by=ip+param:log count=failures", "A+B described");
+        is_int(hl_quota_keys_by(&q, HL_BY_PARAM), 1, "keys_by param");
+        is_int(hl_quota_keys_by(&q, HL_BY_JSON), 0, "keys_by json: no");
+    }
+    {
+        const char *argv[] = { "5/1m", "by=user+json:a.b+cookie:s+env:E", NULL };
+        is_int(parse(&q, argv), 0, "four parts");
+        is_int(q.by_user, 1, "a user part: decided at fixups");
+        is_str(hl_quota_by_text(&q, buf, sizeof(buf)),
+               "user+json:a.b+cookie:s+env:E", "four parts: by text");
+    }
+    {
+        const char *argv[] = { "5/1m", "by=header:a|ip", NULL };
+        is_int(parse(&q, argv), 0, "ip last in A|B");
+        is_int(hl_quota_keys_account(&q), 1, "header|ip: an account key");
+    }
+    {
+        const char *argv[] = { "5/1m", "by=ip+env:X", NULL };
+        is_int(parse(&q, argv), 0, "ip+env:X");
+        is_int(hl_quota_keys_account(&q), 0, "ip+env: no account");
+    }
+    {
+        const char *argv[] = { "5/1m", "by=header:a|header:b", "by=ip", NULL };
+        is_int(parse(&q, argv), 0, "a later by=ip replaces a combination");
+        is_int(q.by, HL_BY_IP, "by=ip kept");
+        is_int(q.by_nparts, 0, "parts cleared");
+    }
+    tok_bad("by=a+b+c+d+e", "a", "unknown by", NULL);
+    tok_bad("by=ip+header:a+header:b+header:c+header:d",
+            "ip+header:a+header:b+header:c+header:d", "more than 4 parts", NULL);
+    tok_bad("by=header:a|header:b+ip", "header:a|header:b+ip", "not both", NULL);
+    tok_bad("by=header:a||header:b", "header:a||header:b", "empty part", NULL);
+    tok_bad("by=header:a|", "header:a|", "empty part", NULL);
+    tok_bad("by=+ip", "+ip", "empty part", NULL);
+    tok_bad("by=ip+global", "ip+global", "cannot be combined", NULL);
+    tok_bad("by=ip+ip", "ip+ip", "'ip' named twice", NULL);
+    tok_bad("by=header:a|header:a", "header:a|header:a", "named twice", NULL);
+    tok_bad("by=ip|header:a", "ip|header:a", "never used", NULL);
+    tok_bad("by=ip+header:", "header:", "empty name", NULL);
+    tok_bad("by=ip+json:a..b", "json:a..b", "JSON path", NULL);
+    tok_bad("by=ip+nope", "nope", "unknown by", NULL);
+    tok_bad("by=ip+header:aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",
+            "ip+header:aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",
+            "too long", NULL);
+    {
+        hl_quota_t v;
+        const char *argv[] = { "5/1m", "by=ip+param:log", NULL };
+
+        parse(&v, argv);
+        v.by_nparts = 5;
+        is_int(hl_quota_validate(&v, err, sizeof(err)), -1, "validate: 5 parts");
+        v.by_nparts = 2;
+        v.by_parts[1].by = HL_BY_GLOBAL;
+        is_int(hl_quota_validate(&v, err, sizeof(err)), -1, "validate: a global part");
+        v.by_parts[1].by = HL_BY_PARAM;
+        v.by_join = 'x';
+        is_int(hl_quota_validate(&v, err, sizeof(err)), -1, "validate: a bad join");
+    }
+}
+
 int main(void)
 {
+    test_by_parts();
     test_norm();
     test_cost();
     test_durations();
