@@ -196,13 +196,20 @@ sub hl_have_php {
 }
 
 # Returns a TCP port on 127.0.0.1 that nothing listened on a moment ago.
+# Returns a port no one listens on, picked at random below the kernel's
+# ephemeral range (32768 and up here): the files of a pass run in parallel,
+# and a port the kernel handed out as free could go to another file's
+# outgoing connection before the server meant for it binds it.
 sub free_port {
-    my $s = IO::Socket::INET->new(LocalAddr => '127.0.0.1', LocalPort => 0,
-                                  Listen => 1, ReuseAddr => 1, Proto => 'tcp')
-        or die "cannot find a free port: $!";
-    my $port = $s->sockport;
-    close $s;
-    return $port;
+    for (1 .. 200) {
+        my $port = 20000 + int(rand(12000));
+        my $s = IO::Socket::INET->new(LocalAddr => '127.0.0.1', LocalPort => $port,
+                                      Listen => 1, ReuseAddr => 1, Proto => 'tcp')
+            or next;
+        close $s;
+        return $port;
+    }
+    die "cannot find a free port between 20000 and 32000";
 }
 
 # Calls $pred every 50 ms until it returns true or $timeout seconds pass.
