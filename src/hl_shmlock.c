@@ -14,8 +14,6 @@
 
 #include "hl_shmlock.h"
 
-#define HL_SHMLOCK_WAITERS 0x80000000u
-
 void hl_shmlock_init(hl_shmlock_t *l)
 {
     memset(l, 0, sizeof(*l));
@@ -41,16 +39,15 @@ static void sleep_on(hl_shmlock_t *l, uint32_t expect)
     syscall(SYS_futex, &l->word, FUTEX_WAIT, expect, &ts, NULL, 0);
 }
 
-int hl_shmlock_lock(hl_shmlock_t *l, uint32_t pid)
+/* hl_shmlock_lock when the first try found the lock taken (or a bad
+ * pid): returns what hl_shmlock_lock returns. */
+int hl_shmlock_lock_slow(hl_shmlock_t *l, uint32_t pid)
 {
-    uint32_t c = 0;
+    uint32_t c;
     int i;
 
     if (pid == 0 || (pid & HL_SHMLOCK_WAITERS))
         return EINVAL;
-    if (__atomic_compare_exchange_n(&l->word, &c, pid, 0, __ATOMIC_ACQUIRE,
-                                    __ATOMIC_RELAXED))
-        return 0;
     for (i = 0; i < HL_SHMLOCK_TRIES; ++i) {
         sched_yield();
         c = 0;
@@ -87,8 +84,8 @@ int hl_shmlock_lock(hl_shmlock_t *l, uint32_t pid)
     }
 }
 
-void hl_shmlock_unlock(hl_shmlock_t *l)
+/* Wakes one sleeper of l (hl_shmlock_unlock found the waiters' bit). */
+void hl_shmlock_wake(hl_shmlock_t *l)
 {
-    if (__atomic_exchange_n(&l->word, 0, __ATOMIC_RELEASE) & HL_SHMLOCK_WAITERS)
-        syscall(SYS_futex, &l->word, FUTEX_WAKE, 1, NULL, NULL, 0);
+    syscall(SYS_futex, &l->word, FUTEX_WAKE, 1, NULL, NULL, 0);
 }

@@ -19,6 +19,8 @@
 #define HL_SHMLOCK_TRIES    32    /* trylock + yield rounds before sleeping */
 #define HL_SHMLOCK_CHECK_MS 20    /* sleep before asking if the holder lives */
 
+#define HL_SHMLOCK_WAITERS 0x80000000u  /* the word's top bit */
+
 /* One lock, alone on its cache line (two stripes' locks never share one). */
 typedef union {
     uint32_t word;       /* owner pid | HL_SHMLOCK_WAITERS, or 0 */
@@ -41,12 +43,28 @@ void hl_shmlock_init(hl_shmlock_t *l);
  * Tries HL_SHMLOCK_TRIES times with a yield between tries before sleeping
  * (the critical sections are short). Returns 0, or HL_SHMLOCK_RECOVERED
  * (held, taken over from a holder that died), or EINVAL for a bad pid
- * (not held).
+ * (not held). Inline for the usual case, a free lock taken with one
+ * compare-and-swap; hl_shmlock_lock_slow (hl_shmlock.c) does the rest.
  */
-int hl_shmlock_lock(hl_shmlock_t *l, uint32_t pid);
+int hl_shmlock_lock_slow(hl_shmlock_t *l, uint32_t pid);
+static inline int hl_shmlock_lock(hl_shmlock_t *l, uint32_t pid)
+{
+    uint32_t free_word = 0;
+
+    if (pid != 0 && !(pid & HL_SHMLOCK_WAITERS)
+        && __atomic_compare_exchange_n(&l->word, &free_word, pid, 0,
+                                       __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
+        return 0;
+    return hl_shmlock_lock_slow(l, pid);
+}
 
 /* Lets go of the lock (held by the caller's process), waking one sleeper
- * if any. Never fails. */
-void hl_shmlock_unlock(hl_shmlock_t *l);
+ * if any (hl_shmlock_wake, a futex call). Never fails. */
+void hl_shmlock_wake(hl_shmlock_t *l);
+static inline void hl_shmlock_unlock(hl_shmlock_t *l)
+{
+    if (__atomic_exchange_n(&l->word, 0, __ATOMIC_RELEASE) & HL_SHMLOCK_WAITERS)
+        hl_shmlock_wake(l);
+}
 
 #endif

@@ -647,16 +647,10 @@ apr_status_t hl_store_lock(server_rec *s, hl_shared_t **shared)
     return APR_SUCCESS;
 }
 
-/* Takes the lock of stripe i. Returns APR_SUCCESS (also when its holder
- * died holding it: logged, the stripe is used as it is; the slot table's
- * operations leave it usable at every step), or the error after
- * logging. */
-static apr_status_t lock_stripe(uint32_t i)
+/* What lock_stripe returns for hl_shmlock_lock's rv (not 0), logged. */
+static __attribute__((noinline)) apr_status_t lock_failed(uint32_t i,
+                                                          int rv)
 {
-    int rv = hl_shmlock_lock(&stripe_lock[i], store_pid);
-
-    if (rv == 0)
-        return APR_SUCCESS;
     if (rv == HL_SHMLOCK_RECOVERED) {
         ap_log_error(APLOG_MARK, APLOG_WARNING, 0, store_server,
                      "HL02852: the lock of counter stripe %u was held by a "
@@ -666,6 +660,17 @@ static apr_status_t lock_stripe(uint32_t i)
     ap_log_error(APLOG_MARK, APLOG_ERR, APR_FROM_OS_ERROR(rv), store_server,
                  "HL00215: cannot lock counter stripe %u; admitting", i);
     return APR_FROM_OS_ERROR(rv);
+}
+
+/* Takes the lock of stripe i. Returns APR_SUCCESS (also when its holder
+ * died holding it: logged, the stripe is used as it is; the slot table's
+ * operations leave it usable at every step), or the error after
+ * logging. Inline: one compare-and-swap when the lock is free. */
+static inline apr_status_t lock_stripe(uint32_t i)
+{
+    int rv = hl_shmlock_lock(&stripe_lock[i], store_pid);
+
+    return rv == 0 ? APR_SUCCESS : lock_failed(i, rv);
 }
 
 /* Lets go of the lock of stripe i. */
