@@ -53,19 +53,17 @@ uint64_t hl_limiter_class_of(hl_origin_t origin, uint64_t host_hash,
     return h != 0 ? h : 1;
 }
 
-size_t hl_limiter_slot_key(char out[HL_KEY_MAX], hl_origin_t origin, int i,
-                           const char *key, size_t keylen)
+/* hl_limiter_slot_key for a key too long to fit as it is: compacted
+ * (hl_key_compact). Out of line: its buffer's frame is not the usual
+ * key's. */
+static __attribute__((noinline)) size_t long_slot_key(char out[HL_KEY_MAX],
+                                                      hl_origin_t origin,
+                                                      int i, const char *key,
+                                                      size_t keylen)
 {
     char full[HL_KEY_MAX + 512];
     size_t n;
 
-    if (keylen + HL_SLOT_KEY_PREFIX <= HL_KEY_MAX) {
-        /* Fits as it is (the usual case): no compaction, one copy. */
-        out[HL_SLOTKEY_ORIGIN_AT] = (char)origin;
-        out[HL_SLOTKEY_WINDOW_AT] = (char)('0' + i);
-        memcpy(out + HL_SLOT_KEY_PREFIX, key, keylen);
-        return keylen + HL_SLOT_KEY_PREFIX;
-    }
     full[HL_SLOTKEY_ORIGIN_AT] = (char)origin;
     full[HL_SLOTKEY_WINDOW_AT] = (char)('0' + i);
     if (keylen > sizeof(full) - HL_SLOT_KEY_PREFIX) {
@@ -80,6 +78,18 @@ size_t hl_limiter_slot_key(char out[HL_KEY_MAX], hl_origin_t origin, int i,
         n = HL_SLOT_KEY_PREFIX + keylen;
     }
     return hl_key_compact(out, full, n);
+}
+
+size_t hl_limiter_slot_key(char out[HL_KEY_MAX], hl_origin_t origin, int i,
+                           const char *key, size_t keylen)
+{
+    if (keylen + HL_SLOT_KEY_PREFIX > HL_KEY_MAX)
+        return long_slot_key(out, origin, i, key, keylen);
+    /* Fits as it is (the usual case): no compaction, one copy. */
+    out[HL_SLOTKEY_ORIGIN_AT] = (char)origin;
+    out[HL_SLOTKEY_WINDOW_AT] = (char)('0' + i);
+    memcpy(out + HL_SLOT_KEY_PREFIX, key, keylen);
+    return keylen + HL_SLOT_KEY_PREFIX;
 }
 
 void hl_limiter_refs(const hl_slots_t *t, hl_origin_t origin, int nwindows,
