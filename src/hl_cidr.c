@@ -29,27 +29,43 @@ static const uint8_t v4_mapped_prefix[12] = {
  */
 static size_t dotted_quad(const char *text, uint8_t a[4])
 {
-    const char *p = text;
+    const unsigned char *p = (const unsigned char *)text;
     int part;
 
+    /* A part is one, two or three digits, read without a loop: a client
+     * address is parsed on every request of a new client. Each byte is
+     * read only after the one before it was a digit or a dot, so never
+     * past the NUL. */
     for (part = 0; part < 4; ++part) {
-        unsigned v;
+        unsigned d0 = (unsigned)p[0] - '0', d1, d2, v;
 
-        if (part > 0 && *p++ != '.')
+        if (d0 > 9)
             return 0;
-        if (*p < '0' || *p > '9')
-            return 0;
-        v = (unsigned)(*p++ - '0');
-        while (*p >= '0' && *p <= '9') {
-            if (v == 0)
-                return 0;               /* a leading zero */
-            v = v * 10 + (unsigned)(*p++ - '0');
-            if (v > 255)
-                return 0;
+        d1 = (unsigned)p[1] - '0';
+        if (d1 > 9) {
+            v = d0;
+            p += 1;
+        }
+        else if (d0 == 0)
+            return 0;                   /* a leading zero */
+        else {
+            d2 = (unsigned)p[2] - '0';
+            if (d2 > 9) {
+                v = d0 * 10 + d1;
+                p += 2;
+            }
+            else {
+                v = d0 * 100 + d1 * 10 + d2;
+                if (v > 255 || (unsigned)p[3] - '0' <= 9)
+                    return 0;
+                p += 3;
+            }
         }
         a[part] = (uint8_t)v;
+        if (part < 3 && *p++ != '.')
+            return 0;
     }
-    return *p == '\0' ? (size_t)(p - text) : 0;
+    return *p == '\0' ? (size_t)(p - (const unsigned char *)text) : 0;
 }
 
 /* Returns 0 with *ip set to the address in text (a /32 or /128, mapped

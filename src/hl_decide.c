@@ -93,8 +93,10 @@ int hl_decide_locked(hl_slots_t *const *tables,
     return admit;
 }
 
-void hl_decide_stats(hl_stats_t *st, hl_decide_item_t *const *items, int n,
-                     int64_t now_ms)
+/* hl_decide_stats for any request (the usual one is handled there). */
+static __attribute__((noinline)) void stats_of(hl_stats_t *st,
+                                               hl_decide_item_t *const *items,
+                                               int n, int64_t now_ms)
 {
     const hl_decide_item_t *by = NULL;   /* the item that refused */
     int i, banned_counted = 0;
@@ -132,6 +134,17 @@ void hl_decide_stats(hl_stats_t *st, hl_decide_item_t *const *items, int n,
     if (by->key)
         hl_refusals_add(&st->refusals, by->key, by->key_len, by->stats_name,
                         by->stats_name_len, now_ms);
+}
+
+void hl_decide_stats(hl_stats_t *st, hl_decide_item_t *const *items, int n,
+                     int64_t now_ms)
+{
+    /* The usual request: one quota, admitted (what stats_of would count,
+     * without its frame and loops). */
+    if (n == 1 && items[0]->decision.admit && items[0]->stats_name != NULL)
+        count_decision(st, items[0], HL_DECISION_ADMITTED, now_ms);
+    else
+        stats_of(st, items, n, now_ms);
 }
 
 void hl_decide_count_locked(hl_slots_t *t, const hl_decide_item_t *it,

@@ -722,7 +722,7 @@ hl_slot_t *hl_slots_find_hashed(hl_slots_t *t, const char *key, size_t len,
 
 hl_slot_t *hl_slots_find(hl_slots_t *t, const char *key, size_t len)
 {
-    return hl_slots_find_hashed(t, key, len, hl_hash64(key, len, t->hdr->seed));
+    return hl_slots_find_hashed(t, key, len, hl_hash64_words(key, len, t->hdr->seed));
 }
 
 /*
@@ -863,7 +863,7 @@ static uint32_t take_slot(hl_slots_t *t, uint32_t rc, int64_t now_ms)
  */
 uint64_t hl_slots_hash(const hl_slots_t *t, const char *key, size_t len)
 {
-    return hl_hash64(key, len, t->hdr->seed);
+    return hl_hash64_words(key, len, t->hdr->seed);
 }
 
 hl_slot_t *hl_slots_get(hl_slots_t *t, const char *key, size_t len,
@@ -1005,7 +1005,7 @@ int hl_slots_remove(hl_slots_t *t, const char *key, size_t len)
 
     if (len > HL_KEY_MAX)
         return 0;
-    idx = locate(t, key, len, hl_hash64(key, len, t->hdr->seed));
+    idx = locate(t, key, len, hl_hash64_words(key, len, t->hdr->seed));
     if (idx == 0)
         return 0;
     free_slot(t, idx);

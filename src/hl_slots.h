@@ -45,13 +45,13 @@
 #include <stddef.h>
 #include <stdint.h>
 #include "hl_bucket.h"
-#include "hl_hash.h"    /* hl_slot_t.hash is hl_hash64 of the key */
+#include "hl_hash.h"    /* hl_slot_t.hash is hl_hash64_words of the key */
 #include "hl_log.h"     /* the log pool of algo=log */
 
 #define HL_KEY_MAX       70          /* bytes of key stored inline */
 #define HL_SLOTS_MAGIC   0x484c5354u /* "HLST" */
-#define HL_SLOTS_VERSION 4u          /* 2: eviction classes; 3: fill levels;
-                                        4: log pool */
+#define HL_SLOTS_VERSION 5u          /* 2: eviction classes; 3: fill levels;
+                                        4: log pool; 5: hl_hash64_words */
 #define HL_EVICT_SCAN    8           /* list tail entries checked for expiry */
 #define HL_CLASSES       1024        /* class records, class 0 shared;
                                         a power of two */

@@ -94,23 +94,37 @@ void hl_names_register(void)
     ap_hook_post_config(names_post_config, NULL, NULL, APR_HOOK_MIDDLE);
 }
 
+/* Records the names of matches m[i..n) at their limit (hl_names_note's
+ * work once one is). */
+static __attribute__((noinline)) void note_from(request_rec *r,
+                                                const hl_match_t *m,
+                                                int i, int n)
+{
+    if (!names_on(r->server))
+        return;
+    for (; i < n; ++i) {
+        const hl_decision_t *d = &m[i].item.decision;
+
+        if (!m[i].name_id || d->nwindows == 0
+            || (d->admit && d->remaining != 0))
+            continue;
+        hl_names_record(names_book, m[i].name_id, strlen(m[i].name_id),
+                        m[i].name_value, m[i].name_len);
+    }
+}
+
+/* The usual request names no account: one look per match, no frame. */
 void hl_names_note(request_rec *r, const hl_match_t *m, int n)
 {
     int i;
 
     if (!names_book)
         return;
-    for (i = 0; i < n; ++i) {
-        const hl_decision_t *d = &m[i].item.decision;
-
-        if (!m[i].name_id || d->nwindows == 0
-            || (d->admit && d->remaining != 0))
-            continue;
-        if (!names_on(r->server))
-            return;
-        hl_names_record(names_book, m[i].name_id, strlen(m[i].name_id),
-                        m[i].name_value, m[i].name_len);
-    }
+    for (i = 0; i < n; ++i)
+        if (m[i].name_id)
+            break;
+    if (i < n)
+        note_from(r, m, i, n);
 }
 
 const char *hl_names_of(apr_pool_t *p, const server_rec *view,

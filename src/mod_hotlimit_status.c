@@ -347,7 +347,8 @@ static const char *foreign_host(request_rec *r)
     return host;
 }
 
-int hl_status_handler(request_rec *r)
+/* hl_status_handler for a request whose handler is hotlimit-status. */
+static __attribute__((noinline)) int status_handler(request_rec *r)
 {
     const hl_dir_conf_t *dc;
     const server_rec *view;
@@ -355,9 +356,6 @@ int hl_status_handler(request_rec *r)
     hl_snapshot_t *snap;
     int metrics;
 
-    /* Runs for every request: the first letter spares most a strcmp. */
-    if (!r->handler || r->handler[0] != 'h' || strcmp(r->handler, "hotlimit-status"))
-        return DECLINED;
     /* Never framed (clickjacking of the reset buttons), whatever the
      * answer: err_headers_out survive error responses. */
     apr_table_setn(r->err_headers_out, "Content-Security-Policy",
@@ -410,4 +408,14 @@ int hl_status_handler(request_rec *r)
                                                  ? HL_REFRESH_MAX : every);
     }
     return OK;
+}
+
+/* Runs for every request: the first letter spares most a strcmp, and the
+ * page's own frame is built only for the page. */
+int hl_status_handler(request_rec *r)
+{
+    if (!r->handler || r->handler[0] != 'h'
+        || strcmp(r->handler, "hotlimit-status"))
+        return DECLINED;
+    return status_handler(r);
 }

@@ -25,11 +25,18 @@
  *    effect at the next full stop and start.
  *
  * Stripes: the slot table is split into up to HL_MAX_STRIPES tables (one
- * per 1,024 slots at least), each with its own mutex; a key's windows live
+ * per 1,024 slots at least), each with its own lock; a key's windows live
  * in the stripe its first slot key hashes to, so requests on different
  * keys rarely wait for one another, and a decision locks only the stripes
- * of its keys (in ascending order: no deadlock). The header (table status)
- * has the hotlimit-shm mutex of its own; the statistics need none.
+ * of its keys (in ascending order: no deadlock). A stripe's lock is a
+ * futex word in a small segment of its own (hl_shmlock.h: taken over when
+ * its holder died), made with the counters and living as long: every
+ * decision takes one, and an apr global mutex costs ~250 instructions a
+ * lock and unlock (with `Mutex file:` a file lock and a thread mutex), a
+ * robust pthread mutex ~150, this one ~15; so the `Mutex` directive's
+ * hotlimit-shm mechanism applies to the header's lock only.
+ * The header (table status) has the hotlimit-shm mutex of its own; the
+ * statistics need none.
  *
  * The module's DSO is unloaded and loaded again at each restart, so no
  * function pointer of this file may outlive a generation: the exit-time
@@ -53,16 +60,25 @@
 #include "mod_hotlimit_conf.h"
 #include "mod_hotlimit_store_shm.h"
 #include "hl_align.h"
+#include "hl_shmlock.h"
 
 APLOG_USE_MODULE(hotlimit);
 
 #define HL_MUTEX_TYPE      "hotlimit-shm"
-#define HL_LIFE_KEY        "hotlimit-store"
+/* The running table is found again across a graceful restart under this
+ * name. It names the layouts too (the segment's, the slot table's and this
+ * record's size): a graceful restart onto a module whose layout differs (an
+ * upgrade reloads with a graceful) makes a new segment, counters starting
+ * empty, instead of reading the old one with the new layout. */
+#define HL_LIFE_STR(x)     #x
+#define HL_LIFE_XSTR(x)    HL_LIFE_STR(x)
+#define HL_LIFE_KEY        "hotlimit-store-v" HL_LIFE_XSTR(HL_SHARED_VERSION) \
+                           "." HL_LIFE_XSTR(HL_SLOTS_VERSION)
 #define HL_PERSIST_NAME    "hotlimit-counters.persist"
 #define HL_PERSIST_MAGIC   0x484c4350u  /* "HLCP" */
 #define HL_PERSIST_VERSION 2u          /* 2: only the pages in use */
 #define HL_PERSIST_PAGE    4096u
-#define HL_LOCK_TRIES      32    /* trylock + yield rounds before sleeping */
+#define HL_LOCK_TRIES      HL_SHMLOCK_TRIES  /* trylock + yield rounds */
 #define HL_SCAN_CHUNK      4096  /* slots scanned per hold of a stripe */
 
 /* What lives as long as the httpd parent: allocated from the process pool
@@ -71,9 +87,12 @@ APLOG_USE_MODULE(hotlimit);
 #define HL_STRIPE_MIN      1024  /* slots a stripe has at least */
 
 typedef struct {
+    apr_size_t          record_size; /* sizeof(hl_store_life_t) of the build
+                                        that made it (first, always) */
     apr_shm_t          *shm;
     apr_global_mutex_t *mutex;       /* the header's (hotlimit-shm) */
-    apr_global_mutex_t *stripe_mutex[HL_MAX_STRIPES];
+    apr_shm_t          *locks_shm;   /* the stripes' locks */
+    hl_shmlock_t       *stripe_lock; /* [HL_MAX_STRIPES], in locks_shm */
     uint32_t            nstripes;
     uint32_t            capacity;    /* configured (HotLimitSlots) */
     apr_size_t          size;      /* of the segment */
@@ -104,7 +123,8 @@ typedef struct {
  * generation; the memory they point to is not). */
 static server_rec *store_server;      /* whose error log the store uses */
 static apr_global_mutex_t *store_mutex;
-static apr_global_mutex_t *stripe_mutex[HL_MAX_STRIPES];
+static hl_shmlock_t *stripe_lock;     /* [HL_MAX_STRIPES], shared */
+static uint32_t store_pid;            /* this process's, the locks' owner */
 static uint32_t store_nstripes;
 static hl_shared_t *store_shared;
 static hl_slots_t store_slots[HL_MAX_STRIPES];
@@ -447,12 +467,37 @@ static apr_status_t save_at_exit(void *data)
     if (apr_global_mutex_lock(c->life->mutex) != APR_SUCCESS)
         return APR_SUCCESS;
     for (i = 0; i < c->life->nstripes; ++i)
-        apr_global_mutex_lock(c->life->stripe_mutex[i]);
+        hl_shmlock_lock(&c->life->stripe_lock[i], (uint32_t)getpid());
     save_persisted(c->s, c->pool, c->life);
     for (i = c->life->nstripes; i-- > 0;)
-        apr_global_mutex_unlock(c->life->stripe_mutex[i]);
+        hl_shmlock_unlock(&c->life->stripe_lock[i]);
     apr_global_mutex_unlock(c->life->mutex);
     return APR_SUCCESS;
+}
+
+/*
+ * Creates the stripes' locks in an anonymous segment of their own in the
+ * process pool (inherited by every child through fork; not in the
+ * counters' segment, which a start may overwrite with saved bytes).
+ * Returns 1, or 0 after logging.
+ */
+static int create_stripe_locks(server_rec *s, hl_store_life_t *life)
+{
+    apr_status_t rv = apr_shm_create(&life->locks_shm,
+                                     sizeof(hl_shmlock_t) * HL_MAX_STRIPES,
+                                     NULL, s->process->pool);
+    uint32_t i;
+
+    if (rv != APR_SUCCESS) {
+        ap_log_error(APLOG_MARK, APLOG_CRIT, rv, s,
+                     "HL02850: cannot create the shared memory of the "
+                     "stripes' locks");
+        return 0;
+    }
+    life->stripe_lock = apr_shm_baseaddr_get(life->locks_shm);
+    for (i = 0; i < HL_MAX_STRIPES; ++i)
+        hl_shmlock_init(&life->stripe_lock[i]);
+    return 1;
 }
 
 /*
@@ -468,7 +513,6 @@ static hl_store_life_t *create_life(server_rec *s, apr_pool_t *pconf,
     apr_status_t rv;
     void *base;
     int loaded = 0;
-    uint32_t i;
 
     life->capacity = capacity;
     life->nstripes = stripes_for(capacity);
@@ -497,18 +541,18 @@ static hl_store_life_t *create_life(server_rec *s, apr_pool_t *pconf,
                  loaded ? "restored" : "created", capacity, life->nstripes,
                  life->size, used_slots());
 
-    /* The mutex lives as long as the segment: old and new children of a
+    /* The locks live as long as the segment: old and new children of a
      * graceful restart must exclude each other. */
     rv = ap_global_mutex_create(&life->mutex, NULL, HL_MUTEX_TYPE, NULL, s,
                                 pp, 0);
-    for (i = 0; rv == APR_SUCCESS && i < life->nstripes; ++i)
-        rv = ap_global_mutex_create(&life->stripe_mutex[i], NULL, HL_MUTEX_TYPE,
-                                    apr_psprintf(pconf, "stripe%u", i), s, pp, 0);
     if (rv != APR_SUCCESS) {
         ap_log_error(APLOG_MARK, APLOG_CRIT, rv, s,
                      "HL00204: cannot create mutex " HL_MUTEX_TYPE);
         return NULL;
     }
+    if (!create_stripe_locks(s, life))
+        return NULL;
+    life->record_size = sizeof(*life);
     apr_pool_userdata_set(life, HL_LIFE_KEY, apr_pool_cleanup_null, pp);
     return life;
 }
@@ -521,10 +565,11 @@ int hl_store_shm_post_config(apr_pool_t *pconf, server_rec *s)
     hl_store_life_t *life = NULL;
     hl_save_ctx_t *ctx;
     void *found = NULL;
-    uint32_t i;
 
     apr_pool_userdata_get(&found, HL_LIFE_KEY, s->process->pool);
     life = found;
+    if (life && life->record_size != sizeof(*life))
+        life = NULL;        /* another build's record: see HL_LIFE_KEY */
     if (!life) {
         life = create_life(s, pconf, capacity, sc->persist != 0);
         if (!life)
@@ -547,8 +592,8 @@ int hl_store_shm_post_config(apr_pool_t *pconf, server_rec *s)
     life->persist = sc->persist != 0;
     store_server = s;
     store_mutex = life->mutex;
-    for (i = 0; i < life->nstripes; ++i)
-        stripe_mutex[i] = life->stripe_mutex[i];
+    stripe_lock = life->stripe_lock;
+    store_pid = (uint32_t)getpid();
     store_shared = apr_shm_baseaddr_get(life->shm);
 
     ctx = apr_pcalloc(pconf, sizeof(*ctx));
@@ -562,17 +607,13 @@ int hl_store_shm_post_config(apr_pool_t *pconf, server_rec *s)
 void hl_store_shm_child_init(apr_pool_t *pchild, server_rec *s)
 {
     apr_status_t rv;
-    uint32_t i;
 
+    store_pid = (uint32_t)getpid();
     if (!store_mutex)
         return;
     rv = apr_global_mutex_child_init(&store_mutex,
                                      apr_global_mutex_lockfile(store_mutex),
                                      pchild);
-    for (i = 0; rv == APR_SUCCESS && i < store_nstripes; ++i)
-        rv = apr_global_mutex_child_init(&stripe_mutex[i],
-                                         apr_global_mutex_lockfile(stripe_mutex[i]),
-                                         pchild);
     if (rv != APR_SUCCESS)
         ap_log_error(APLOG_MARK, APLOG_CRIT, rv, s,
                      "HL00205: cannot attach mutex " HL_MUTEX_TYPE
@@ -619,27 +660,36 @@ apr_status_t hl_store_shm_lock(server_rec *s, hl_shared_t **shared)
     return APR_SUCCESS;
 }
 
-/* Takes the mutex of stripe i. Returns APR_SUCCESS, or the error after
- * logging. */
-static apr_status_t lock_stripe(uint32_t i)
+/* What lock_stripe returns for hl_shmlock_lock's rv (not 0), logged. */
+static __attribute__((noinline)) apr_status_t lock_failed(uint32_t i,
+                                                          int rv)
 {
-    apr_status_t rv = acquire(stripe_mutex[i]);
-
-    if (rv != APR_SUCCESS)
-        ap_log_error(APLOG_MARK, APLOG_ERR, rv, store_server,
-                     "HL00215: cannot lock stripe %u of " HL_MUTEX_TYPE
-                     "; admitting", i);
-    return rv;
+    if (rv == HL_SHMLOCK_RECOVERED) {
+        ap_log_error(APLOG_MARK, APLOG_WARNING, 0, store_server,
+                     "HL02852: the lock of counter stripe %u was held by a "
+                     "process that died; taken over", i);
+        return APR_SUCCESS;
+    }
+    ap_log_error(APLOG_MARK, APLOG_ERR, APR_FROM_OS_ERROR(rv), store_server,
+                 "HL00215: cannot lock counter stripe %u; admitting", i);
+    return APR_FROM_OS_ERROR(rv);
 }
 
-/* Lets go of the mutex of stripe i. */
+/* Takes the lock of stripe i. Returns APR_SUCCESS (also when its holder
+ * died holding it: logged, the stripe is used as it is; the slot table's
+ * operations leave it usable at every step), or the error after
+ * logging. Inline: one compare-and-swap when the lock is free. */
+static inline apr_status_t lock_stripe(uint32_t i)
+{
+    int rv = hl_shmlock_lock(&stripe_lock[i], store_pid);
+
+    return rv == 0 ? APR_SUCCESS : lock_failed(i, rv);
+}
+
+/* Lets go of the lock of stripe i. */
 static void unlock_stripe(uint32_t i)
 {
-    apr_status_t rv = apr_global_mutex_unlock(stripe_mutex[i]);
-
-    if (rv != APR_SUCCESS)
-        ap_log_error(APLOG_MARK, APLOG_ERR, rv, store_server,
-                     "HL00216: cannot unlock stripe %u of " HL_MUTEX_TYPE, i);
+    hl_shmlock_unlock(&stripe_lock[i]);
 }
 
 void hl_store_shm_totals(hl_store_shm_totals_t *t)

@@ -226,6 +226,36 @@ static void test_client_parse(void)
             printf("# hl_ip_parse and inet_pton differ on \"%s\"\n", texts[i]);
     }
     is_int(agree, (int)i, "hl_client_parse = hl_ip_parse + hl_client_key");
+    {
+        /* Random texts of digits and dots (and a stray byte), read as
+         * inet_pton reads them: the dotted-quad reader takes none that
+         * inet_pton refuses and gives the same bytes. */
+        static const char alphabet[] = "0123456789..........12525x";
+        unsigned seed = 12345, k, bad = 0;
+
+        for (k = 0; k < 200000; ++k) {
+            char text[20];
+            size_t len, j;
+            hl_cidr_t c;
+            struct in_addr a4;
+            int mine, theirs;
+
+            seed = seed * 1103515245u + 12345u;
+            len = 1 + (seed >> 16) % 18;
+            for (j = 0; j < len; ++j) {
+                seed = seed * 1103515245u + 12345u;
+                text[j] = alphabet[(seed >> 16) % (sizeof(alphabet) - 1)];
+            }
+            text[len] = '\0';
+            mine = hl_ip_parse(text, &c) == 0 && c.family == 4;
+            theirs = inet_pton(AF_INET, text, &a4) == 1;
+            if (mine != theirs || (mine && memcmp(&a4, c.addr, 4) != 0)) {
+                if (bad++ < 5)
+                    printf("# \"%s\": ours %d, inet_pton %d\n", text, mine, theirs);
+            }
+        }
+        is_int((int)bad, 0, "200,000 random dotted texts: read as inet_pton reads them");
+    }
     is_int(pton, (int)i - 4, "IPv4 read as inet_pton reads it");
     {
         char out[HL_IP_KEY_MAX];

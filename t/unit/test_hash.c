@@ -4,6 +4,7 @@
  * computed from the implementation as it stood when hl_hash.c was split
  * out of hl_slots.c. */
 #include <stdint.h>
+#include <string.h>
 #include "hl_tap.h"
 #include "hl_hash.h"
 #include "hl_slots.h"
@@ -61,6 +62,58 @@ int main(void)
         st = hl_hash64_more(hl_hash64_begin(3), "/app/v1", 7);
         ok(hl_hash64_end(hl_hash64_more(st, "/items", 6))
            == hl_hash64("/app/v1/items", 13, 3), "more: continues a prefix");
+    }
+
+    /* hl_hash64_words, the slot table's (stored in its slots: a change
+     * bumps HL_SLOTS_VERSION). Values of a little-endian machine. */
+    {
+        static const known_t words[] = {
+            { "", 0, 0, 0x73ff7a61cf7eea17ULL, "words: empty" },
+            { "a", 1, 0, 0x00190ae08a802f95ULL, "words: \"a\"" },
+            { "abc", 3, 1, 0xa17ec54ca8445206ULL, "words: \"abc\", seed 1" },
+            { "a\0", 2, 0, 0x705699432f66aa15ULL, "words: trailing NUL counts" },
+            { "12345678", 8, 0, 0xf011808fefa62ec1ULL, "words: one word" },
+            { "123456789", 9, 0, 0xeb5eca483f44d9e5ULL, "words: a word and a byte" },
+            { "ip:203.0.113.7|sw|0123456789abcdef|60000", 40, 0,
+              0x19dedc9b45565ccfULL, "words: a slot key's length" },
+        };
+        unsigned char a[80], b[80];
+        size_t len, bit;
+        int flips = 1;
+
+        for (i = 0; i < sizeof(words) / sizeof(words[0]); ++i)
+            ok(hl_hash64_words(words[i].data, words[i].len, words[i].seed)
+               == words[i].want, words[i].name);
+        ok(hl_hash64_words(NULL, 0, 7) == hl_hash64_words("", 0, 7),
+           "words: NULL with length 0");
+        ok(hl_hash64_words("abc", 3, 1) != hl_hash64_words("abc", 3, 2),
+           "words: the seed changes the hash");
+        for (i = 0; i < sizeof(a); ++i)
+            a[i] = (unsigned char)(i * 7 + 1);
+        /* Every single-bit change of every length up to 80 changes it, and
+         * the tail read that overlaps the last word is not fooled by two
+         * lengths of one text. */
+        for (len = 1; len <= sizeof(a); ++len)
+            for (bit = 0; bit < len * 8; ++bit) {
+                memcpy(b, a, len);
+                b[bit / 8] ^= (unsigned char)(1u << (bit % 8));
+                if (hl_hash64_words(a, len, 5) == hl_hash64_words(b, len, 5))
+                    flips = 0;
+            }
+        ok(flips, "words: every bit of keys of 1..80 bytes counts");
+        ok(hl_hash64_words(a, 15, 5) != hl_hash64_words(a, 16, 5)
+           && hl_hash64_words("\0\0\0\0\0\0\0\0", 8, 5)
+              != hl_hash64_words("\0\0\0\0\0\0\0\0\0", 9, 5),
+           "words: the length counts (zero bytes too)");
+        /* The top bits of two words flipped together: a plain 64-bit
+         * multiply would carry both differences to bit 63 and collide
+         * whatever the seed. */
+        memcpy(b, a, 16);
+        b[7] ^= 0x80;
+        b[15] ^= 0x80;
+        ok(hl_hash64_words(a, 16, 5) != hl_hash64_words(b, 16, 5)
+           && hl_hash64_words(a, 16, 6) != hl_hash64_words(b, 16, 6),
+           "words: no seed-independent collision from the top bits");
     }
 
     /* The seeds are the persisted values; they differ from each other. */

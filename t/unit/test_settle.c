@@ -107,11 +107,11 @@ static void stats_tests(void)
     okf(hl_stats_settle_ms(st, 42, "/v1", 3) < 1500,
         "one slow request weighs a quarter (%lld)",
         (long long)hl_stats_settle_ms(st, 42, "/v1", 3));
-    ok(hl_stats_settle_ms(st, 43, "/v2", 3) == 0, "per route");
-    hl_stats_settled(st, 44, "/v3", 3, -5);
-    ok(hl_stats_settle_ms(st, 44, "/v3", 3) == 1, "a negative duration: 0, kept as 1 ms");
-    hl_stats_settled(st, 45, "/v4", 3, INT64_MAX);
-    ok(hl_stats_settle_ms(st, 45, "/v4", 3) > 0, "a huge duration: capped, no wrap");
+    ok(hl_stats_settle_ms(st, 100, "/v2", 3) == 0, "per route");
+    hl_stats_settled(st, 200, "/v3", 3, -5);
+    ok(hl_stats_settle_ms(st, 200, "/v3", 3) == 1, "a negative duration: 0, kept as 1 ms");
+    hl_stats_settled(st, 300, "/v4", 3, INT64_MAX);
+    ok(hl_stats_settle_ms(st, 300, "/v4", 3) > 0, "a huge duration: capped, no wrap");
     free(st);
 }
 

@@ -221,7 +221,7 @@ static int check_structure(const hl_slots_t *t)
                     why = "slot in the list of another level"; goto out;
                 }
                 if (s->key_len > HL_KEY_MAX) { why = "key_len too big"; goto out; }
-                if (s->hash != hl_hash64(s->key, s->key_len, h->seed)) {
+                if (s->hash != hl_hash64_words(s->key, s->key_len, h->seed)) {
                     why = "stored hash differs from the key's hash"; goto out;
                 }
                 prev = idx;

@@ -106,6 +106,36 @@ int main(void)
         hl_stats_history(e, -5, h);
         ok(1, "history: a negative time does not crash");
     }
+    {
+        /* The per-process hint of where a route's entry is: a second
+         * table, and a table cleared and filled in another order, each
+         * count in their own entries. */
+        hl_stats_t *other = calloc(1, sizeof(*other));
+        const hl_route_stat_t *a, *b;
+
+        hl_stats_clear(st);
+        stats_add(st, "/hint/a", HL_DECISION_ADMITTED, NOW);
+        stats_add(other, "/hint/b", HL_DECISION_ADMITTED, NOW);
+        stats_add(other, "/hint/a", HL_DECISION_REJECTED, NOW);
+        stats_add(st, "/hint/a", HL_DECISION_ADMITTED, NOW);
+        a = find(st, "/hint/a");
+        b = find(other, "/hint/a");
+        ok(a && a->count[HL_DECISION_ADMITTED] == 2
+           && a->count[HL_DECISION_REJECTED] == 0
+           && b && b->count[HL_DECISION_REJECTED] == 1
+           && b->count[HL_DECISION_ADMITTED] == 0 && !find(st, "/hint/b"),
+           "two tables: each route counted in its own table's entry");
+        hl_stats_clear(st);
+        stats_add(st, "/hint/b", HL_DECISION_ADMITTED, NOW);
+        stats_add(st, "/hint/a", HL_DECISION_DRY_RUN, NOW);
+        a = find(st, "/hint/a");
+        b = find(st, "/hint/b");
+        ok(a && b && a != b && a->count[HL_DECISION_DRY_RUN] == 1
+           && a->count[HL_DECISION_ADMITTED] == 0
+           && b->count[HL_DECISION_ADMITTED] == 1,
+           "cleared and refilled in another order: counted where each is now");
+        free(other);
+    }
     free(st);
     return done_testing();
 }
