@@ -71,8 +71,3 @@ void hl_php_src_copy(hl_php_src_t *s, size_t off, char *buf, size_t n)
         n -= got;
     }
 }
-/* Returns 1 for the bytes C's isspace() accepts in the "C" locale. */
-int hl_php_is_space(int c)
-{
-    return c == ' ' || (c >= '\t' && c <= '\r');
-}

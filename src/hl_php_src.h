@@ -23,8 +23,13 @@ size_t hl_php_src_find(hl_php_src_t *s, size_t from, size_t to, int ch);
 /* Copies s[off, off + n) into buf. */
 void hl_php_src_copy(hl_php_src_t *s, size_t off, char *buf, size_t n);
 
-/* Returns 1 for the bytes C's isspace() accepts in the "C" locale. */
-int hl_php_is_space(int c);
+/* Returns 1 for the bytes C's isspace() accepts in the "C" locale
+ * (inline, as it was when static in hl_php.c: the name walk calls it per
+ * byte). */
+static inline int hl_php_is_space(int c)
+{
+    return c == ' ' || (c >= '\t' && c <= '\r');
+}
 
 /* Returns the byte of s at off (< s->len). */
 static inline unsigned char hl_php_src_at(hl_php_src_t *s, size_t off)
