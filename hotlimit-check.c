@@ -22,6 +22,7 @@
 #include <unistd.h>
 #include <cJSON.h>
 #include "hl_table.h"
+#include "hl_table_parse.h"
 #include "hl_route.h"
 
 #define PROG "hotlimit-check"

@@ -23,89 +23,16 @@
  */
 #include <stddef.h>
 #include <stdint.h>
-#include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 #include "hl_php.h"
+#include "hl_php_multipart.h"
+#include "hl_php_src.h"
 #include "hl_text.h"
 
-/* ---- the input, in memory or read by offset (hl_php_src_t) ---- */
+/* The input (hl_php_src_t) is read through hl_php_src.h; a multipart
+ * body's buffer and part headers through hl_php_multipart.h. */
 
-/* Returns a memory source over s (n bytes, borrowed). */
-static hl_php_src_t mem_src(const char *s, size_t n)
-{
-    hl_php_src_t src;
-
-    memset(&src, 0, sizeof(src));
-    src.mem = s;
-    src.len = n;
-    return src;
-}
-
-/* Returns a pointer to the bytes of s at off (< s->len) and sets *n to how
- * many follow there, at least 1: in memory, or in the cache, refilled from
- * off (zeros, and failed set, when the read fails). */
-static const char *src_span(hl_php_src_t *s, size_t off, size_t *n)
-{
-    if (s->mem) {
-        *n = s->len - off;
-        return s->mem + off;
-    }
-    if (off < s->cache_off || off >= s->cache_off + s->cache_len) {
-        size_t want = s->len - off < s->cache_size ? s->len - off
-                                                   : s->cache_size;
-        if (s->read(s->ctx, off, s->cache, want) != 0) {
-            memset(s->cache, 0, want);
-            s->failed = 1;
-        }
-        s->cache_off = off;
-        s->cache_len = want;
-    }
-    *n = s->cache_off + s->cache_len - off;
-    return s->cache + (off - s->cache_off);
-}
-
-/* Returns the byte of s at off (< s->len). */
-static inline unsigned char src_at(hl_php_src_t *s, size_t off)
-{
-    size_t n;
-
-    if (s->mem)
-        return (unsigned char)s->mem[off];
-    return (unsigned char)*src_span(s, off, &n);
-}
-
-/* Returns the offset of the first byte ch in s[from, to), or to. */
-static size_t src_find(hl_php_src_t *s, size_t from, size_t to, int ch)
-{
-    while (from < to) {
-        size_t n;
-        const char *p = src_span(s, from, &n), *hit;
-
-        if (n > to - from)
-            n = to - from;
-        if ((hit = memchr(p, ch, n)) != NULL)
-            return from + (size_t)(hit - p);
-        from += n;
-    }
-    return to;
-}
-
-/* Copies s[off, off + n) into buf. */
-static void src_copy(hl_php_src_t *s, size_t off, char *buf, size_t n)
-{
-    while (n > 0) {
-        size_t got;
-        const char *p = src_span(s, off, &got);
-
-        if (got > n)
-            got = n;
-        memcpy(buf, p, got);
-        buf += got;
-        off += got;
-        n -= got;
-    }
-}
 
 /*
  * Returns the next byte (0..255) of the encoded text s up to offset n at
@@ -116,27 +43,21 @@ static void src_copy(hl_php_src_t *s, size_t off, char *buf, size_t n)
 static int url_next(hl_php_src_t *s, size_t n, size_t *pos, int plus)
 {
     size_t i = *pos;
-    int c = src_at(s, i);
+    int c = hl_php_src_at(s, i);
 
     if (plus && c == '+') {
         *pos = i + 1;
         return ' ';
     }
     if (c == '%' && n - i >= 3
-        && hl_hex_value((char)src_at(s, i + 1)) >= 0
-        && hl_hex_value((char)src_at(s, i + 2)) >= 0) {
+        && hl_hex_value((char)hl_php_src_at(s, i + 1)) >= 0
+        && hl_hex_value((char)hl_php_src_at(s, i + 2)) >= 0) {
         *pos = i + 3;
-        return hl_hex_value((char)src_at(s, i + 1)) * 16
-               + hl_hex_value((char)src_at(s, i + 2));
+        return hl_hex_value((char)hl_php_src_at(s, i + 1)) * 16
+               + hl_hex_value((char)hl_php_src_at(s, i + 2));
     }
     *pos = i + 1;
     return c;
-}
-
-/* Returns 1 for the bytes C's isspace() accepts in the "C" locale. */
-static int is_space(int c)
-{
-    return c == ' ' || (c >= '\t' && c <= '\r');
 }
 
 /* A variable name being read: raw bytes s[pos, n), urldecoded or not. */
@@ -156,7 +77,7 @@ static int cur_next(cursor_t *c)
     if (c->pos >= c->n)
         return -1;
     ch = c->decode ? url_next(c->s, c->n, &c->pos, 1)
-                   : src_at(c->s, c->pos++);
+                   : hl_php_src_at(c->s, c->pos++);
     if (ch == 0) {
         c->pos = c->n;
         return -1;
@@ -333,7 +254,7 @@ static void parse_name(cursor_t c, const char *name, const char *key,
         }
         t = c;
         ch = cur_next(&t);
-        if (is_space(ch))
+        if (hl_php_is_space(ch))
             ch = cur_next(&t);
         if (ch == ']') {
             append = 1;
@@ -451,7 +372,7 @@ static void first_key(var_state_t *st, const effect_t *e, const cursor_t *c,
     } else {
         while (pos < e->k1_end && n < HL_PHP_KEY_MAX)
             st->fk[n++] = (char)(c->decode ? url_next(c->s, e->k1_end, &pos, 1)
-                                           : src_at(c->s, pos++));
+                                           : hl_php_src_at(c->s, pos++));
     }
     st->fk_len = n;
 }
@@ -556,18 +477,18 @@ static void scan_tokens(var_state_t *st, hl_php_src_t *input,
         effect_t e;
 
         if (!post) {                          /* strtok: no empty tokens */
-            while (p < stop && src_at(input, p) == (unsigned char)sep)
+            while (p < stop && hl_php_src_at(input, p) == (unsigned char)sep)
                 p++;
             if (p == stop)
                 break;
         }
         tok = p;
-        end = src_find(input, tok, stop, sep);
+        end = hl_php_src_find(input, tok, stop, sep);
         p = end < stop ? end + 1 : end;
-        eq = src_find(input, tok, end, '=');
+        eq = hl_php_src_find(input, tok, end, '=');
         has_eq = eq < end;
         if (cookie) {
-            while (tok < end && is_space(src_at(input, tok)))
+            while (tok < end && hl_php_is_space(hl_php_src_at(input, tok)))
                 tok++;
             if (tok == end || (has_eq && tok == eq))
                 continue;                     /* not counted */
@@ -597,7 +518,7 @@ static long emit(char *out, size_t outlen, hl_php_src_t *in, size_t val,
 
     while (pos < stop && n < outlen - 1) {
         if (dec == DEC_NONE)
-            out[n++] = (char)src_at(in, pos++);
+            out[n++] = (char)hl_php_src_at(in, pos++);
         else
             out[n++] = (char)url_next(in, stop, &pos, dec == DEC_URL);
     }
@@ -616,7 +537,7 @@ static long result(char *out, size_t outlen, const var_state_t *st,
     if (w->key != NULL && st->type == T_ARRAY && st->ktype == T_STRING)
         return emit(out, outlen, in, st->kval, st->kvlen, st->dec);
     if (w->key == NULL && array_key && st->type == T_ARRAY && st->fk_set) {
-        hl_php_src_t fk = mem_src(st->fk, st->fk_len);
+        hl_php_src_t fk = hl_php_mem_src(st->fk, st->fk_len);
         return emit(out, outlen, &fk, 0, st->fk_len, DEC_NONE);
     }
     return -1;
@@ -636,7 +557,7 @@ long hl_php_var(char *out, size_t outlen, const char *input,
     if (out == NULL || outlen < 2 || input == NULL
         || want_init(&w, name, key) < 0)
         return -1;
-    in = mem_src(input, strlen(input));
+    in = hl_php_mem_src(input, strlen(input));
     scan_tokens(&st, &in, source, &w);
     return result(out, outlen, &st, &in, &w, 0);
 }
@@ -656,261 +577,9 @@ long hl_cookie_value(char *out, size_t outlen, const char *cookie_header,
 
 /* ---- multipart/form-data (main/rfc1867.c) ---- */
 
-/*
- * PHP reads a multipart body through a buffer of FILLUNIT (5,120) bytes, or
- * the boundary's length + 6 if larger, and what it sees depends on where
- * that buffer stands: a line longer than the buffer is cut into pieces, and
- * the piece may be a boundary line. mp_buf_t is that buffer: its window w
- * holds body[begin, begin + avail), and begin + avail is always how far
- * PHP has read (mod_php's read_post fills the buffer whole until the body
- * ends).
- */
-#define MP_FILLUNIT      5120
 #define MP_MAX_UPLOADS   20                     /* max_file_uploads */
 #define MP_UPLOAD_MAX    (2 * 1024 * 1024)      /* upload_max_filesize */
 #define MP_PARTS_MAX     (HL_PHP_MAX_INPUT_VARS + MP_MAX_UPLOADS)
-
-#define MP_BUF_MAX (HL_PHP_BOUNDARY_MAX + 6)  /* >= MP_FILLUNIT */
-
-typedef struct {
-    hl_php_src_t *body;
-    size_t      len;
-    size_t      begin;      /* buf_begin, as an offset into body */
-    size_t      avail;      /* bytes_in_buffer */
-    size_t      size;       /* bufsize */
-    const char *next;       /* "\n--BOUNDARY" */
-    size_t      next_len;
-    char       *w;          /* the window: body[begin, begin + avail) */
-    char        buf[MP_BUF_MAX];
-} mp_buf_t;
-
-/* fill_buffer: moves the window to the buffer's start and reads on.
- * Returns the bytes added to the window. */
-static size_t mp_fill(mp_buf_t *m)
-{
-    size_t room = m->size - m->avail, left = m->len - (m->begin + m->avail);
-    size_t n = room < left ? room : left;
-
-    if (m->w != m->buf)
-        memmove(m->buf, m->w, m->avail);
-    m->w = m->buf;
-    src_copy(m->body, m->begin + m->avail, m->buf + m->avail, n);
-    m->avail += n;
-    return n;
-}
-
-/* multipart_buffer_eof: 1 when the window is empty and the body ends. */
-static int mp_eof(mp_buf_t *m)
-{
-    return m->avail == 0 && mp_fill(m) < 1;
-}
-
-/* next_line: the line at the window's start, up to '\n' (a '\r' before
- * it dropped), or the whole window when it is full and holds no '\n'; read
- * as a C string (cut at a NUL). Returns 0 and consumes it, or -1 when the
- * window holds no whole line and is not full. */
-static int mp_next_line(mp_buf_t *m, const char **line, size_t *n)
-{
-    const char *s = m->w, *nl = memchr(s, '\n', m->avail), *nul;
-
-    if (nl != NULL) {
-        size_t used = (size_t)(nl - s) + 1;
-
-        *n = (size_t)(nl - s);
-        if (*n > 0 && s[*n - 1] == '\r')
-            (*n)--;
-        m->w += used;
-        m->begin += used;
-        m->avail -= used;
-    } else if (m->avail < m->size) {
-        return -1;
-    } else {
-        *n = m->avail;
-        m->w += m->avail;
-        m->begin += m->avail;
-        m->avail = 0;
-    }
-    *line = s;
-    if ((nul = memchr(s, '\0', *n)) != NULL)
-        *n = (size_t)(nul - s);
-    return 0;
-}
-
-/* get_line: next_line, refilling the window once if needed. */
-static int mp_get_line(mp_buf_t *m, const char **line, size_t *n)
-{
-    if (mp_next_line(m, line, n) == 0)
-        return 0;
-    mp_fill(m);
-    return mp_next_line(m, line, n);
-}
-
-/* php_ap_memstr with partial matches: the offset in the window of the
- * first place where "\n--BOUNDARY" starts, or where the window ends with
- * a beginning of it; or -1. */
-static long mp_bound(const mp_buf_t *m)
-{
-    const char *w = m->w, *p = w, *stop = w + m->avail;
-
-    while (p < stop && (p = memchr(p, m->next[0], (size_t)(stop - p)))) {
-        size_t left = (size_t)(stop - p);
-
-        if (memcmp(p, m->next, left < m->next_len ? left : m->next_len) == 0)
-            return (long)(p - w);
-        p++;
-    }
-    return -1;
-}
-
-/* multipart_buffer_read(bytes = FILLUNIT): consumes the part's next
- * piece of data, up to a boundary. Returns its length (0: the part ends).
- * A '\r' just before a boundary is left in the window, so the pieces
- * together are one run of the body. */
-static size_t mp_read(mp_buf_t *m)
-{
-    long bound;
-    size_t max, len;
-
-    if (MP_FILLUNIT > m->avail)
-        mp_fill(m);
-    bound = mp_bound(m);
-    max = bound >= 0 ? (size_t)bound : m->avail;
-    len = max < MP_FILLUNIT - 1 ? max : MP_FILLUNIT - 1;
-    if (len > 0 && bound >= 0 && m->w[len - 1] == '\r')
-        len--;
-    m->w += len;
-    m->begin += len;
-    m->avail -= len;
-    return len;
-}
-
-/* php_ap_getword: returns the end of the word at s (NUL-terminated) that
- * ends at `stop` outside quotes, or at the NUL. */
-static const char *word_end(const char *s, char stop)
-{
-    char quote;
-
-    while (*s && *s != stop) {
-        if ((quote = *s) == '"' || quote == '\'') {
-            ++s;
-            while (*s && *s != quote)
-                s += (*s == '\\' && s[1] == quote) ? 2 : 1;
-            if (*s)
-                ++s;
-        } else {
-            ++s;
-        }
-    }
-    return s;
-}
-
-/* php_ap_getword_conf: copies the parameter value at s (up to end) into
- * out (outlen bytes), unquoted. Returns its length, or -1 if it does not
- * fit. */
-static long conf_value(const char *s, const char *end, char *out, size_t outlen)
-{
-    char quote = 0;
-    size_t n = 0;
-
-    while (s < end && is_space((unsigned char)*s))
-        s++;
-    if (s < end && (*s == '"' || *s == '\''))
-        quote = *s++;
-    else {
-        const char *t = s;
-        while (t < end && !is_space((unsigned char)*t))
-            t++;
-        end = t;
-    }
-    for (; s < end && *s != quote; ++s) {
-        if (*s == '\\' && s + 1 < end
-            && (s[1] == '\\' || (quote && s[1] == quote)))
-            ++s;
-        if (n + 1 >= outlen)
-            return -1;
-        out[n++] = *s;
-    }
-    out[n] = '\0';
-    return (long)n;
-}
-
-/* Returns 1 if php_ap_getword_conf gives "" for the value at s (up to
- * end): nothing but white space, or a quote closed at once. */
-static int conf_empty(const char *s, const char *end)
-{
-    while (s < end && is_space((unsigned char)*s))
-        s++;
-    if (s == end)
-        return 1;
-    if (*s == '"' || *s == '\'')
-        return s + 1 == end || s[1] == *s;
-    return 0;
-}
-
-/* What a part's Content-Disposition says (rfc1867.c reads its pairs in
- * order; a later name= or filename= replaces an earlier one). */
-typedef struct {
-    int has_name;
-    int has_file;
-    int file_empty;      /* filename="": no file sent, its data left unread */
-} mp_disposition_t;
-
-/* Reads a Content-Disposition value (cd, NUL-terminated) as rfc1867.c
- * does into *d, and its name= into name (namelen bytes, at least strlen(cd)
- * + 1, so it always fits). */
-static void disposition(const char *cd, char *name, size_t namelen,
-                        mp_disposition_t *d)
-{
-    memset(d, 0, sizeof(*d));
-    while (is_space((unsigned char)*cd))
-        cd++;
-    while (*cd) {
-        const char *pair = cd, *pend = word_end(cd, ';'), *eq;
-
-        cd = pend;
-        while (*cd == ';')
-            cd++;
-        while (is_space((unsigned char)*cd))
-            cd++;
-        eq = memchr(pair, '=', (size_t)(pend - pair));
-        if (eq == NULL)
-            continue;
-        {
-            const char *kend = word_end(pair, '='), *v = kend;
-            size_t klen = (size_t)(kend - pair);
-
-            while (v < pend && *v == '=')
-                v++;
-            if (klen == 4 && strncasecmp(pair, "name", 4) == 0)
-                d->has_name = conf_value(v, pend, name, namelen) >= 0;
-            else if (klen == 8 && strncasecmp(pair, "filename", 8) == 0) {
-                d->has_file = 1;
-                d->file_empty = conf_empty(v, pend);
-            }
-        }
-    }
-}
-
-/* rfc1867.c's "never repair potential malicious user input": returns 1 if
- * a file part named v is skipped (brackets not closed, or text after a
- * ']' that does not open another). */
-static int mp_bad_brackets(const char *v)
-{
-    long c = 0;
-
-    for (; *v; ++v) {
-        if (*v == '[')
-            c++;
-        else if (*v == ']') {
-            c--;
-            if (v[1] && v[1] != '[')
-                return 1;
-        }
-        if (c < 0)
-            return 1;
-    }
-    return c != 0;
-}
 
 /* strtoll(value) as PHP reads MAX_FILE_SIZE: the value (at offset v of
  * in, vlen bytes) as a C string, white space and a sign first, saturating. */
@@ -920,13 +589,13 @@ static int64_t mp_strtoll(hl_php_src_t *in, size_t v, size_t vlen)
     int neg = 0;
     uint64_t u = 0, lim;
 
-    while (v < end && is_space(src_at(in, v)))
+    while (v < end && hl_php_is_space(hl_php_src_at(in, v)))
         v++;
-    if (v < end && (src_at(in, v) == '+' || src_at(in, v) == '-'))
-        neg = src_at(in, v++) == '-';
+    if (v < end && (hl_php_src_at(in, v) == '+' || hl_php_src_at(in, v) == '-'))
+        neg = hl_php_src_at(in, v++) == '-';
     lim = neg ? (uint64_t)INT64_MAX + 1 : (uint64_t)INT64_MAX;
-    for (; v < end && src_at(in, v) >= '0' && src_at(in, v) <= '9'; ++v) {
-        unsigned d = (unsigned)(src_at(in, v) - '0');
+    for (; v < end && hl_php_src_at(in, v) >= '0' && hl_php_src_at(in, v) <= '9'; ++v) {
+        unsigned d = (unsigned)(hl_php_src_at(in, v) - '0');
         if (u > (lim - d) / 10)
             u = lim;
         else
@@ -945,7 +614,7 @@ static int64_t mp_strtoll(hl_php_src_t *in, size_t v, size_t vlen)
 static void mp_register(var_state_t *st, const want_t *w, const char *name,
                         size_t val, size_t vlen)
 {
-    hl_php_src_t ns = mem_src(name, strlen(name));
+    hl_php_src_t ns = hl_php_mem_src(name, strlen(name));
     cursor_t c;
     effect_t e;
 
@@ -955,48 +624,6 @@ static void mp_register(var_state_t *st, const want_t *w, const char *name,
     c.decode = 0;
     parse_name(c, w->name, w->key, &e);
     apply(st, &e, &c, 0, w->key_int, w->key_val, val, vlen);
-}
-
-/* A text that grows: in buf until it needs more, then in memory of its
- * own (malloc'd; mp_text_free frees it). Not to be copied. */
-#define MP_TEXT_STACK 2048
-
-typedef struct {
-    char   *p;
-    size_t  cap;
-    char    buf[MP_TEXT_STACK];
-} mp_text_t;
-
-static void mp_text_init(mp_text_t *t)
-{
-    t->p = t->buf;
-    t->cap = sizeof(t->buf);
-    t->p[0] = '\0';
-}
-
-/* Makes t hold at least need bytes, keeping its first keep bytes. Returns
- * 0, or -1 when out of memory (t unchanged). */
-static int mp_text_reserve(mp_text_t *t, size_t need, size_t keep)
-{
-    size_t cap = t->cap * 2 > need ? t->cap * 2 : need;
-    char *p;
-
-    if (need <= t->cap)
-        return 0;
-    if ((p = malloc(cap)) == NULL)
-        return -1;
-    memcpy(p, t->p, keep);
-    if (t->p != t->buf)
-        free(t->p);
-    t->p = p;
-    t->cap = cap;
-    return 0;
-}
-
-static void mp_text_free(mp_text_t *t)
-{
-    if (t->p != t->buf)
-        free(t->p);
 }
 
 /* Reads the text fields of a multipart body (boundary b) into st as PHP's
@@ -1017,44 +644,44 @@ static int scan_multipart(var_state_t *st, hl_php_src_t *body, const char *b,
     int skip = 0;     /* rfc1867.c never clears skip_upload: once one file
                          part is skipped, every later one is too */
     int rc = 0;
-    mp_text_t cd, name;   /* a part's Content-Disposition; its name= */
-    mp_buf_t m;
+    hl_mp_text_t cd, name;   /* a part's Content-Disposition; its name= */
+    hl_mp_buf_t m;
     size_t len = body->len;
 
     memset(st, 0, sizeof(*st));
     st->dec = DEC_NONE;
     if (blen > HL_PHP_BOUNDARY_MAX)
         return 0;                         /* PHP: "Boundary too large" */
-    mp_text_init(&cd);
-    mp_text_init(&name);
+    hl_mp_text_init(&cd);
+    hl_mp_text_init(&name);
     memcpy(delim, "--", 2);
     memcpy(delim + 2, b, blen + 1);
     next[0] = '\n';
     memcpy(next + 1, delim, dlen + 1);
-    memset(&m, 0, offsetof(mp_buf_t, buf));
+    memset(&m, 0, offsetof(hl_mp_buf_t, buf));
     m.w = m.buf;
     m.body = body;
     m.len = len;
-    m.size = blen + 6 > MP_FILLUNIT ? blen + 6 : MP_FILLUNIT;
+    m.size = blen + 6 > HL_MP_FILLUNIT ? blen + 6 : HL_MP_FILLUNIT;
     m.next = next;
     m.next_len = dlen + 1;
 
-    while (!mp_eof(&m)) {
+    while (!hl_mp_eof(&m)) {
         int header = 0, in_cd = 0, seen_cd = 0, cancel;
-        mp_disposition_t d;
+        hl_mp_disposition_t d;
 
         do {                              /* find_boundary */
-            if (mp_get_line(&m, &line, &n) < 0)
+            if (hl_mp_get_line(&m, &line, &n) < 0)
                 goto done;
         } while (n != dlen || memcmp(line, delim, dlen) != 0);
         cdlen = 0;
         cd.p[0] = '\0';
         /* multipart_buffer_headers: the first Content-Disposition, with
          * the lines that continue it. */
-        while (mp_get_line(&m, &line, &n) == 0 && n > 0) {
+        while (hl_mp_get_line(&m, &line, &n) == 0 && n > 0) {
             const char *colon = NULL, *s = line;
 
-            if (!is_space((unsigned char)line[0]))
+            if (!hl_php_is_space((unsigned char)line[0]))
                 colon = memchr(line, ':', n);
             if (colon) {
                 header = 1;
@@ -1064,13 +691,13 @@ static int scan_multipart(var_state_t *st, hl_php_src_t *body, const char *b,
                     continue;
                 seen_cd = 1;
                 s = colon + 1;
-                while (s < line + n && is_space((unsigned char)*s))
+                while (s < line + n && hl_php_is_space((unsigned char)*s))
                     s++;
             } else if (!header || !in_cd) {
                 continue;
             }
             if (cdlen + (size_t)(line + n - s) + 1 > mem_max
-                || mp_text_reserve(&cd, cdlen + (size_t)(line + n - s) + 1,
+                || hl_mp_text_reserve(&cd, cdlen + (size_t)(line + n - s) + 1,
                                    cdlen + 1) < 0) {
                 rc = -1;
                 goto done;
@@ -1083,16 +710,16 @@ static int scan_multipart(var_state_t *st, hl_php_src_t *body, const char *b,
             continue;
         if (--parts_left < 0)
             goto done;
-        if (mp_text_reserve(&name, cdlen + 1, 0) < 0) {
+        if (hl_mp_text_reserve(&name, cdlen + 1, 0) < 0) {
             rc = -1;
             goto done;
         }
-        disposition(cd.p, name.p, name.cap, &d);
+        hl_mp_disposition(cd.p, name.p, name.cap, &d);
 
         if (!d.has_file && d.has_name) {  /* a text field */
             start = m.begin;
             total = 0;
-            while ((k = mp_read(&m)) > 0)
+            while ((k = hl_mp_read(&m)) > 0)
                 total += k;
             if (++count <= HL_PHP_MAX_INPUT_VARS)
                 mp_register(st, w, name.p, start, total);
@@ -1105,14 +732,14 @@ static int scan_multipart(var_state_t *st, hl_php_src_t *body, const char *b,
         if (!d.has_name && !d.has_file)
             goto done;                    /* "Mime headers garbled" */
         if (!skip && d.has_name)          /* else a number: no brackets */
-            skip = mp_bad_brackets(name.p);
+            skip = hl_mp_bad_brackets(name.p);
         if (skip)
             continue;                     /* its data is read as lines */
         cancel = d.file_empty;
         total = 0;
         k = 0;
         if (!cancel) {
-            k = mp_read(&m);
+            k = hl_mp_read(&m);
             uploads_left--;
         }
         while (!cancel && k > 0) {
@@ -1121,12 +748,12 @@ static int scan_multipart(var_state_t *st, hl_php_src_t *body, const char *b,
                 cancel = 1;
             else
                 total += k;
-            k = mp_read(&m);
+            k = hl_mp_read(&m);
         }
     }
 done:
-    mp_text_free(&cd);
-    mp_text_free(&name);
+    hl_mp_text_free(&cd);
+    hl_mp_text_free(&name);
     return rc;
 }
 
@@ -1196,7 +823,7 @@ long hl_php_request_param_src(char *out, size_t outlen, const char *query,
     p = &both[1];
     memset(g, 0, sizeof(*g));
     memset(p, 0, sizeof(*p));
-    q = mem_src(query ? query : "", query ? strlen(query) : 0);
+    q = hl_php_mem_src(query ? query : "", query ? strlen(query) : 0);
     if (query != NULL)
         scan_tokens(g, &q, HL_PHP_GET, &w);
     if (body != NULL && form == HL_PHP_FORM_URLENCODED)
@@ -1227,7 +854,7 @@ long hl_php_request_param(char *out, size_t outlen, const char *query,
                           hl_php_form_t form, const char *boundary,
                           const char *name, int array_key)
 {
-    hl_php_src_t b = mem_src(body, body_len);
+    hl_php_src_t b = hl_php_mem_src(body, body_len);
 
     return hl_php_request_param_src(out, outlen, query, body ? &b : NULL,
                                     form, boundary, name, array_key,

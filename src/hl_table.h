@@ -108,46 +108,6 @@ size_t hl_table_size(uint32_t max_rules);
  * table. Returns the table, or NULL when size is too small. */
 hl_table_t *hl_table_init(void *mem, size_t size, uint32_t max_rules);
 
-/*
- * Parses the JSON document (len bytes, need not be NUL-terminated) into
- * the image at mem (size bytes from hl_table_size(max_rules)).
- * Returns 0 when the document is usable (invalid entries are skipped and
- * reported as errors, the rest applies); returns -1 when the document as a
- * whole is refused (not JSON, not an object, larger than HL_TABLE_MAX_DOC,
- * "routes" not an object, more than max_rules routes): a table failure.
- * Every problem goes to report (may be NULL). Returns the number of
- * skipped entries in *nerrors (may be NULL). Allocates only inside cJSON,
- * and frees it before returning.
- */
-int hl_table_parse(void *mem, size_t size, uint32_t max_rules,
-                   const char *doc, size_t len,
-                   hl_table_report_fn *report, void *baton, int *nerrors);
-
-/*
- * hl_table_parse, then carry-over from prev, the table in force (NULL: no
- * carry-over, exactly hl_table_parse): each route whose entry in the
- * document was skipped as invalid keeps the rule it has in prev, unless
- * the document has a valid entry for the same route too. A route absent
- * from the document is not kept. Each rule kept is reported as
- * HL_PROBLEM_KEPT with the route as written and the field at fault (NULL
- * when the entry as a whole is bad), after that entry's errors; kept
- * entries are still counted in *nerrors. Sets *nkept (may be NULL) to the
- * rules kept. Returns as hl_table_parse (on -1 nothing is kept). prev is
- * only read and must not overlap mem.
- */
-int hl_table_parse_keep(void *mem, size_t size, uint32_t max_rules,
-                        const char *doc, size_t len, const hl_table_t *prev,
-                        hl_table_report_fn *report, void *baton,
-                        int *nerrors, int *nkept);
-
-/*
- * Returns the digest of a document (len bytes; doc may be NULL when len is
- * 0), as hl_table_parse stores it in the image: equal documents have equal
- * digests, so a reloader can tell that a document is the one it parsed
- * last. A 64-bit non-cryptographic hash. Never fails.
- */
-uint64_t hl_table_digest(const char *doc, size_t len);
-
 /* Returns the rule named exactly route (normalised, len bytes), or NULL. */
 const hl_rule_t *hl_table_lookup(const hl_table_t *t, const char *route,
                                  size_t len);
@@ -184,5 +144,16 @@ int hl_table_exempt(const hl_table_t *t, const hl_cidr_t *ip);
  * statistics are made of (hl_limiter_class_of). Fixed, so it may name a
  * route anywhere; persisted with the slot table and the statistics. */
 uint64_t hl_table_route_hash(const char *route, size_t len);
+
+/* For the parser (hl_table_entry.c, hl_table_parse.c): */
+
+/* Returns 1 if t looks like an image built here (magic, sane sizes). */
+int hl_table_ok(const hl_table_t *t);
+
+/* Adds or replaces the rule route (len bytes, < HL_TABLE_ROUTE_MAX) with q
+ * and plan selector sel. Returns 1 if it replaced an earlier rule, 0 if
+ * added, -1 when full. */
+int hl_table_put_rule(hl_table_t *t, const char *route, size_t len,
+                      const hl_quota_t *q, const hl_plan_sel_t *sel);
 
 #endif

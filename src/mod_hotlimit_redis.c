@@ -30,7 +30,8 @@
  * The keys at their limit: the script also keeps a sorted set,
  * PREFIX{hl}:limited, of the counters at their limit (scored with when
  * each clears), which the status page of every server lists in one round
- * trip (the store's `limited` call) and a reset cleans (unlist).
+ * trip (the store's `limited` call) and a reset cleans (unlist); both
+ * in mod_hotlimit_redis_admin.c.
  */
 #include <string.h>
 #include <stdlib.h>
@@ -50,6 +51,8 @@
 
 #include "mod_hotlimit_conf.h"
 #include "mod_hotlimit_redis.h"
+#include "mod_hotlimit_redis_url.h"
+#include "mod_hotlimit_redis_admin.h"
 #include "mod_hotlimit_store_shm.h"
 #include "hl_redis_script.h"
 #include "hl_redis_call.h"
@@ -112,92 +115,6 @@ static size_t redis_key(char *out, const char *tail, size_t n)
 }
 
 /* ---- configuration ------------------------------------------------------ */
-
-/* Parses redis://, rediss:// (refused: no TLS in this hiredis) or unix:
- * into *out (a hl_redis_conf_t from p). Returns NULL, or what is wrong.
- * The provider's parse. */
-static const char *redis_parse(apr_pool_t *p, const char *url, void **out)
-{
-    hl_redis_conf_t *c = apr_pcalloc(p, sizeof(*c));
-    const char *rest, *at, *slash, *q, *colon;
-    char *hostport;
-
-    c->prefix = "hl:";
-    if (!strncmp(url, "rediss://", 9))
-        return "rediss:// (TLS) needs hiredis with SSL support, which Debian 12's "
-               "hiredis 0.14 does not have: use redis:// over a trusted network, "
-               "a unix: socket, or a TLS tunnel";
-    if (!strncmp(url, "unix:", 5)) {
-        rest = url + 5;
-        q = strchr(rest, '?');
-        c->socket = q ? apr_pstrmemdup(p, rest, (apr_size_t)(q - rest))
-                      : apr_pstrdup(p, rest);
-        if (!*c->socket || c->socket[0] != '/')
-            return "unix: needs an absolute socket path";
-    }
-    else if (!strncmp(url, "redis://", 8)) {
-        rest = url + 8;
-        q = strchr(rest, '?');
-        at = strchr(rest, '@');
-        if (at && (!q || at < q)) {
-            const char *cred = apr_pstrmemdup(p, rest, (apr_size_t)(at - rest));
-            colon = strchr(cred, ':');
-            if (colon) {
-                c->user = colon > cred ? apr_pstrmemdup(p, cred, (apr_size_t)(colon - cred))
-                                       : NULL;
-                c->password = apr_pstrdup(p, colon + 1);
-            }
-            else
-                c->password = cred;
-            rest = at + 1;
-        }
-        slash = strchr(rest, '/');
-        if (slash && q && slash > q)
-            slash = NULL;
-        hostport = apr_pstrmemdup(p, rest, (apr_size_t)((slash ? slash : q ? q : rest + strlen(rest)) - rest));
-        colon = strrchr(hostport, ':');
-        if (!colon || colon == hostport)
-            return "redis:// needs HOST:PORT";
-        c->host = apr_pstrmemdup(p, hostport, (apr_size_t)(colon - hostport));
-        c->port = atoi(colon + 1);
-        if (c->port <= 0 || c->port > 65535)
-            return "bad port";
-        if (slash) {
-            char *end;
-            long db = strtol(slash + 1, &end, 10);
-            if (end == slash + 1 || (*end && *end != '?') || db < 0 || db > 65535)
-                return "bad database number";
-            c->db = (int)db;
-        }
-    }
-    else
-        return "use shm, redis://[USER:PASSWORD@]HOST:PORT[/DB][?prefix=P] or unix:/PATH";
-    if (q) {
-        /* Options: ?prefix=P, and for unix: also db=N, user=U, password=X,
-         * joined by '&'. */
-        char *opts = apr_pstrdup(p, q + 1), *opt, *last;
-        for (opt = apr_strtok(opts, "&", &last); opt; opt = apr_strtok(NULL, "&", &last)) {
-            if (!strncmp(opt, "prefix=", 7) && opt[7])
-                c->prefix = opt + 7;
-            else if (c->socket && !strncmp(opt, "db=", 3) && apr_isdigit(opt[3]))
-                c->db = atoi(opt + 3);
-            else if (c->socket && !strncmp(opt, "user=", 5) && opt[5])
-                c->user = opt + 5;
-            else if (c->socket && !strncmp(opt, "password=", 9) && opt[9])
-                c->password = opt + 9;
-            else
-                return apr_psprintf(p, "unknown option '%s' (use prefix=P; "
-                                    "unix: also db=N, user=U, password=X)", opt);
-        }
-    }
-    if (strlen(c->prefix) > HL_REDIS_PREFIX_MAX
-        || strpbrk(c->prefix, "{} \t\r\n"))
-        return apr_psprintf(p, "prefix '%s': at most %d bytes, without braces "
-                            "or spaces (every key's hash tag is {hl})",
-                            c->prefix, HL_REDIS_PREFIX_MAX);
-    *out = c;
-    return NULL;
-}
 
 /* Returns where the store is, "host:port" or the socket path (from p). */
 static const char *where(apr_pool_t *p)
@@ -738,14 +655,14 @@ static int redis_settle(void *ctx, const hl_decide_item_t *it, uint32_t cost,
     return touched;
 }
 
-/* ---- the keys at their limit (the status page) --------------------------- */
+/* ---- calls for the keys at their limit and resets (mod_hotlimit_redis_admin.c) ---- */
 
 /* Sends the command argv[0 .. argc) (lengths argl) over the shared
  * connection. Returns the reply (the caller frees it; it may be an error
  * reply), or NULL with *why set (a failed round trip is recorded on the
  * breaker by exchange). */
-static redisReply *command(int argc, const char **argv, const size_t *argl,
-                           const char **why)
+redisReply *hl_redis_send(int argc, const char **argv, const size_t *argl,
+                          const char **why)
 {
     redisReply *reply;
     char *cmd = NULL;
@@ -760,36 +677,11 @@ static redisReply *command(int argc, const char **argv, const size_t *argl,
     return reply;
 }
 
-/* Takes the n counter keys (Redis keys, lengths keyl) out of
- * PREFIX{hl}:limited (ZREM), after a reset deleted them. Never fails: the
- * list drops a member whose counter is gone anyway. */
-static void unlist(const char *const *keys, const size_t *keyl, int n)
-{
-    enum { MAXN = 2 * HL_MAX_WINDOWS };
-    const char *argv[2 + MAXN], *why = "unknown";
-    size_t argl[2 + MAXN];
-    char zkey[HL_REDIS_KEY_MAX];
-    redisReply *reply;
-    int i;
-
-    argv[0] = "ZREM";
-    argl[0] = 4;
-    argv[1] = zkey;
-    argl[1] = redis_key(zkey, "limited", 7);
-    for (i = 0; i < n && i < MAXN; ++i) {
-        argv[2 + i] = keys[i];
-        argl[2 + i] = keyl[i];
-    }
-    reply = command(2 + i, argv, argl, &why);
-    if (reply)
-        freeReplyObject(reply);
-}
-
 /* Runs the script's listing (mode "l") of PREFIX{hl}:limited, or of
  * PREFIX{hl}:bans when bans, for at most max keys, loading the script when
  * the server lost it. Returns the reply (the caller frees it; it may be an
  * error reply), or NULL with *why set. */
-static redisReply *list_call(int max, int bans, const char **why)
+redisReply *hl_redis_list_call(int max, int bans, const char **why)
 {
     char zkey[HL_REDIS_KEY_MAX], num[HL_FMT_U64_MAX];
     const char *argv[6];
@@ -808,136 +700,57 @@ static redisReply *list_call(int max, int bans, const char **why)
     argl[3] = bans ? redis_key(zkey, "bans", 4) : redis_key(zkey, "limited", 7);
     argl[4] = 1;
     argl[5] = hl_fmt_u64(num, (uint64_t)max);
-    reply = command(6, argv, argl, why);
+    reply = hl_redis_send(6, argv, argl, why);
     if (is_error(reply, "NOSCRIPT")) {
         freeReplyObject(reply);
         argv[0] = "EVAL";
         argl[0] = 4;
         argv[1] = hl_redis_script;
         argl[1] = strlen(hl_redis_script);
-        reply = command(6, argv, argl, why);
+        reply = hl_redis_send(6, argv, argl, why);
     }
     return reply;
 }
 
-/* Fills out[0 .. max) from a listing reply. Returns how many, with *total
- * set, or -1 when the reply is not a listing. */
-static int read_listing(const redisReply *reply, hl_store_limited_t *out,
-                        int max, uint32_t *total)
+/* Returns 1 when the store is set up and its breaker closed (a call may
+ * be tried now without waiting), else 0. Never fails. */
+int hl_redis_is_up(void)
 {
-    char head[HL_REDIS_KEY_MAX];
-    size_t hlen = redis_key(head, "", 0), i;
-    int64_t now;
-    int n = 0;
-
-    if (reply->type != REDIS_REPLY_ARRAY || reply->elements < 2
-        || (reply->elements - 2) % 3 || reply->element[0]->type != REDIS_REPLY_INTEGER
-        || reply->element[1]->type != REDIS_REPLY_INTEGER)
-        return -1;
-    now = reply->element[0]->integer;
-    *total = reply->element[1]->integer > 0 ? (uint32_t)reply->element[1]->integer : 0;
-    for (i = 2; i + 2 < reply->elements && n < max; i += 3) {
-        const redisReply *key = reply->element[i];
-        size_t len;
-
-        if (key->type != REDIS_REPLY_STRING || key->len <= hlen
-            || memcmp(key->str, head, hlen) || key->len - hlen > HL_KEY_MAX
-            || reply->element[i + 1]->type != REDIS_REPLY_INTEGER
-            || reply->element[i + 2]->type != REDIS_REPLY_INTEGER)
-            continue;
-        len = key->len - hlen;
-        memcpy(out[n].key, key->str + hlen, len);
-        out[n].len = len;
-        out[n].left_ms = reply->element[i + 1]->integer - now;
-        out[n].count = reply->element[i + 2]->integer > 0
-                       ? (uint32_t)reply->element[i + 2]->integer : 0;
-        n++;
-    }
-    return n;
+    return rconf && rshared && hl_breaker_is_closed(&rshared->breaker);
 }
 
-/* Lists into out[0 .. max) the counter windows at their limit in Redis,
- * on every server sharing it (the sorted set PREFIX{hl}:limited; with
- * bans, the ban counters' own set PREFIX{hl}:bans), those with the most
- * time left first, in one round trip bounded by HotLimitStoreTimeout; sets
- * *total to how many there are. Returns how many were listed, or -1 when
- * it cannot answer now (its breaker is open: no wait; or this call failed:
- * logged, and a failed round trip is recorded on the breaker as a
- * decision's would be, the connection being the same). Nothing is
- * allocated. The store's `limited` call. */
-static int redis_limited(void *ctx, hl_store_limited_t *out, int max,
-                         int bans, uint32_t *total)
+/* Returns where the store is, for messages ("" before setup); the string
+ * lives as long as the configuration. */
+const char *hl_redis_where(void)
 {
-    const char *why = "unknown";
-    redisReply *reply;
-    int n;
-
-    (void)ctx;
-    /* While the breaker is open the page does not wait for Redis. */
-    if (!rconf || !rshared || !hl_breaker_is_closed(&rshared->breaker))
-        return -1;
-    reply = list_call(max, bans, &why);
-    if (!reply) {
-        ap_log_error(APLOG_MARK, APLOG_DEBUG, 0, rserver,
-                     "HL00711: Redis store %s: cannot list the keys at their "
-                     "limit (%s)", rwhere, why);
-        return -1;
-    }
-    n = read_listing(reply, out, max, total);
-    if (n < 0)
-        ap_log_error(APLOG_MARK, APLOG_WARNING, 0, rserver,
-                     "HL00710: Redis store %s: cannot list the keys at their "
-                     "limit (%s): the status page lists this server's own",
-                     rwhere, reply->type == REDIS_REPLY_ERROR && reply->str
-                     ? reply->str : "not a listing");
-    freeReplyObject(reply);
-    return n;
+    return rwhere;
 }
 
-static int redis_reset(void *ctx, const char *key, size_t len)
+/* Returns the main server, for logs (NULL before setup). */
+server_rec *hl_redis_server(void)
 {
-    static const hl_origin_t origins[] = { HL_ORIGIN_DIRECTIVE, HL_ORIGIN_TABLE };
-    enum { NKEYS = 2 * HL_MAX_WINDOWS };
-    const hl_store_t *local = hl_store_shm();
-    const char *why = "unknown", *argv[1 + NKEYS];
-    char full[NKEYS][HL_REDIS_KEY_MAX];
-    size_t argl[1 + NKEYS];
-    redisReply *reply;
-    int removed = local->ops->reset(local->ctx, key, len);
-    int o, w, k = 1;
-    (void)ctx;
+    return rserver;
+}
 
-    /* Every child's leases are void from now (before the DEL, so that a
-     * grant counted in the old counters is not kept: keep_lease); a ban's
-     * own counters are never leased and leave them alone (bans start
-     * often under attack, when leases matter most). */
-    if (!hl_ban_key_is_counter(key, len))
-        __atomic_add_fetch(&rshared->resets, 1, __ATOMIC_ACQ_REL);
-    argv[0] = "DEL";
-    argl[0] = 3;
-    for (o = 0; o < 2; ++o)
-        for (w = 0; w < HL_MAX_WINDOWS; ++w, ++k) {
-            char skey[HL_KEY_MAX];
-            size_t slen = hl_limiter_slot_key(skey, origins[o], w, key, len);
-            argv[k] = full[k - 1];
-            argl[k] = redis_key(full[k - 1], skey, slen);
-        }
-    reply = command(k, argv, argl, &why);
-    if (reply && reply->type == REDIS_REPLY_INTEGER)
-        removed += (int)reply->integer;
-    if (reply) {
-        freeReplyObject(reply);
-        unlist(argv + 1, argl + 1, NKEYS);
-    }
+/* Voids every child's leases (a reset changed the counters they were
+ * granted on). Never fails. */
+void hl_redis_void_leases(void)
+{
+    __atomic_add_fetch(&rshared->resets, 1, __ATOMIC_ACQ_REL);
+}
+
+/* Forgets this thread's refused-until notes, so the next decision of each
+ * client asks Redis. Never fails. */
+void hl_redis_forget_refused(void)
+{
     memset(refused, 0, sizeof(refused));
-    return removed;
 }
 
 static void redis_figures(void *ctx, hl_store_figures_t *f);
 
 static const hl_store_ops_t redis_ops = {
-    "redis", redis_prepare, redis_decide, redis_count, redis_reset,
-    redis_refund, redis_figures, redis_limited, redis_settle
+    "redis", redis_prepare, redis_decide, redis_count, hl_redis_reset,
+    redis_refund, redis_figures, hl_redis_limited, redis_settle
 };
 static const hl_store_t redis_store = { &redis_ops, NULL };
 
@@ -988,7 +801,7 @@ const hl_store_t *hl_redis_store(void)
 }
 
 const hl_store_provider_t hl_redis_provider = {
-    "redis", redis_parse, hl_redis_post_config, hl_redis_store,
+    "redis", hl_redis_parse_url, hl_redis_post_config, hl_redis_store,
     hl_conc_redis_take, hl_conc_redis_give
 };
 
@@ -1020,7 +833,7 @@ redisReply *hl_redis_command(int argc, const char **argv, const size_t *argl,
         *why = "unavailable (breaker open)";
         return NULL;
     }
-    return command(argc, argv, argl, why);
+    return hl_redis_send(argc, argv, argl, why);
 }
 
 size_t hl_redis_name(char *out, const char *tail, size_t n)

@@ -59,4 +59,38 @@ struct redisReply *hl_redis_command(int argc, const char **argv,
  * not Redis or tail is too long. */
 size_t hl_redis_name(char *out, const char *tail, size_t n);
 
+/* For mod_hotlimit_redis_admin.c (the keys at their limit, resets): */
+
+/* Sends the command argv[0 .. argc) (lengths argl) over the shared
+ * connection. Returns the reply (the caller frees it; it may be an error
+ * reply), or NULL with *why set (a failed round trip is recorded on the
+ * breaker by exchange). */
+struct redisReply *hl_redis_send(int argc, const char **argv,
+                                 const size_t *argl, const char **why);
+
+/* Runs the script's listing (mode "l") of PREFIX{hl}:limited, or of
+ * PREFIX{hl}:bans when bans, for at most max keys, loading the script when
+ * the server lost it. Returns the reply (the caller frees it; it may be an
+ * error reply), or NULL with *why set. */
+struct redisReply *hl_redis_list_call(int max, int bans, const char **why);
+
+/* Returns 1 when the store is set up and its breaker closed (a call may
+ * be tried now without waiting), else 0. Never fails. */
+int hl_redis_is_up(void);
+
+/* Returns where the store is, for messages ("" before setup); the string
+ * lives as long as the configuration. */
+const char *hl_redis_where(void);
+
+/* Returns the main server, for logs (NULL before setup). */
+server_rec *hl_redis_server(void);
+
+/* Voids every child's leases (a reset changed the counters they were
+ * granted on). Never fails. */
+void hl_redis_void_leases(void);
+
+/* Forgets this thread's refused-until notes, so the next decision of each
+ * client asks Redis. Never fails. */
+void hl_redis_forget_refused(void);
+
 #endif

@@ -51,6 +51,7 @@
 #include "mod_hotlimit_fetch.h"
 #include "mod_hotlimit_table.h"
 #include "hl_table.h"
+#include "hl_table_parse.h"
 #include "hl_validator.h"
 #include "hl_clock.h"
 

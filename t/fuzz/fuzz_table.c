@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "hl_table.h"
+#include "hl_table_parse.h"
 
 #define CHECK(cond) do { \
     if (!(cond)) { \

@@ -15,6 +15,7 @@
 #include <time.h>
 #include "hl_tap.h"
 #include "hl_table.h"
+#include "hl_table_parse.h"
 
 /* ---- helpers ------------------------------------------------------------ */
 
