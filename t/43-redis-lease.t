@@ -1,4 +1,4 @@
-# HotLimitStoreLease (the Redis store's leases, src/hl_lease.h): a child that
+# HotLimitStoreLease (the Redis store's leases, src/core/hl_lease.h): a child that
 # sees one key often asks Redis for extra units with its round trip and
 # admits that many requests without asking again. Off by default (every
 # decision one script call, t/36-redis.t). With it on: a hot key costs far

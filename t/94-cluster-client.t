@@ -1,4 +1,4 @@
-# The Redis Cluster client's core (src/hl_cluster.c; issue 28) against a
+# The Redis Cluster client's core (src/core/hl_cluster.c; issue 28) against a
 # real 3-master cluster on loopback (t/lib/HLCluster.pm), through the tiny
 # client t/support/cluster_cli.c (hl_cluster.c + hiredis, built here), which
 # runs 2-key scripts as the redis-cluster:// provider will:
@@ -26,7 +26,7 @@ plan tests => 24,
 
 my $src = "$FindBin::Bin/../src";
 my $cli = Apache::Test::vars('t_logs') . "/cluster_cli-$$";
-my $build = `cc -O1 -I$src $FindBin::Bin/support/cluster_cli.c $src/hl_cluster.c $src/hl_cluster_tags.c $src/hl_siphash.c $src/hl_breaker.c -lhiredis -o $cli 2>&1`;
+my $build = `cc -O1 -I$src/core $FindBin::Bin/support/cluster_cli.c $src/core/hl_cluster.c $src/core/hl_cluster_tags.c $src/core/hl_siphash.c $src/core/hl_breaker.c -lhiredis -o $cli 2>&1`;
 ok t_cmp($?, 0, "t/support/cluster_cli.c builds with hl_cluster.c and hiredis") or t_debug($build);
 
 my $cl = HLCluster->new('cluster', 3)->start;

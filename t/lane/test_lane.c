@@ -1,6 +1,6 @@
 /*
  * test_lane.c - the Redis connection shared by a child's threads
- * (src/mod_hotlimit_redis_conn.c), against a stand-in for hiredis: 12
+ * (src/httpd/mod_hotlimit_redis_conn.c), against a stand-in for hiredis: 12
  * threads exchange commands for a few seconds while the stand-in answers
  * after random delays, now and then fails a whole round trip, and the
  * semaphore posts are sometimes slowed down (so that a woken thread runs

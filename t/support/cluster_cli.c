@@ -1,7 +1,7 @@
 /*
  * cluster_cli.c - a tiny Redis Cluster client on hl_cluster.c and hiredis,
  * for t/94-cluster-client.t: it runs 2-key scripts through the algorithm
- * of src/hl_cluster.h (slot map from CLUSTER SLOTS, MOVED, ASK with
+ * of src/core/hl_cluster.h (slot map from CLUSTER SLOTS, MOVED, ASK with
  * ASKING in the same write, TRYAGAIN, NOSCRIPT, a breaker per master)
  * against a real cluster, as the redis-cluster:// provider will.
  *
@@ -18,8 +18,8 @@
  *       master, and "sum N": the counters' total read back from every
  *       master (2 per decision that was answered, if nothing was lost).
  *
- * Build (the test does): cc -Isrc t/support/cluster_cli.c src/hl_cluster.c
- * src/hl_cluster_tags.c src/hl_siphash.c src/hl_breaker.c -lhiredis
+ * Build (the test does): cc -Isrc/core t/support/cluster_cli.c src/core/hl_cluster.c
+ * src/core/hl_cluster_tags.c src/core/hl_siphash.c src/core/hl_breaker.c -lhiredis
  */
 #include <hiredis/hiredis.h>
 #include <stdio.h>

@@ -13,7 +13,7 @@ compared as ABSENT: the module falls back to the path or the address.
 import os, random, shutil, socket, subprocess, sys, tempfile, time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-SRC = os.path.join(HERE, '..', '..', 'src')
+SRC = os.path.join(HERE, '..', '..', 'src', 'core')
 PAGE = r'''<?php
 $n = $_GET['__n'] ?? 'do';
 $v = $_REQUEST[$n] ?? null;

@@ -5,7 +5,7 @@ keys, string escapes, \\u surrogates, invalid UTF-8, control bytes, deep
 nesting, numbers in every form, a byte order mark, all sorts of white
 space, trailing bytes) are decoded by php's json_decode($body, true) and
 by php_json_cli (hl_json_path + hl_json_num, as read_json in
-src/mod_hotlimit_body.c). Compared for each body:
+src/httpd/mod_hotlimit_body.c). Compared for each body:
   - the value: PHP's string, or (string) of its int or float, or absent
     (null, bool, array, invalid document) against the module's;
   - the folded key under every norm= (hl_keyform_fold of the module's
@@ -20,7 +20,7 @@ thousand bodies take a second or two.
 import os, random, shutil, subprocess, sys, tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-SRC = os.path.join(HERE, '..', '..', 'src')
+SRC = os.path.join(HERE, '..', '..', 'src', 'core')
 CORE = ['hl_json_path.c', 'hl_json_num.c', 'hl_keyform.c', 'hl_phone.c', 'hl_text.c']
 
 # Reads records "PATH\nLEN\nBODY" from stdin; prints "S:HEX" or "ABSENT".

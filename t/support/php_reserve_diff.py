@@ -16,7 +16,7 @@ Prints every difference; exits 1 if any.
 import os, random, subprocess, sys, tempfile, shutil
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-SRC = os.path.join(HERE, '..', '..', 'src')
+SRC = os.path.join(HERE, '..', '..', 'src', 'core')
 DEFAULT = 1024
 CAP = 2147483647
 PHP = r'''<?php

@@ -1,7 +1,7 @@
 #!/bin/sh
 # t/unit/test_slotkey_lua.sh - TAP test: the Redis script's ban matcher
-# (bans_set in src/hl_redis_script.lua) agrees with the C owner of the
-# key layout (hl_slotkey_is_ban_slot, src/hl_slotkey.h). The script holds
+# (bans_set in src/core/hl_redis_script.lua) agrees with the C owner of the
+# key layout (hl_slotkey_is_ban_slot, src/core/hl_slotkey.h). The script holds
 # the patterns hl_slotkey.h names, and, run by a throwaway redis-server on
 # a Unix socket, says of every slot key listed in t/unit/test_slotkey.c
 # what test_slotkey checks that the C code says. Skipped without
@@ -10,8 +10,8 @@
 # Exit status: 0 when every test passed (or all were skipped), 1 otherwise.
 
 top=$(cd "$(dirname "$0")/../.." && pwd) || exit 1
-lua="$top/src/hl_redis_script.lua"
-hdr="$top/src/hl_slotkey.h"
+lua="$top/src/core/hl_redis_script.lua"
+hdr="$top/src/core/hl_slotkey.h"
 cases="$top/t/unit/test_slotkey.c"
 server=${REDIS_SERVER:-redis-server}
 cli=${REDIS_CLI:-redis-cli}

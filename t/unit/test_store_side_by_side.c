@@ -2,7 +2,7 @@
  * test_store_side_by_side.c - the two stores' bucket algorithms side by
  * side: the same requests at the same times through the shared-memory
  * store's core (hl_decide.c, hl_limiter.c, hl_bucket.c, hl_log.c) and
- * through the Redis store's script (src/hl_redis_script.lua, as embedded
+ * through the Redis store's script (src/core/hl_redis_script.lua, as embedded
  * in the module) in a real redis-server must give the same decisions, to
  * the millisecond: admitted or not, and per window admit, remaining,
  * reset, retry, the mark a refund names, Retry-After; and refunds and

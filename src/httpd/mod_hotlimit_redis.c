@@ -3,7 +3,7 @@
  * same decisions as the shared-memory store (hl_store.h), shared by every
  * httpd that points at one Redis or Valkey server.
  *
- * One round trip per decision: one atomic script (src/hl_redis_script.lua,
+ * One round trip per decision: one atomic script (src/core/hl_redis_script.lua,
  * EVALSHA, EVAL when the server answers NOSCRIPT) checks every window of
  * every quota with the algorithms of hl_bucket.c on the server's clock and
  * counts only if all admit. All keys carry the hash tag {hl}, so a Redis

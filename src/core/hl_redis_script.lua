@@ -1,7 +1,7 @@
 -- hl_redis_script.lua - one decision of mod_hotlimit's Redis store, run
 -- atomically by Redis (EVALSHA): every window of every quota of a request
 -- is checked, and the request is counted only if every quota not in dry
--- run admits it, with the algorithms of src/hl_bucket.c (fixed, sliding,
+-- run admits it, with the algorithms of src/core/hl_bucket.c (fixed, sliding,
 -- gcra), on the server's clock (TIME). Limits come as arguments, so a
 -- changed table changes them without touching counters.
 --
@@ -24,7 +24,7 @@
 --          counted), which a refund names, and held (1: refused, and the
 --          request would fit without the units reservations of running
 --          requests hold there: hl_verdict_t held; fixed windows only).
--- A lease (HotLimitStoreLease, src/hl_lease.h): an admitted decision of one
+-- A lease (HotLimitStoreLease, src/core/hl_lease.h): an admitted decision of one
 -- quota that counts now may ask for extra units, counted with it, which
 -- the asking httpd child admits without asking again. At most an eighth
 -- of what is left in each window is granted, and the lease lasts until the
@@ -131,7 +131,7 @@ local function gcra(key, limit, w, burst, units)
   return 0, 0, ceil_div(eff - now_us, 1000), ceil_div(eff - room - now_us, 1000), tat, 0, 0
 end
 
--- algo=log: the sliding log of src/hl_log.c. Drops the entries that left
+-- algo=log: the sliding log of src/core/hl_log.c. Drops the entries that left
 -- the window (t <= now - w), then admits while fewer than limit remain;
 -- a refusal retries when the (n - limit)th oldest leaves, resets when the
 -- newest does. Returns as the others, t being the newest entry's time.
@@ -222,7 +222,7 @@ end
 -- virtual host's "host:port") also go to their own set PREFIX{hl}:bans,
 -- bounded by BANS_MAX, so that a flood of other counters at their limit
 -- never pushes a ban out of the list. The key layout is defined once, in
--- src/hl_slotkey.h: bans_set's two patterns are its HL_SLOTKEY_BAN_LUA_MAIN
+-- src/core/hl_slotkey.h: bans_set's two patterns are its HL_SLOTKEY_BAN_LUA_MAIN
 -- and HL_SLOTKEY_BAN_LUA_VHOST (hl_slotkey_is_ban_slot in C), and
 -- t/unit/test_slotkey_lua.sh checks that both sides agree.
 local LIMITED_MAX = 10000

@@ -1,6 +1,6 @@
 /*
  * hl_redis_call.h - the Redis store's script call, both ways: the command
- * that asks the script (src/hl_redis_script.lua) to decide, count, refund
+ * that asks the script (src/core/hl_redis_script.lua) to decide, count, refund
  * or settle items, written straight in the protocol's form (RESP: no
  * format strings, no allocation per argument), and the decisions read
  * back from the script's reply. The one owner of both, used by the store

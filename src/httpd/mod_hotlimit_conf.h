@@ -2,7 +2,7 @@
  * mod_hotlimit_conf.h - what every httpd glue file shares: the module
  * record, the per-server and per-directory configuration records, and the
  * client request of a request (hl_client_request). What each glue file
- * offers the others is in its own header; the pure core is src/hl_*.c
+ * offers the others is in its own header; the pure core is src/core/hl_*.c
  * (no httpd headers), and its clocks are hl_clock.h.
  *
  * Every file and its job, in the order a request meets them (check, key,
