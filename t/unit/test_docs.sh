@@ -13,19 +13,7 @@
 top=$(cd "$(dirname "$0")/../.." && pwd) || exit 1
 ref="$top/doc/directives.md"
 man="$top/man/mod_hotlimit.5"
-n=0
-failed=0
-
-# ok STATUS NAME: prints one TAP line.
-ok() {
-    n=$((n + 1))
-    if [ "$1" -eq 0 ]; then
-        echo "ok $n - $2"
-    else
-        echo "not ok $n - $2"
-        failed=$((failed + 1))
-    fi
-}
+. "$(dirname "$0")/hl_tap.sh"
 
 registered=$(find "$top/mod_hotlimit.c" "$top/src" -name '*.c' -exec \
     grep -ho 'AP_INIT_[A-Z0-9_]*("HotLimit[A-Za-z0-9]*"' {} + |
