@@ -255,6 +255,13 @@ for mpm in $mpms; do
 done
 echo "== summary"
 for mpm in $mpms; do echo "   $(cat "$work/$mpm/summary" 2>/dev/null || echo "$mpm: not run")"; done
+# What failed, repeated last: CI keeps only the tail of a long output.
+for mpm in $mpms; do
+    grep -q '^Test Summary Report' "$work/$mpm/run.log" 2>/dev/null || continue
+    echo "== what failed under $mpm:"
+    sed -n '/^Test Summary Report/,/^Files=/p' "$work/$mpm/run.log" | grep -v '^Files=' | head -n 30
+    grep -E '^(not ok|#[[:space:]]+(Failed test|at |got|expected|[a-z]))' "$work/$mpm/run.log" | head -n 40
+done
 echo "   wall time $(( $(date +%s) - started )) s; $([ $status = 0 ] && echo PASS || echo FAIL)"
 if [ $status = 0 ]; then rm -rf "$work"; else echo "== kept for inspection: $work"; fi
 exit $status
