@@ -85,7 +85,10 @@ sub counting_on {
     my ($srv) = @_;
     my ($prev, $streak) = (-1, 0);
     return sub {
-        my $c = (split ' ', $srv->cli('GET', "'hl:{hl}:d0/t|127.0.0.1'"))[1] // 0;
+        # redis-cli may print an error instead of the value while the
+        # server changes role: only "T C P" is a count.
+        my ($c) = ($srv->cli('GET', "'hl:{hl}:d0/t|127.0.0.1'") // '') =~ /^-?\d+ (\d+)/;
+        $c //= 0;
         $streak = $c == $prev + 1 ? $streak + 1 : 0;
         $prev = $c;
         return $streak >= 10 && master_port() == $srv->port;

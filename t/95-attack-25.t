@@ -111,7 +111,7 @@ use strict;
 my $body = '';
 read STDIN, $body, $ENV{CONTENT_LENGTH} if $ENV{CONTENT_LENGTH};
 select undef, undef, undef, 1;
-print "X-Tokens: 100\r\nContent-Type: text/plain\r\n\r\nok\n";
+print "X-Tokens: 1000\r\nContent-Type: text/plain\r\n\r\nok\n";
 CGI
 my $b = start_httpd(name => 'attack-b', files => { 'm/llm.cgi' => $llm, 'o/llm.cgi' => $llm },
     setup => sub { chmod 0755, map { $_[0]->dir . "/htdocs/$_/llm.cgi" } qw(m o) },
