@@ -4,7 +4,7 @@
 # max_completion_tokens and max_output_tokens; the largest is reserved.
 #
 # The upstream is a CGI that takes 1 s (like an LLM) and answers with
-# X-Tokens: 100. On `HotLimitQuota 2000/1m cost=header:X-Tokens
+# X-Tokens: 1000 (two settled answers free nothing). On `HotLimitQuota 2000/1m cost=header:X-Tokens
 # reserve=max_tokens:16`, 20 requests at once, each asking for 900 tokens
 # in one spelling, each spelling under its own key: 900 + the prompt
 # (body / 4) fits twice in 2,000, so 2 are admitted and 18 refused. Before
@@ -42,7 +42,7 @@ my $mpm = HotLimitTable::hl_mpm();
 
 my $llm_cgi = <<'CGI';
 #!/usr/bin/perl
-# An LLM stand-in: 1 s per answer, X-Tokens: 100; one byte to runs.log.
+# An LLM stand-in: 1 s per answer, X-Tokens: 1000; one byte to runs.log.
 use strict;
 use Fcntl qw(:flock);
 my $body = '';
@@ -53,7 +53,7 @@ flock $f, LOCK_EX;
 print {$f} 'x';
 close $f;
 select undef, undef, undef, 1;
-print "X-Tokens: 100\r\nContent-Type: text/plain\r\n\r\nok\n";
+print "X-Tokens: 1000\r\nContent-Type: text/plain\r\n\r\nok\n";
 CGI
 
 my $conf = HotLimitTable::hl_cgi_conf() . <<'CONF';
