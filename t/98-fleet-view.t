@@ -1,5 +1,6 @@
 # The cluster-wide view (issue 28): with a Redis store, every server's
-# status page shows the whole attack. Two httpds A and B share one Redis:
+# status page shows the whole attack. Two httpds A and B share one Redis
+# (A by redis://, B by redis-sentinel://):
 #  - a client flooded on A only is ranked first on B's page (?json and
 #    HTML) with A's refusal count; the rule is named;
 #  - B's own refusals are summed in once, not twice (B's own published
@@ -21,10 +22,12 @@ use HLRedis;
 plan tests => 20, need { 'redis-server (apt-get install redis-server)' => HLRedis::available() },
     need_module('remoteip');
 
+# A reaches the Redis directly (redis://), B through a Sentinel
+# (redis-sentinel://): the view works with any Redis provider.
 my $redis = HLRedis->new('fleet-view')->start;
 my $rport = $redis->port;
-my $conf = <<"CONF";
-HotLimitStore redis://127.0.0.1:$rport
+my $sentinel = HLRedis->sentinel('fleet-sent', 'fleetm', $rport)->start;
+my $common = <<"CONF";
 @{[ $redis->secret_conf ]}HotLimitStoreTimeout 200
 RemoteIPHeader X-Forwarded-For
 RemoteIPTrustedProxy 127.0.0.1
@@ -33,8 +36,10 @@ HotLimitBan 8/1m 1h
     HotLimitQuota 2/1m
 </Location>
 CONF
-my $a = start_httpd(name => 'fleet-a', conf => $conf);
-my $b = start_httpd(name => 'fleet-b', conf => $conf, mpm => hl_other_mpm());
+my $a = start_httpd(name => 'fleet-a',
+                    conf => "HotLimitStore redis://127.0.0.1:$rport\n$common");
+my $b = start_httpd(name => 'fleet-b', mpm => hl_other_mpm(), conf =>
+    "HotLimitStore redis-sentinel://fleetm\@127.0.0.1:${\ $sentinel->port}\n$common");
 my $mpms = hl_mpm() . '+' . hl_other_mpm();
 
 # The FILE:LINE of a directive (matching $re) in $h's configuration.
