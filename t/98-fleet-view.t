@@ -13,13 +13,13 @@ use strict;
 use warnings FATAL => 'all';
 use FindBin;
 use lib "$FindBin::Bin/lib";
-use Time::HiRes qw(sleep);
+use Time::HiRes qw(sleep time);
 use Apache::Test;
 use Apache::TestUtil;
 use HotLimitTable;
 use HLRedis;
 
-plan tests => 20, need { 'redis-server (apt-get install redis-server)' => HLRedis::available() },
+plan tests => 22, need { 'redis-server (apt-get install redis-server)' => HLRedis::available() },
     need_module('remoteip');
 
 # A reaches the Redis directly (redis://), B through a Sentinel
@@ -119,3 +119,17 @@ ok t_cmp($ban ? "$ban->{by} '$ban->{line}'" : '', "another server ''",
 my @left = split /\n/, $redis->cli('--scan', '--pattern', "'hl:{hl}:view:*'");
 ok t_cmp($redis->cli('ZCARD', "'hl:{hl}:views'") . ' ' . scalar(@left),
          '0 0', 'Redis: no view left, and the ids forgotten');
+
+# --- what publishing costs: admitted requests nothing, a flood one call a second ---
+# The decisions run the module's script by EVALSHA; a view is published
+# by EVAL.
+sub evals { ($redis->cli('INFO', 'commandstats') =~ /^cmdstat_eval:calls=(\d+)/m)[0] // 0 }
+my $e0 = evals();
+ok t_cmp(as($a, '192.0.2.50', 2) . ' ' . (evals() - $e0), '200 200 0',
+         'admitted requests publish nothing');
+$e0 = evals();
+my $t0 = time;
+as($a, '192.0.2.50', 30);
+my ($took, $published) = (time - $t0, evals() - $e0);
+ok t_cmp($published >= 1 && $published <= 1 + int($took) ? 1 : 0, 1,
+         sprintf('30 refusals in %.2f s: published %d time(s), at most once a second', $took, $published));
