@@ -45,6 +45,7 @@
 #include "mod_hotlimit_stores.h"
 #include "mod_hotlimit_refusal_log.h"
 #include "mod_hotlimit_names.h"
+#include "mod_hotlimit_fleet.h"
 #include "mod_hotlimit_status.h"
 #include "mod_hotlimit_store_shm.h"
 #include "mod_hotlimit_table.h"
@@ -971,6 +972,7 @@ static void register_hooks(apr_pool_t *p)
     hl_body_set_ban_check(hl_access_banned);
     hl_refusal_log_register();
     hl_names_register();        /* HotLimitStatusNames (issue 27) */
+    hl_fleet_register();        /* the cluster-wide view (issue 28) */
     hl_expr_register();
     hl_usage_register();        /* cost=usage (issue 19) */
     hl_device_register();

@@ -18,6 +18,7 @@
 
 #include "mod_hotlimit_conf.h"
 #include "mod_hotlimit_ban.h"
+#include "mod_hotlimit_fleet.h"
 #include "mod_hotlimit_store_shm.h"
 #include "mod_hotlimit_stores.h"
 #include "mod_hotlimit_view.h"
@@ -32,18 +33,26 @@
 /* What the scan collects (from the request's pool). */
 typedef struct {
     const server_rec    *view;    /* whose page: its bans only */
+    int                  redis;   /* listed from the Redis store */
     apr_pool_t          *pool;
     int64_t              now_ms;
     apr_array_header_t  *bans;    /* of hl_ban_entry_t */
 } hl_ban_scan_t;
 
-/* Fills the why of ban e from the ban book (this server's), its texts
- * copied from p; unknown ("", 0) when the book has no entry for it. */
-static void explain_ban(hl_ban_entry_t *e, apr_pool_t *p)
+/* Fills the why of ban e from the ban book (this server's; with the
+ * Redis store, else the one another server published), its texts copied
+ * from p; unknown ("", 0) when no book has an entry for it. With the Redis
+ * store (redis: the bans were listed from it), an unknown ban was
+ * started by another server. */
+static void explain_ban(hl_ban_entry_t *e, apr_pool_t *p, int redis)
 {
     const hl_stats_t *st = hl_store_shm_stats();
     const hl_banbook_entry_t *b = st ? hl_banbook_find(&st->bans, e->key,
                                                        strlen(e->key)) : NULL;
+
+    e->by = b ? "this server" : redis ? "another server" : "";
+    if (!b && redis)
+        b = hl_fleet_ban_of(p, e->key);
 
     e->line = b ? apr_pstrndup(p, b->line, sizeof(b->line)) : "";
     e->rule = b ? apr_pstrndup(p, b->rule, sizeof(b->rule)) : "";
@@ -82,7 +91,7 @@ static void keep_ban(hl_ban_scan_t *c, const char *key, size_t len,
     e->client = e->key + (k.client - k.key);
     e->host = apr_pstrmemdup(c->pool, k.key, k.tag_len);
     e->left_ms = left_ms;
-    explain_ban(e, c->pool);
+    explain_ban(e, c->pool, c->redis);
 }
 
 /* hl_store_shm_scan callback: keeps s when it is a ban in force. Returns 0
@@ -113,6 +122,7 @@ static int bans_from_redis(hl_ban_scan_t *c)
     n = store->ops->limited(store->ctx, got, HL_BAN_REDIS_LISTED, 1, &total);
     if (n < 0)
         return 0;
+    c->redis = 1;
     for (i = 0; i < n; ++i)
         keep_ban(c, got[i].key, got[i].len, got[i].count, got[i].left_ms);
     return 1;
@@ -126,6 +136,7 @@ apr_array_header_t *hl_ban_list(const server_rec *view, apr_pool_t *p,
     c.view = view;
     c.pool = p;
     c.now_ms = now_ms;
+    c.redis = 0;
     c.bans = apr_array_make(p, 4, sizeof(hl_ban_entry_t));
     if (!bans_from_redis(&c))
         hl_store_shm_scan(collect_ban, &c);
@@ -152,14 +163,14 @@ void hl_ban_write_json(request_rec *r, const apr_array_header_t *bans)
         ap_rprintf(r, "%s{\"key\":\"%s\",\"client\":\"%s\",\"host\":\"%s\","
                    "\"left_s\":%" APR_INT64_T_FMT ",\"line\":\"%s\","
                    "\"rule\":\"%s\",\"since_ms\":%" APR_INT64_T_FMT ","
-                   "\"refusals\":%" APR_UINT64_T_FMT "}",
+                   "\"refusals\":%" APR_UINT64_T_FMT ",\"by\":\"%s\"}",
                    i ? "," : "", hl_json_escape(r->pool, e->key),
                    hl_json_escape(r->pool, e->client),
                    hl_json_escape(r->pool, e->host),
                    (apr_int64_t)((e->left_ms + 999) / 1000),
                    hl_json_escape(r->pool, e->line),
                    hl_json_escape(r->pool, e->rule), (apr_int64_t)e->since_ms,
-                   (apr_uint64_t)e->refusals);
+                   (apr_uint64_t)e->refusals, e->by);
     }
     ap_rprintf(r, "],\"bans_total\":%" APR_UINT64_T_FMT, (apr_uint64_t)hl_ban_total());
 }

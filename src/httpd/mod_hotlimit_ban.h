@@ -15,8 +15,12 @@ typedef struct {
     const char *host;      /* its virtual host's "host:port", "" for the
                               main server's */
     int64_t     left_ms;   /* > 0 */
-    /* Why (the ban book, hl_banbook.h; unknown when another server sharing
-     * the Redis store started it, or newer bans pushed it out): */
+    /* Why (the ban book, hl_banbook.h, this server's or the one another
+     * server sharing the Redis store published, mod_hotlimit_fleet.h;
+     * unknown when that server no longer publishes, or newer bans pushed
+     * it out): */
+    const char *by;        /* who started it: "this server", "another
+                              server", "" unknown */
     const char *line;      /* the HotLimitBan "FILE:LINE", "table"; "" */
     const char *rule;      /* the rule whose refusals banned; "" */
     int64_t     since_ms;  /* wall clock; 0: unknown */
@@ -32,7 +36,7 @@ apr_array_header_t *hl_ban_list(const server_rec *view, apr_pool_t *p,
                                 int64_t now_ms);
 
 /* Writes the ?json fields "bans":[{"key":...,"client":...,"host":...,
- * "left_s":N,"line":...,"rule":...,"since_ms":N,"refusals":N},...] (the
+ * "left_s":N,"line":...,"rule":...,"since_ms":N,"refusals":N,"by":...},...] (the
  * bans listed by hl_ban_list, of hl_ban_entry_t) and "bans_total" (bans
  * started since the counters started) to r. */
 void hl_ban_write_json(request_rec *r, const apr_array_header_t *bans);

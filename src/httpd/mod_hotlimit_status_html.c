@@ -349,6 +349,9 @@ static void html_refused(request_rec *r, const hl_snapshot_t *snap,
     int i;
 
     ap_rputs("<h2>Refused most (now)</h2>", r);
+    if (snap->refused_servers)
+        ap_rprintf(r, "<p id=\"refused-servers\">Summed over %d servers "
+                   "sharing the Redis store.</p>", snap->refused_servers + 1);
     if (!snap->nrefused) {
         ap_rputs("<p id=\"refused-none\">No refusals in the last minutes.</p>",
                  r);
@@ -562,16 +565,20 @@ static const char *html_ban_why(apr_pool_t *p, const hl_ban_entry_t *b)
     int64_t ago = (hl_now_ms() - b->since_ms) / 1000;
 
     if (!b->since_ms)
-        return "<td class=\"line\">unknown</td><td class=\"rule\">unknown"
-               "</td><td class=\"since\">unknown</td><td class=\"num\">"
-               "&mdash;</td>";
+        return apr_psprintf(p, "<td class=\"line\">%s</td><td class=\"rule"
+                            "\">unknown</td><td class=\"since\">unknown</td>"
+                            "<td class=\"num\">&mdash;</td>",
+                            !strcmp(b->by, "another server")
+                            ? "another server" : "unknown");
     apr_rfc822_date(date, (apr_time_t)b->since_ms * 1000);
-    return apr_psprintf(p, "<td class=\"line\">HotLimitBan %s</td>"
+    return apr_psprintf(p, "<td class=\"line\">HotLimitBan %s%s</td>"
                         "<td class=\"rule\">%s</td><td class=\"since\" "
                         "title=\"%s\">%s ago</td><td class=\"num\">%"
                         APR_UINT64_T_FMT "</td>",
                         !strcmp(b->line, "table") ? "of the quota table"
                                                   : hl_html_escape(p, b->line),
+                        !strcmp(b->by, "another server")
+                        ? " (on another server)" : "",
                         *b->rule ? hl_html_escape(p, b->rule) : "&mdash;",
                         date, hl_status_duration(p, ago > 0 ? ago : 0),
                         (apr_uint64_t)b->refusals);

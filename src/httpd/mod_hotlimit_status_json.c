@@ -149,7 +149,8 @@ void hl_status_write_json(request_rec *r, const hl_snapshot_t *snap)
                    hl_json_escape(p, snap->top[i].key),
                    json_name(p, snap->top[i].name), snap->top[i].count,
                    snap->top[i].from, snap->top[i].window + 1);
-    ap_rputs("],\"top_refused\":[", r);
+    ap_rprintf(r, "],\"top_refused_servers\":%d,\"top_refused\":[",
+               snap->refused_servers + 1);
     for (i = 0; i < snap->nrefused; ++i) {
         const hl_refused_row_t *row = &snap->refused_rows[i];
         const hl_refusal_rank_t *k = row->rank;

@@ -27,6 +27,7 @@
 #include "mod_hotlimit_conf.h"
 #include "mod_hotlimit_key.h"
 #include "mod_hotlimit_ban.h"
+#include "mod_hotlimit_fleet.h"
 #include "mod_hotlimit_names.h"
 #include "mod_hotlimit_status_snap.h"
 #include "mod_hotlimit_store_shm.h"
@@ -467,13 +468,17 @@ static int view_keeps(const char *key, size_t len, void *baton)
 
 /* Returns the rule of a ban counter key refused most now: "HotLimitBan"
  * and its "FILE:LINE" (or "of the quota table") from the ban book
- * (snap's copy), "HotLimitBan" alone when the book has no entry for it.
+ * (snap's copy; else the one another server sharing the Redis store
+ * published), "HotLimitBan" alone when no book has an entry for it.
  * From p. */
 static const char *ban_rule_of(apr_pool_t *p, const hl_snapshot_t *snap,
                                const char *key)
 {
     const hl_banbook_entry_t *b = hl_banbook_find(&snap->shared.stats.bans,
                                                   key, strlen(key));
+
+    if (!b)
+        b = hl_fleet_ban_of(p, key);
 
     if (!b || !b->line[0])
         return "HotLimitBan";
@@ -765,6 +770,11 @@ hl_snapshot_t *hl_status_snap_take(request_rec *r, const server_rec *view,
      * chunk at most, never for the whole table (HotLimitSlots may be 16
      * million). */
     hl_store_shm_scan(collect, snap);
+    /* With a Redis store: the other servers' refusals too (issue 28). */
+    snap->nrefused = hl_fleet_add_refused(r->pool, snap->refused,
+                                          snap->nrefused, HL_TOP_REFUSED,
+                                          view_keeps, (void *)view,
+                                          &snap->refused_servers);
     limited_from_redis(snap);
     collect_routes(r, snap);
     collect_rows(r->pool, snap);

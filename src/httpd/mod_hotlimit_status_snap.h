@@ -128,6 +128,9 @@ typedef struct {
                                      shown (hl_view_owns) */
     /* Who is hurting me (issue 21): */
     int          nrefused;        /* keys refused most now */
+    int          refused_servers; /* other servers sharing the Redis store
+                                     whose refusals are summed in (full
+                                     snapshot only) */
     hl_refusal_rank_t refused[HL_TOP_REFUSED];
     uint64_t     refused_recent;  /* every key's, hl_refusals_recent */
     const char  *refusal_rate;    /* refusals per second now, "12.5" */
