@@ -68,6 +68,7 @@
 #include "mod_hotlimit_table.h"
 #include "hl_conc.h"
 #include "hl_hash.h"
+#include "hl_quota_by.h"
 #include "hl_render.h"
 #include "hl_wait.h"
 #include "mod_hotlimit_wait.h"
