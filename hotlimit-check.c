@@ -24,6 +24,7 @@
 #include "hl_table.h"
 #include "hl_table_parse.h"
 #include "hl_route.h"
+#include "hl_quota_text.h"
 
 #define PROG "hotlimit-check"
 

@@ -32,6 +32,7 @@
 
 #include "mod_hotlimit_conf.h"
 #include "mod_hotlimit_access.h"
+#include "mod_hotlimit_ban_gate.h"
 #include "mod_hotlimit_body.h"
 #include "mod_hotlimit_device.h"
 #include "mod_hotlimit_conc.h"
@@ -969,7 +970,7 @@ static void register_hooks(apr_pool_t *p)
     ap_hook_log_transaction(hl_log_transaction, NULL, NULL, APR_HOOK_MIDDLE);
     hl_body_register();
     hl_spool_register();        /* HotLimitSpoolLimit (issue 25) */
-    hl_body_set_ban_check(hl_access_banned);
+    hl_body_set_ban_check(hl_ban_gate_banned);
     hl_refusal_log_register();
     hl_names_register();        /* HotLimitStatusNames (issue 27) */
     hl_fleet_register();        /* the cluster-wide view (issue 28) */

@@ -10,6 +10,7 @@
 #include <openssl/hmac.h>
 
 #include "hl_device.h"
+#include "hl_quota_by.h"
 
 #define MAC_BYTES 32
 

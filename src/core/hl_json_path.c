@@ -12,7 +12,6 @@
  * number, or is the next object on the path when it is an object.
  */
 #include <string.h>
-#include <strings.h>
 
 #include "hl_json_path.h"
 #include "hl_text.h"
@@ -504,26 +503,4 @@ long hl_json_path_finish(hl_json_path_t *s)
 int hl_json_path_complete(const hl_json_path_t *s)
 {
     return s->state == S_END;
-}
-
-int hl_json_content_type(const char *ct)
-{
-    static const char app[] = "application/";
-    size_t n;
-
-    if (ct == NULL)
-        return 0;
-    while (*ct == ' ' || *ct == '\t')
-        ct++;
-    n = strcspn(ct, ";");
-    while (n > 0 && (ct[n - 1] == ' ' || ct[n - 1] == '\t'))
-        n--;
-    if (n <= sizeof(app) - 1 || strncasecmp(ct, app, sizeof(app) - 1) != 0)
-        return 0;
-    ct += sizeof(app) - 1;
-    n -= sizeof(app) - 1;
-    if (n == 4 && strncasecmp(ct, "json", 4) == 0)
-        return 1;
-    return n > 5 && strncasecmp(ct + n - 5, "+json", 5) == 0
-           && memchr(ct, '/', n) == NULL && memchr(ct, ' ', n) == NULL;
 }

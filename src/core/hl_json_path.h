@@ -114,11 +114,4 @@ long hl_json_path_finish(hl_json_path_t *s);
  */
 int hl_json_path_complete(const hl_json_path_t *s);
 
-/*
- * Returns 1 if content_type names a JSON body: application/json or
- * application/SOMETHING+json, compared without case, parameters (such as
- * "; charset=utf-8") allowed; else 0 (also for NULL).
- */
-int hl_json_content_type(const char *content_type);
-
 #endif

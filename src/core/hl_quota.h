@@ -1,6 +1,9 @@
 /*
  * hl_quota.h - quota specifications:
- * "COUNT/WINDOW ... by= algo= burst= count= cost= norm=".
+ * "COUNT/WINDOW ... by= algo= burst= count= cost= norm=": the record, its
+ * parsing token by token and its checks. Its rooms: windows and durations
+ * in hl_window.h, the key (by=) in hl_quota_by.h, the quota written back
+ * as text in hl_quota_text.h.
  *
  * Pure core: no httpd headers, no allocation. An hl_quota_t holds no pointers,
  * so it can be copied into shared memory as it is (the published quota table
@@ -12,12 +15,11 @@
 #include <stddef.h>
 #include <stdint.h>
 #include "hl_keyform.h"
+#include "hl_window.h"
 
-#define HL_MAX_WINDOWS   4     /* windows per quota, e.g. "5/1m 30/1h" */
 #define HL_MAX_STATUSES  8     /* statuses listed by count=status:... */
 #define HL_BY_NAME_MAX   64    /* header/cookie/env name, NUL included */
 #define HL_ERR_MAX       256   /* size of an error message buffer */
-#define HL_MAX_WINDOW_MS 2592000000u /* 30 days: the largest window accepted */
 
 typedef enum {
     HL_BY_IP = 0,   /* r->useragent_ip, IPv6 grouped by prefix */
@@ -54,11 +56,6 @@ typedef enum {
     HL_COUNT_FAILURES,  /* admitted requests whose final status >= 400 */
     HL_COUNT_STATUS     /* admitted requests whose final status is listed */
 } hl_count_t;
-
-typedef struct {
-    uint32_t count;      /* requests admitted per window, >= 1 */
-    uint32_t window_ms;  /* window length in milliseconds, >= 1 */
-} hl_window_t;
 
 typedef struct {
     int         nwindows;                 /* 1..HL_MAX_WINDOWS */
@@ -110,27 +107,10 @@ typedef struct {
 /* Sets *q to an empty quota (no windows, by=ip, algo=fixed, count=all, dry_run -1). */
 void hl_quota_init(hl_quota_t *q);
 
-/*
- * Parses a duration: "500ms", "10s", "1m", "2h", "1d", or a bare number of
- * seconds when bare_unit_ms is nonzero (bare numbers are then multiplied by
- * bare_unit_ms; pass 0 to refuse bare numbers).
- * Returns 0 and sets *out_ms; on failure returns -1 and writes a message
- * naming the bad token into err (errlen bytes, may be 0). Zero, negative,
- * overflowing or over-30-day durations fail.
- */
 /* Returns the GCRA burst the counters of q use (hl_policy_t.burst; 0 =
  * the window's count): burst=, plus the first request under delay=, where
  * burst counts the requests beyond it as nginx's does. */
 uint32_t hl_quota_burst(const hl_quota_t *q);
-
-int hl_parse_duration_ms(const char *s, uint32_t bare_unit_ms,
-                         uint32_t *out_ms, char *err, size_t errlen);
-
-/*
- * Parses "COUNT/WINDOW" ("5/1m", "10/60s", "3/500ms"). COUNT must be a
- * positive integer below 2^31. Returns 0, or -1 with a message in err.
- */
-int hl_parse_window(const char *tok, hl_window_t *w, char *err, size_t errlen);
 
 /*
  * Applies one token of a HotLimitQuota line to *q: a window, or by=..., algo=...,
@@ -139,16 +119,6 @@ int hl_parse_window(const char *tok, hl_window_t *w, char *err, size_t errlen);
  * naming the bad token (unknown key or value, too many windows, ...).
  */
 int hl_quota_apply_token(hl_quota_t *q, const char *tok, char *err, size_t errlen);
-
-/*
- * Parses "by" values alone ("ip", "global", "user", "header:NAME", ...),
- * as used by the JSON table, and their combinations: "A|B|..." (the first
- * part present; "ip" only last, where it adds nothing) and "A+B+..."
- * (every part together), at most HL_BY_PARTS_MAX parts, no part twice,
- * no "global" and no mix of '|' and '+'. Returns 0, or -1 with a message
- * in err naming the bad part.
- */
-int hl_quota_set_by(hl_quota_t *q, const char *value, char *err, size_t errlen);
 
 /*
  * Parses a "cost" value: "1" (the default: each request costs 1),
@@ -224,56 +194,11 @@ int hl_quota_validate(const hl_quota_t *q, char *err, size_t errlen);
 int hl_quota_parse_args(hl_quota_t *q, int argc, const char *const *argv,
                         char *err, size_t errlen);
 
-/*
- * Writes a short, stable name of a window ("5/1m", "10/60s", "3/500ms") into
- * buf, choosing the largest unit that divides the window exactly.
- * Returns buf (always NUL-terminated when buflen > 0).
- */
-char *hl_window_name(const hl_window_t *w, char *buf, size_t buflen);
-
-/*
- * Checks that no window among earlier[0..n) has the length of w (n is
- * clamped to 0..HL_MAX_WINDOWS). Returns 0, or -1 with "duplicate window
- * 'NAME': 'OTHER' already has the same length" in err, NAME being name
- * (the window as written) or, when name is NULL, hl_window_name(w).
- * Reads only; err may be NULL.
- */
-int hl_window_check_distinct(const hl_window_t *earlier, int n,
-                             const hl_window_t *w, const char *name,
-                             char *err, size_t errlen);
-
 /* Returns 1 if a request that ended with HTTP status `status` is counted by q. */
 int hl_quota_counts_status(const hl_quota_t *q, int status);
 
-/*
- * Writes q as a quota line would say it into buf: its windows, then by=
- * (always), and algo=, burst=, count= and dry-run only when not the
- * default ("5/1m 30/1h by=ip", "10/1s by=header:X-Key algo=gcra
- * burst=20"). Returns buf, always NUL-terminated when buflen > 0 (cut
- * short when buf is too small). Reads only.
- */
-char *hl_quota_describe(const hl_quota_t *q, char *buf, size_t buflen);
-
-/* Writes the windows of q alone into buf ("5/1m 30/1h"), as
- * hl_quota_describe begins. Returns buf, NUL-terminated when buflen > 0
- * (cut short when buf is too small). Reads only. */
-char *hl_quota_windows(const hl_quota_t *q, char *buf, size_t buflen);
-
-/* Writes q's by= value as a quota line says it into buf ("ip",
- * "header:X-Key", "header:Authorization|header:x-api-key", "ip+param:log").
- * Returns buf, NUL-terminated when buflen > 0 (cut short when too small). */
-char *hl_quota_by_text(const hl_quota_t *q, char *buf, size_t buflen);
-
-/* Returns 1 if q's key names an account (user, header:, cookie:, param:,
- * json:; a part of a combination too), so that a device cookie can be
- * bound to it; 0 for the address, global, env: keys. Reads only. */
-int hl_quota_keys_account(const hl_quota_t *q);
-
-/* Returns 1 if q's key, or a part of it, is of kind by, else 0. */
-int hl_quota_keys_by(const hl_quota_t *q, hl_by_t by);
-
-/* Returns the names used in messages: "ip", "fixed", "failures", ... (static). */
-const char *hl_by_name(hl_by_t by);
+/* Returns the name of algo used in messages ("fixed", "gcra", ...; "?" if
+ * unknown). Static string. */
 const char *hl_algo_name(hl_algo_t algo);
 
 #endif

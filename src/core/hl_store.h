@@ -33,6 +33,9 @@ typedef struct {
     uint64_t leased;           /* admitted by a lease (HotLimitStoreLease) */
 } hl_store_figures_t;
 
+/* A store's calls, in the order a request meets them (prepare, decide,
+ * then after the response count, refund or settle), then the operator's
+ * (reset, limited, figures). Initialise with designated initialisers. */
 typedef struct {
     const char *name;          /* "shm", for messages */
     /* Prepares one item before any lock or round trip: fills its refs
@@ -55,20 +58,24 @@ typedef struct {
      * Returns 0, or -1 when the store cannot answer. */
     int  (*count)(void *ctx, const hl_decide_item_t *it, uint32_t n,
                   int64_t now_ms);
-    /* Removes every window of key ("scope|client"). Returns the number of
-     * counters removed, or -1 when the store cannot answer. */
-    int  (*reset)(void *ctx, const char *key, size_t len);
     /* [exact count=failures|status] Gives back the unit a prepared,
      * admitted item of a count=failures|status quota took at its decision,
      * its final status not being counted (hl_decide_refund_locked's
      * semantics: only in the counter instances that still hold it, never
      * below zero; a remote store does it in its own script, not by a
      * second decision). Returns the windows given back (>= 0), or -1
-     * when the store cannot answer. Kept last so positional initialisers
-     * of the four calls above stay valid. */
+     * when the store cannot answer. */
     int  (*refund)(void *ctx, const hl_decide_item_t *it, int64_t now_ms);
-    /* Fills *f with the store's figures. Never fails. */
-    void (*figures)(void *ctx, hl_store_figures_t *f);
+    /* [reserve=] Settles the reservation a prepared, admitted item of a
+     * cost= quota took at its decision (it->reserve units) to the
+     * request's real cost (hl_decide_settle_locked's semantics; a remote
+     * store in one script call). Returns the windows touched (>= 0), or -1
+     * when the store cannot answer. */
+    int  (*settle)(void *ctx, const hl_decide_item_t *it, uint32_t cost,
+                   int64_t now_ms);
+    /* Removes every window of key ("scope|client"). Returns the number of
+     * counters removed, or -1 when the store cannot answer. */
+    int  (*reset)(void *ctx, const char *key, size_t len);
     /* Lists into out[0 .. max) the windows at their limit that the store
      * keeps a list of (bans nonzero: the ban counters' list), those with
      * the most time left first, and sets *total to how many there are.
@@ -78,13 +85,8 @@ typedef struct {
      * the caller scans that. */
     int  (*limited)(void *ctx, hl_store_limited_t *out, int max, int bans,
                     uint32_t *total);
-    /* [reserve=] Settles the reservation a prepared, admitted item of a
-     * cost= quota took at its decision (it->reserve units) to the
-     * request's real cost (hl_decide_settle_locked's semantics; a remote
-     * store in one script call). Returns the windows touched (>= 0), or -1
-     * when the store cannot answer. Kept last (positional initialisers). */
-    int  (*settle)(void *ctx, const hl_decide_item_t *it, uint32_t cost,
-                   int64_t now_ms);
+    /* Fills *f with the store's figures. Never fails. */
+    void (*figures)(void *ctx, hl_store_figures_t *f);
 } hl_store_ops_t;
 
 /* A store: its operations and their context. */

@@ -8,6 +8,8 @@
 #include <cJSON.h>
 #include "hl_conc.h"
 #include "hl_table_entry.h"
+#include "hl_quota_by.h"
+#include "hl_quota_text.h"
 
 /* ---- reporting ---------------------------------------------------------- */
 

@@ -7,19 +7,20 @@
  *    429, HotLimitEngine Off and HotLimitStatus On scopes, exempt clients
  *    (HotLimitExempt, the table's "exempt", env hotlimit-exempt).
  * 2. Look the route up in the quota table (the connection keeps the
- *    answer for the path it last asked) and collect the quotas that
- *    apply: the table's rule (with its plan's limits when its selector
- *    names one) and global bucket, and the scope's HotLimitQuota lines.
+ *    answer for the path it last asked: mod_hotlimit_answer.c) and
+ *    collect the quotas that apply: the table's rule (with its plan's
+ *    limits when its selector names one) and global bucket, and the
+ *    scope's HotLimitQuota lines.
  * 3. Build each key "host:port" + scope + "|" + client part (the address,
  *    or an account value folded by norm= and hashed; a device cookie's
  *    holder gets a key of its own; mod_hotlimit_key.c); drop the quotas
  *    this client request was already decided on.
  * 4. In one call to the store (mod_hotlimit_stores.c: the shared memory
  *    under its stripes' mutexes, or one Redis round trip) decide them all
- *    and look at the client's ban (HotLimitBan): the request is counted
- *    (a reserve= quota takes its reservation) only if the client is not
- *    banned and every non-dry-run quota admits it; the per-route and
- *    per-key statistics are updated there.
+ *    and look at the client's ban (HotLimitBan, mod_hotlimit_ban_gate.c):
+ *    the request is counted (a reserve= quota takes its reservation) only
+ *    if the client is not banned and every non-dry-run quota admits it;
+ *    the per-route and per-key statistics are updated there.
  * 5. After the store: environment, RateLimit headers for every quota,
  *    the refusal log, a ban's count (refusals of address keys only), and
  *    the 429.
@@ -49,12 +50,13 @@
 
 #include "httpd.h"
 #include "http_config.h"
-#include "http_core.h"
 #include "http_log.h"
 #include "apr_strings.h"
 
 #include "mod_hotlimit_conf.h"
 #include "mod_hotlimit_access.h"
+#include "mod_hotlimit_answer.h"
+#include "mod_hotlimit_ban_gate.h"
 #include "mod_hotlimit_key.h"
 #include "mod_hotlimit_body.h"
 #include "mod_hotlimit_delay.h"
@@ -63,19 +65,15 @@
 #include "mod_hotlimit_device.h"
 #include "mod_hotlimit_respond.h"
 #include "mod_hotlimit_shape.h"
-#include "mod_hotlimit_store_shm.h"
+#include "mod_hotlimit_settle.h"
 #include "mod_hotlimit_stores.h"
 #include "mod_hotlimit_table.h"
 #include "mod_hotlimit_upgrade.h"
 #include "mod_hotlimit_usage.h"
-#include "hl_keyform.h"
-#include "hl_php.h"
 #include "hl_reserve.h"
-#include "mod_hotlimit_settle.h"
 #include "hl_route.h"
-#include "hl_slotkey.h"
-#include "hl_table.h"
 #include "hl_store.h"
+#include "hl_table.h"
 
 APLOG_USE_MODULE(hotlimit);
 
@@ -191,76 +189,6 @@ static int decided_at(const hl_quota_t *q, hl_stage_t stage)
     return !q->by_user || stage == HL_STAGE_FIXUPS;
 }
 
-/* Writes the route of r used for table lookups into buf (HL_ROUTE_MAX
- * bytes): the normalised path, or a query argument, a request parameter
- * (lowercased; an array's first key), a JSON body's value (lowercased) or
- * PATH_INFO when HotLimitRouteFrom says so and it is present. */
-static void request_route(request_rec *r, const hl_dir_conf_t *dc, char *buf)
-{
-    if (dc->route_from == HL_ROUTE_FROM_PARAM
-        || dc->route_from == HL_ROUTE_FROM_JSON) {
-        apr_size_t n = 0;
-        char *v = dc->route_from == HL_ROUTE_FROM_JSON
-                  ? hl_request_json(r, dc->route_arg, &n)
-                  : hl_request_param(r, dc->route_arg, 1, &n);
-        if (v && n > 0) {
-            ap_str_tolower(v);
-            hl_route_from_name(buf, HL_ROUTE_MAX, v, strlen(v));
-            return;
-        }
-    }
-    else if (dc->route_from == HL_ROUTE_FROM_QUERY && r->args) {
-        char arg[HL_ROUTE_MAX];
-        long n = hl_query_arg(arg, sizeof(arg), r->args, dc->route_arg);
-        if (n > 0) {
-            hl_route_from_name(buf, HL_ROUTE_MAX, arg, (size_t)n);
-            return;
-        }
-    }
-    else if (dc->route_from == HL_ROUTE_FROM_PATH_INFO && r->path_info
-             && r->path_info[0] && strcmp(r->path_info, "/")) {
-        hl_route_normalize(buf, HL_ROUTE_MAX, r->path_info, strlen(r->path_info));
-        return;
-    }
-    hl_route_normalize(buf, HL_ROUTE_MAX, r->uri ? r->uri : "/",
-                       r->uri ? strlen(r->uri) : 1);
-}
-
-/* Returns the quota table's answer for r, whose client is cl: the one cl
- * keeps when r's route comes from its path and r asks for the same path as
- * the request it was found for, and no table was published since (a
- * keep-alive client asking again costs a comparison); else the answer
- * looked up now, kept in cl when r's route comes from its path, the path
- * fits and r is the client's request itself (not an internal redirect to
- * a front controller, which would take the place of the URL the client
- * asks for at every request), else written into *hit. Points into cl or
- * at hit. */
-static const hl_table_hit_t *table_answer(request_rec *r,
-                                          const hl_dir_conf_t *dc,
-                                          hl_client_t *cl, hl_table_hit_t *hit)
-{
-    const char *uri = r->uri ? r->uri : "/";
-    const hl_cidr_t *ip = cl->ok ? &cl->addr : NULL;
-    uint32_t version = hl_table_version();
-    int from_path = dc->route_from == HL_ROUTE_FROM_PATH;
-    char route[HL_ROUTE_MAX];
-    size_t len;
-
-    if (from_path && cl->table_kept && cl->table_version == version
-        && strcmp(cl->table_uri, uri) == 0)
-        return &cl->table_hit;
-    request_route(r, dc, route);
-    len = strlen(uri);
-    if (!from_path || r->prev || len >= sizeof(cl->table_uri)) {
-        hl_table_find(r, route, ip, hit);
-        return hit;
-    }
-    cl->table_kept = hl_table_find(r, route, ip, &cl->table_hit);
-    cl->table_version = version;
-    memcpy(cl->table_uri, uri, len + 1);
-    return &cl->table_hit;
-}
-
 /* Sets the eviction class and statistics hash of match m, of origin,
  * whose scope hashes to scope_hash, counted in server sc: from dq (a
  * directive quota, NULL for table rules) in the main server, where they
@@ -360,35 +288,6 @@ static void add_match(request_rec *r, const hl_server_conf_t *sc,
     m->banned = 0;        /* set only by ban_check */
 }
 
-/*
- * Returns the quota a request r of table rule hit counts under when the
- * rule's "plan" selector names one of the table's plans: the rule's quota
- * with the plan's limits, allocated from r->pool, and sets *scope to the
- * counted scope "ROUTE plan=NAME" (so counters of one key in one plan
- * carry over when the plan's limits change, and never mix with another
- * plan's). Returns NULL (the rule's own limits and scope) when the rule has
- * no selector, the request does not carry it, or it names no plan: an
- * unknown name is no way to fresh counters.
- */
-static const hl_quota_t *plan_quota(request_rec *r, const hl_table_hit_t *hit,
-                                    const char **scope)
-{
-    const char *name = NULL;
-    hl_quota_t *q;
-    hl_plan_t plan;
-
-    if (hit->plan.from == HL_PLAN_FROM_ENV)
-        name = apr_table_get(r->subprocess_env, hit->plan.name);
-    else if (hit->plan.from == HL_PLAN_FROM_HEADER)
-        name = apr_table_get(r->headers_in, hit->plan.name);
-    if (!name || !*name || !hl_table_find_plan(r, name, strlen(name), &plan))
-        return NULL;
-    q = apr_palloc(r->pool, sizeof(*q));
-    hl_table_plan_quota(&hit->rule, &plan, q);
-    *scope = apr_pstrcat(r->pool, hit->route, " plan=", plan.name, NULL);
-    return q;
-}
-
 /* Collects the quotas applying to r at this stage into m: the table's rule
  * for it and its global bucket (hit NULL without a table), and the scope's
  * HotLimitQuota lines. The table's matches point at quotas in hit, which must
@@ -412,8 +311,8 @@ static int collect_matches(request_rec *r, const hl_dir_conf_t *dc,
             size_t len = strlen(hit->route);
             const char *route = apr_pstrmemdup(r->pool, hit->route, len);
             const char *scope = route;
-            const hl_quota_t *q = hit->plan.from ? plan_quota(r, hit, &scope)
-                                                 : NULL;
+            const hl_quota_t *q = hit->plan.from
+                                  ? hl_answer_plan_quota(r, hit, &scope) : NULL;
             uint64_t scope_hash = hit->route_hash;
 
             if (q) {
@@ -553,152 +452,6 @@ static void remember_after_response(request_rec *r, hl_request_state_t *state,
     }
 }
 
-/* Fills *it (zeroed first) for the ban counter `scope` (HL_BAN_SCOPE or
- * HL_REJ_SCOPE) of the client address of r, in server sc, with quota q:
- * key "host:port" + scope + "|" + client address key, allocated from
- * r->pool; no statistics, never leased. */
-static void ban_item(request_rec *r, const hl_server_conf_t *sc,
-                     const hl_client_t *cl, const char *scope,
-                     const hl_quota_t *q, hl_decide_item_t *it)
-{
-    size_t slen = strlen(scope), klen;
-    char *key = hl_key_counter(r, sc, scope, slen, cl->key, cl->key_len, &klen);
-
-    memset(it, 0, sizeof(*it));
-    it->quota = q;
-    it->origin = HL_ORIGIN_DIRECTIVE;
-    it->key = key;
-    it->key_len = klen;
-    it->cls = hl_limiter_class_of(HL_ORIGIN_DIRECTIVE, sc->tag_hash,
-                                  hl_table_route_hash(scope, slen));
-    it->exact = 1;   /* a refusal counted ahead would ban early */
-}
-
-/* Decides the single item it in the store at now. Returns the store's
- * answer: 1 admitted, 0 rejected, -1 when it cannot answer. */
-static int decide_one(hl_decide_item_t *it)
-{
-    const hl_store_t *store = hl_store_get();
-
-    store->ops->prepare(store->ctx, it);
-    return store->ops->decide(store->ctx, &it, 1, hl_mono_ms());
-}
-
-/* Fills *m (zeroed first) with the question "is the client of r banned
- * from r's server under ban b?": a look at the ban counter, which counts
- * nothing and creates no counter, decided with the request's quotas. */
-static void ban_check(request_rec *r, const hl_server_conf_t *sc,
-                      const hl_ban_t *b, const hl_client_t *cl, hl_match_t *m)
-{
-    memset(m, 0, sizeof(*m));
-    ban_item(r, sc, cl, HL_BAN_SCOPE, &b->ban, &m->item);
-    m->item.peek = 1;
-    m->route = r->uri ? r->uri : "/";
-    m->scope = HL_BAN_SCOPE;
-    m->banned = 1;
-}
-
-/* Returns the 429 outcome (hl_respond_reject) for a request refused
- * because its client is banned (ban check m said so), with Retry-After =
- * the time the ban has left; counted among the ban's refusals (its entry
- * in the ban book, when this server started it). */
-static int refuse_banned(request_rec *r, const hl_match_t *m)
-{
-    hl_stats_t *st = hl_store_shm_stats();
-
-    if (st)
-        hl_banbook_refused(&st->bans, m->item.key, m->item.key_len);
-    ap_log_rerror(APLOG_MARK, APLOG_DEBUG, 0, r,
-                  "HL00103: banned, refused client=%s key=%s retry_after=%ld",
-                  r->useragent_ip, ap_escape_logitem(r->pool, m->item.key),
-                  m->item.decision.retry_after_s);
-    return hl_respond_reject(r, m);
-}
-
-/* Records in the ban book why the ban whose counter item is ban started:
- * the HotLimitBan line of b ("table" for the table's), and the rule of
- * match by, whose refusal started it ("FILE:LINE" of its HotLimitQuota,
- * "table ROUTE" for a table rule). */
-static void record_ban(request_rec *r, const hl_server_conf_t *sc,
-                       const hl_ban_t *b, const hl_decide_item_t *ban,
-                       const hl_match_t *by)
-{
-    hl_stats_t *st = hl_store_shm_stats();
-    const char *rule = by->dq ? by->dq->where
-                       : apr_pstrcat(r->pool, "table ", by->route, NULL);
-
-    if (st)
-        hl_banbook_start(&st->bans, ban->key, ban->key_len,
-                         b == sc->ban && sc->ban_where ? sc->ban_where : "table",
-                         rule, (int64_t)(apr_time_now() / 1000));
-}
-
-/* Counts a refusal of the client of r, by match by (a quota keyed by its
- * address: refused_by_address), toward its server's ban b. The refusal
- * that takes the last room of AFTER/WITHIN (exactly one, however many run
- * at once: the store counts under its lock) starts the ban, logged once
- * (HL00102) and recorded (record_ban), and the client's refusals start
- * over. */
-static void note_refusal(request_rec *r, const hl_server_conf_t *sc,
-                         const hl_ban_t *b, const hl_client_t *cl,
-                         const hl_match_t *by)
-{
-    const hl_store_t *store;
-    hl_decide_item_t rej, ban;
-    char within[48], span[48];
-
-    ban_item(r, sc, cl, HL_REJ_SCOPE, &b->rejections, &rej);
-    if (decide_one(&rej) != 1 || rej.decision.remaining != 0)
-        return;
-    ban_item(r, sc, cl, HL_BAN_SCOPE, &b->ban, &ban);
-    if (decide_one(&ban) == 1) {
-        record_ban(r, sc, b, &ban, by);
-        ap_log_rerror(APLOG_MARK, APLOG_NOTICE, 0, r,
-                      "HL00102: ban started client=%s key=%s after=%u "
-                      "refusals within=%s for=%s retry_after=%ld",
-                      r->useragent_ip, ap_escape_logitem(r->pool, ban.key),
-                      (unsigned)b->rejections.windows[0].count,
-                      hl_window_name(&b->rejections.windows[0], within,
-                                     sizeof(within)),
-                      /* "1/5s" without its "1/": the duration */
-                      hl_window_name(&b->ban.windows[0], span, sizeof(span)) + 2,
-                      (long)((b->ban.windows[0].window_ms + 999) / 1000));
-    }
-    store = hl_store_get();
-    store->ops->reset(store->ctx, rej.key, rej.key_len);
-}
-
-/* Returns the match of a quota keyed by the client address (match
- * by_address) that refused the request whose matches are m (n), not in
- * dry run, or NULL: only such a refusal is the client's own doing, and
- * counts toward its ban. A refusal by a shared or account budget
- * (by=global, by=header:...) may come from someone else's spending and
- * never does. Points into m. */
-static const hl_match_t *refused_by_address(const hl_match_t *m, int n)
-{
-    int i;
-
-    for (i = 0; i < n; ++i)
-        if (m[i].by_address && !m[i].item.decision.admit
-            && !m[i].item.dry_run)
-            return &m[i];
-    return NULL;
-}
-
-/* Returns the ban in force for a request of server sc: the table's "ban"
- * (table: the request's hit, may be NULL), else HotLimitBan; NULL when
- * none, or when the table's kill switch or exempt list admits the request
- * untouched. Points into sc or table. */
-static const hl_ban_t *server_ban(const hl_server_conf_t *sc,
-                                  const hl_table_hit_t *table)
-{
-    if (table && (!table->enabled || table->exempt))
-        return NULL;
-    if (table && table->has_ban)
-        return &table->ban;
-    return sc->ban;
-}
-
 /* Drops from m (n entries) the matches this client request was already
  * decided on. Returns how many are left. */
 static int drop_decided(const hl_request_state_t *state, hl_match_t *m, int n)
@@ -814,8 +567,8 @@ static int limit_request(request_rec *r, hl_stage_t stage)
     if (hl_key_client_exempt(r, sc, cl->ok ? &cl->addr : NULL))
         return DECLINED;
     if (hl_table_configured())
-        table = table_answer(r, dc, cl, &hit);
-    ban = server_ban(sc, table);
+        table = hl_answer_of(r, dc, cl, &hit);
+    ban = hl_ban_gate_of(sc, table);
     if (ban && stage == HL_STAGE_ACCESS && dc->dry_run != 1)
         ban_m = &banned;
     n = collect_matches(r, dc, sc, cl, table, stage, m);
@@ -853,7 +606,7 @@ static int limit_request(request_rec *r, hl_stage_t stage)
     if (ban_m) {
         /* Asked with the quotas, in the same call (one round trip to a
          * remote store). */
-        ban_check(r, sc, ban, cl, ban_m);
+        hl_ban_gate_look(r, sc, ban, cl, ban_m);
         store->ops->prepare(store->ctx, &ban_m->item);
         all[0] = &ban_m->item;
     }
@@ -865,7 +618,7 @@ static int limit_request(request_rec *r, hl_stage_t stage)
         return DECLINED;     /* the store could not answer: logged, admit
                                 (a route without a quota: never a 503) */
     if (ban_m && !ban_m->item.decision.admit)
-        return refuse_banned(r, ban_m);
+        return hl_ban_gate_refuse(r, ban_m);
     if (n == 0)
         return DECLINED;     /* only the ban was asked about */
 
@@ -890,10 +643,8 @@ static int limit_request(request_rec *r, hl_stage_t stage)
             hl_refusal_log(r, &m[i], dc->log_refusals, m[i].by_address);
     hl_names_note(r, m, n);     /* the accounts refused or at their limit */
     if (!admit) {
-        const hl_match_t *by = ban ? refused_by_address(m, n) : NULL;
-
-        if (by)
-            note_refusal(r, sc, ban, cl, by);
+        if (ban)
+            hl_ban_gate_note_refusal(r, sc, ban, cl, m, n);
         return hl_respond_reject(r, &m[primary]);
     }
     if ((i = hl_delay_hold(r, m, n)) != DECLINED)
@@ -1042,72 +793,4 @@ int hl_log_transaction(request_rec *r)
                               response_cost(last, m), hl_mono_ms());
     }
     return DECLINED;
-}
-
-/* Request bodies: the ban is looked at before a body is read (see
- * mod_hotlimit_access.h). */
-int hl_access_banned(request_rec *r)
-{
-    const hl_dir_conf_t *dc = ap_get_module_config(r->per_dir_config,
-                                                   &hotlimit_module);
-    const hl_server_conf_t *sc = ap_get_module_config(r->server->module_config,
-                                                      &hotlimit_module);
-    const hl_table_hit_t *table = NULL;
-    const hl_ban_t *ban;
-    hl_table_hit_t hit;
-    hl_client_t *cl;
-    hl_match_t m;
-
-    if (!dc || dc->engine == 0 || dc->dry_run == 1
-        || (!hl_table_configured() && !sc->ban))
-        return 0;
-    cl = hl_key_client_of(r, sc);
-    if (hl_key_client_exempt(r, sc, cl->ok ? &cl->addr : NULL))
-        return 0;
-    if (hl_table_configured()) {
-        char path[HL_ROUTE_MAX];   /* the ban does not depend on the route */
-        hl_route_normalize(path, sizeof(path), r->uri ? r->uri : "/",
-                           r->uri ? strlen(r->uri) : 1);
-        hl_table_find(r, path, cl->ok ? &cl->addr : NULL, &hit);
-        table = &hit;
-    }
-    if ((ban = server_ban(sc, table)) == NULL)
-        return 0;
-    ban_check(r, sc, ban, cl, &m);
-    return decide_one(&m.item) == 0;
-}
-
-
-int hl_access_table_concurrency(request_rec *r, hl_quota_t *rule,
-                                const char **route)
-{
-    const hl_dir_conf_t *dc = ap_get_module_config(r->per_dir_config,
-                                                   &hotlimit_module);
-    const hl_server_conf_t *sc = ap_get_module_config(r->server->module_config,
-                                                      &hotlimit_module);
-    const hl_table_hit_t *hit;
-    const hl_quota_t *q, *pq;
-    const char *scope, *pscope = NULL;
-    hl_table_hit_t local;
-
-    if (!hl_table_configured() || !dc || dc->engine == 0)
-        return 0;
-    /* The connection's cached answer: the decision asks for it next. */
-    hit = table_answer(r, dc, hl_key_client_of(r, sc), &local);
-    if (!hit->enabled || hit->exempt)
-        return -1;
-    if (!hit->has_rule)
-        return 0;
-    q = &hit->rule;
-    scope = hit->route;
-    /* A plan's "concurrency" counts under the plan's own scope. */
-    if (hit->plan.from && (pq = plan_quota(r, hit, &pscope)) != NULL) {
-        q = pq;
-        scope = pscope;
-    }
-    if (!q->concurrency)
-        return 0;
-    *rule = *q;
-    *route = apr_pstrdup(r->pool, scope);
-    return 1;
 }

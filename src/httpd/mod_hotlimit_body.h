@@ -91,9 +91,9 @@ int hl_request_json_feed(request_rec *r, hl_body_feed_fn *fn, void *ctx,
 /* Registers the body filter and its insert_filter hook (register_hooks). */
 void hl_body_register(void);
 
-/* The look at a client's ban that a body read asks first (the access
- * checker's hl_access_banned): returns 1 if the client of r is banned now,
- * so its body is never read. */
+/* The look at a client's ban that a body read asks first
+ * (hl_ban_gate_banned): returns 1 if the client of r is banned now, so its
+ * body is never read. */
 typedef int hl_body_banned_fn(request_rec *r);
 
 /* Hands the body reader the ban look (register_hooks, before any request;

@@ -58,7 +58,7 @@
 #include "apr_strings.h"
 
 #include "mod_hotlimit_conf.h"
-#include "mod_hotlimit_access.h"
+#include "mod_hotlimit_answer.h"
 #include "mod_hotlimit_key.h"
 #include "mod_hotlimit_body.h"
 #include "mod_hotlimit_conc.h"
@@ -68,6 +68,7 @@
 #include "mod_hotlimit_table.h"
 #include "hl_conc.h"
 #include "hl_hash.h"
+#include "hl_quota_by.h"
 #include "hl_render.h"
 #include "hl_wait.h"
 #include "mod_hotlimit_wait.h"
@@ -703,7 +704,7 @@ static int take_slots(request_rec *r, int at_fixups)
             && !taken->user_pending)
             return DECLINED;
     }
-    t = hl_access_table_concurrency(r, &rule, &route);
+    t = hl_answer_concurrency(r, &rule, &route);
     if (t < 0 || (!dc->conc && t == 0))
         return DECLINED;
     taken = taken_of(top);

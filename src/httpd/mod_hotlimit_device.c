@@ -40,6 +40,8 @@
 #include "mod_hotlimit_device.h"
 #include "mod_hotlimit_stores.h"
 #include "hl_device.h"
+#include "hl_quota_by.h"
+#include "hl_quota_text.h"
 #include "hl_hash.h"
 #include "hl_php.h"
 #include "hl_siphash.h"

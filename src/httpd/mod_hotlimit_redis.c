@@ -749,8 +749,15 @@ void hl_redis_forget_refused(void)
 static void redis_figures(void *ctx, hl_store_figures_t *f);
 
 static const hl_store_ops_t redis_ops = {
-    "redis", redis_prepare, redis_decide, redis_count, hl_redis_reset,
-    redis_refund, redis_figures, hl_redis_limited, redis_settle
+    .name    = "redis",
+    .prepare = redis_prepare,
+    .decide  = redis_decide,
+    .count   = redis_count,
+    .refund  = redis_refund,
+    .settle  = redis_settle,
+    .reset   = hl_redis_reset,
+    .limited = hl_redis_limited,
+    .figures = redis_figures,
 };
 static const hl_store_t redis_store = { &redis_ops, NULL };
 

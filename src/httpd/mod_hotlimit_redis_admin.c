@@ -27,7 +27,7 @@ APLOG_USE_MODULE(hotlimit);
  * list drops a member whose counter is gone anyway. */
 static void unlist(const char *const *keys, const size_t *keyl, int n)
 {
-    enum { MAXN = 2 * HL_MAX_WINDOWS };
+    enum { MAXN = HL_LIMITER_RESET_KEYS };
     const char *argv[2 + MAXN], *why = "unknown";
     size_t argl[2 + MAXN];
     char zkey[HL_REDIS_KEY_MAX];
@@ -127,15 +127,14 @@ int hl_redis_limited(void *ctx, hl_store_limited_t *out, int max,
  * call counts none there). Nothing is allocated. The store's `reset` call. */
 int hl_redis_reset(void *ctx, const char *key, size_t len)
 {
-    static const hl_origin_t origins[] = { HL_ORIGIN_DIRECTIVE, HL_ORIGIN_TABLE };
-    enum { NKEYS = 2 * HL_MAX_WINDOWS };
+    enum { NKEYS = HL_LIMITER_RESET_KEYS };
     const hl_store_t *local = hl_store_shm();
     const char *why = "unknown", *argv[1 + NKEYS];
-    char full[NKEYS][HL_REDIS_KEY_MAX];
-    size_t argl[1 + NKEYS];
+    char full[NKEYS][HL_REDIS_KEY_MAX], skeys[NKEYS][HL_KEY_MAX];
+    size_t argl[1 + NKEYS], slens[NKEYS];
     redisReply *reply;
     int removed = local->ops->reset(local->ctx, key, len);
-    int o, w, k = 1;
+    int n = hl_limiter_reset_keys(skeys, slens, key, len), k;
     (void)ctx;
 
     /* Every child's leases are void from now (before the DEL, so that a
@@ -146,19 +145,16 @@ int hl_redis_reset(void *ctx, const char *key, size_t len)
         hl_redis_void_leases();
     argv[0] = "DEL";
     argl[0] = 3;
-    for (o = 0; o < 2; ++o)
-        for (w = 0; w < HL_MAX_WINDOWS; ++w, ++k) {
-            char skey[HL_KEY_MAX];
-            size_t slen = hl_limiter_slot_key(skey, origins[o], w, key, len);
-            argv[k] = full[k - 1];
-            argl[k] = hl_redis_name(full[k - 1], skey, slen);
-        }
-    reply = hl_redis_send(k, argv, argl, &why);
+    for (k = 0; k < n; ++k) {   /* the slot keys every store removes */
+        argv[1 + k] = full[k];
+        argl[1 + k] = hl_redis_name(full[k], skeys[k], slens[k]);
+    }
+    reply = hl_redis_send(1 + n, argv, argl, &why);
     if (reply && reply->type == REDIS_REPLY_INTEGER)
         removed += (int)reply->integer;
     if (reply) {
         freeReplyObject(reply);
-        unlist(argv + 1, argl + 1, NKEYS);
+        unlist(argv + 1, argl + 1, n);
     }
     hl_redis_forget_refused();
     return removed;

@@ -34,6 +34,7 @@
 #include "mod_hotlimit_stores.h"
 #include "mod_hotlimit_table.h"
 #include "mod_hotlimit_view.h"
+#include "hl_quota_text.h"
 #include "hl_slotkey.h"
 
 APLOG_USE_MODULE(hotlimit);

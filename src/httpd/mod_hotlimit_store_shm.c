@@ -875,8 +875,15 @@ static void shm_figures(void *ctx, hl_store_figures_t *f)
 /* No list of its own: the status page and the ban list scan the slot
  * table (limited NULL). */
 static const hl_store_ops_t shm_ops = {
-    "shm", shm_prepare, shm_decide, shm_count, shm_reset, shm_refund,
-    shm_figures, NULL, shm_settle
+    .name    = "shm",
+    .prepare = shm_prepare,
+    .decide  = shm_decide,
+    .count   = shm_count,
+    .refund  = shm_refund,
+    .settle  = shm_settle,
+    .reset   = shm_reset,
+    .limited = NULL,
+    .figures = shm_figures,
 };
 static const hl_store_t shm_store = { &shm_ops, NULL };
 

@@ -6,6 +6,7 @@
 #include "hl_bucket.h"
 #include "hl_delay.h"
 #include "hl_quota.h"
+#include "hl_quota_text.h"
 #include "hl_core_calls.h"
 
 /* Decides one request at now under q's window 0 (bucket b) and returns

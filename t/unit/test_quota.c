@@ -3,6 +3,8 @@
  * validation, window names and status counting. Prints TAP.
  */
 #include "hl_quota.h"
+#include "hl_quota_by.h"
+#include "hl_quota_text.h"
 #include "hl_tap.h"
 
 #include <stdio.h>
