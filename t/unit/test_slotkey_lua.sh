@@ -35,7 +35,7 @@ trap cleanup EXIT
 # The patterns of hl_slotkey.h, as the script must spell them.
 for name in HL_SLOTKEY_BAN_LUA_MAIN HL_SLOTKEY_BAN_LUA_VHOST; do
     pat=$(sed -n "s/^#define $name *\"\\(.*\\)\"\$/\\1/p" "$hdr")
-    grep -F -q "'^(.-{hl}:)$pat'" "$lua"
+    grep -F -q "'^(.-{hl[^}]*}:)$pat'" "$lua"
     ok $? "the script matches $name ($pat)"
 done
 
