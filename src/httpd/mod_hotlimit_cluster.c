@@ -40,6 +40,7 @@
 #include "mod_hotlimit_cluster_conn.h"
 #include "mod_hotlimit_cluster_admin.h"
 #include "mod_hotlimit_redis.h"
+#include "mod_hotlimit_redis_url.h"
 #include "mod_hotlimit_store_shm.h"
 #include "mod_hotlimit_device.h"
 #include "hl_redis_script.h"
@@ -62,29 +63,16 @@ static hl_redis_script_t script;         /* prefix, text, SHA; tag per call */
 static const char *parse_seed(apr_pool_t *p, hl_cluster_conf_t *c,
                               const char *token)
 {
-    const char *colon = strrchr(token, ':'), *host;
-    char *end;
-    long port;
+    const char *host, *why;
+    int port;
 
-    if (!colon || colon == token)
-        return apr_psprintf(p, "node '%s': needs HOST:PORT", token);
-    host = apr_pstrmemdup(p, token, (apr_size_t)(colon - token));
-    if (host[0] == '[') {
-        size_t len = strlen(host);
-        if (len < 3 || host[len - 1] != ']')
-            return apr_psprintf(p, "node '%s': bad host", token);
-        host = apr_pstrmemdup(p, host + 1, len - 2);
-    }
-    port = strtol(colon + 1, &end, 10);
-    if (end == colon + 1 || *end || port <= 0 || port > 65535)
-        return apr_psprintf(p, "node '%s': bad port", token);
-    if (strpbrk(host, " \t\r\n/@?{}"))
-        return apr_psprintf(p, "node '%s': bad host", token);
+    if ((why = hl_redis_parse_hostport(p, token, &host, &port)) != NULL)
+        return apr_pstrcat(p, "node ", why, NULL);
     if (c->n_seeds == HL_CLUSTER_SEEDS_MAX)
         return apr_psprintf(p, "node '%s': at most %d seed nodes", token,
                             HL_CLUSTER_SEEDS_MAX);
     c->seed_host[c->n_seeds] = host;
-    c->seed_port[c->n_seeds++] = (int)port;
+    c->seed_port[c->n_seeds++] = port;
     return NULL;
 }
 
