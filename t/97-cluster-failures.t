@@ -20,7 +20,7 @@ use HotLimitTable;
 use HLRedis;
 use HLCluster;
 
-plan tests => 13, need { 'redis-server (apt-get install redis-server)' => HLRedis::available() };
+plan tests => 15, need { 'redis-server (apt-get install redis-server)' => HLRedis::available() };
 
 my $cl = HLCluster->new('c97', 3)->start;
 my $url = 'redis-cluster://' . $cl->addr(0) . ',' . $cl->addr(1) . ',' . $cl->addr(2);
@@ -35,6 +35,9 @@ HotLimitStoreTimeout $timeout_ms
     HotLimitQuota 100/1m by=header:X-Client
 </Location>
 <Location /f>
+    HotLimitQuota 10/1m by=header:X-Client
+</Location>
+<Location /g>
     HotLimitQuota 10/1m by=header:X-Client
 </Location>
 CONF
@@ -92,6 +95,7 @@ $cl->pause(1);
 my $off_a = -s $a->error_log;
 my $slowest = 0;
 my %c;
+my $path = '/f';
 # Sends $n requests for key $k, alternating A and B when $both; returns
 # their codes, recording the slowest.
 sub burst {
@@ -99,7 +103,7 @@ sub burst {
     my @codes;
     for my $j (1 .. $n) {
         my $t0 = time;
-        push @codes, (($both && $j % 2) ? $b : $a)->get('/f', 'X-Client' => $k)->code;
+        push @codes, (($both && $j % 2) ? $b : $a)->get($path, 'X-Client' => $k)->code;
         $slowest = time - $t0 if time - $t0 > $slowest;
     }
     return join ' ', @codes;
@@ -115,6 +119,17 @@ ok t_cmp(join('', $a->log_lines($off_a)), qr/HL03200: Redis Cluster master 127\.
          'HL03200 names the paused master');
 my ($fb) = $a->metrics =~ /^hotlimit_store_fallbacks_total (\d+)$/m;
 ok t_cmp(($fb // 0) >= 10 ? 'yes' : $fb // 'none', 'yes', "the fallbacks are counted (hotlimit_store_fallbacks_total $fb)");
+
+# The master comes back: once a probe from each server found it (the
+# backoff is cut to 300 ms for the test), its keys are shared again.
+$cl->resume(1);
+my $back = HotLimitTable::wait_until(sub {
+    $_->get('/probe', 'X-Client' => $down[0]) for $a, $b;
+    return $a->metrics =~ /^hotlimit_store_up 1$/m && $b->metrics =~ /^hotlimit_store_up 1$/m;
+}, 15);
+ok t_cmp(join('', $a->log_lines($off_a)), qr/HL03201: Redis Cluster master 127\.0\.0\.1:${\ $cl->port(1)} answers again/,
+         'the master answers again: HL03201, both servers up');
+$path = '/g';
+ok t_cmp(burst($down[0], 12, 1), $want, "... and its keys are shared exactly by A and B again");
 print STDERR "# reshard: $during requests while it ran; slowest request with a paused master: ",
     sprintf('%.3f', $slowest), " s\n";
-$cl->resume(1);

@@ -210,13 +210,6 @@ static redisReply *run(hl_decide_item_t *const *items, int n, unsigned bucket,
     return reply;
 }
 
-/* Returns 1 if bucket's master may be asked now, else 0. */
-static int usable(unsigned bucket)
-{
-    return hl_cluster_slot_usable(bucket * (HL_CLUSTER_SLOTS / HL_CLUSTER_BUCKETS),
-                                  hl_mono_ms() + csc->store_timeout);
-}
-
 /* Counts one decision (or part) left to HotLimitStoreFailure. */
 static void count_fallback(void)
 {
@@ -320,8 +313,7 @@ static int cluster_decide(void *ctx, hl_decide_item_t *const *items, int n,
                 hl_decide_not_asked(gi[i]);
             continue;
         }
-        if (!usable(g.bucket[k])
-            || !(reply[k] = run(gi, g.len[k], g.bucket[k], "d", 1, &why))
+        if (!(reply[k] = run(gi, g.len[k], g.bucket[k], "d", 1, &why))
             || (admit[k] = hl_redis_read_decisions(reply[k], gi, g.len[k])) < 0) {
             if (reply[k])            /* a reply that does not fit */
                 freeReplyObject(reply[k]);
@@ -365,7 +357,7 @@ static int cluster_decide(void *ctx, hl_decide_item_t *const *items, int n,
 /* Runs mode ("c" count, "r" refund, "s" settle) of cost for it on its
  * master, or on the local counters under HotLimitStoreFailure local when
  * the master cannot be asked. Returns the first integer of the reply
- * (count: 0), or -1 when the master failed. */
+ * (count: 0), or the local store's answer. */
 static int one_item(const hl_decide_item_t *it, const char *mode, uint32_t cost,
                     int64_t now)
 {
@@ -377,16 +369,18 @@ static int one_item(const hl_decide_item_t *it, const char *mode, uint32_t cost,
     int out = 0;
 
     one[0] = (hl_decide_item_t *)it;
-    if (!usable(bucket)) {
+    reply = run(one, 1, bucket, mode, cost, &why);
+    if (!reply) {
+        /* The master cannot be asked (its breaker open, or this call
+         * failed): the local counters, where a decision of the outage
+         * counted it (a mark of the cluster's never matches a local
+         * counter: nothing is given back where it was not taken). */
         if (csc->store_failure != HL_STORE_FAIL_LOCAL)
             return 0;
         return mode[0] == 'c' ? local->ops->count(local->ctx, it, cost, now)
                : mode[0] == 'r' ? local->ops->refund(local->ctx, it, now)
                : local->ops->settle(local->ctx, it, cost, now);
     }
-    reply = run(one, 1, bucket, mode, cost, &why);
-    if (!reply)
-        return -1;
     if (mode[0] == 'c') {
         if (csc->store_failure == HL_STORE_FAIL_LOCAL)
             hl_redis_follow(reply, one, 1, 1, cost);

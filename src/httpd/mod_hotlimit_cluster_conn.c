@@ -52,6 +52,7 @@ static uint32_t brk_max;            /* HOTLIMIT_TEST_BREAKER_MAX_MS */
 /* Per child: the map, under map_lock; map_gen changes when node indexes
  * do (every connection of every thread is then dropped). */
 static pthread_mutex_t map_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_mutex_t refresh_lock = PTHREAD_MUTEX_INITIALIZER;  /* one fetch */
 static hl_cluster_map_t map;
 static int map_ready;
 static unsigned map_gen;
@@ -299,19 +300,32 @@ static int fetch_from(const char *host, int port, int64_t deadline)
 }
 
 /* Makes the map on first use and refreshes it when due: the known
- * masters whose breaker is closed first, then the seeds, by deadline.
- * Never fails (a map that cannot be fetched stays as it was). */
+ * masters whose breaker is closed first, then the seeds, by deadline. One
+ * thread of the child fetches (refresh_lock); while the map is still empty
+ * (the child's first requests) the others wait for it, so that they are
+ * not sent to the fallback meanwhile; else they go on with the map they
+ * have. Never fails (a map that cannot be fetched stays as it was). */
 static void refresh_if_due(int64_t deadline)
 {
     hl_cluster_node_t *known = NULL;
     unsigned n = 0, i;
-    int due;
+    int due, empty;
 
     pthread_mutex_lock(&map_lock);
     if (!map_ready) {
         hl_cluster_map_init(&map);
         map_ready = 1;
     }
+    due = map.refresh_wanted;
+    empty = map.n_nodes == 0;
+    pthread_mutex_unlock(&map_lock);
+    if (!due)
+        return;
+    if (empty)
+        pthread_mutex_lock(&refresh_lock);
+    else if (pthread_mutex_trylock(&refresh_lock) != 0)
+        return;
+    pthread_mutex_lock(&map_lock);
     due = hl_cluster_map_refresh_due(&map, hl_mono_ms());
     if (due && map.n_nodes && (known = malloc(map.n_nodes * sizeof(*known))) != NULL) {
         n = map.n_nodes;
@@ -319,7 +333,7 @@ static void refresh_if_due(int64_t deadline)
     }
     pthread_mutex_unlock(&map_lock);
     if (!due)
-        return;
+        goto done;
     for (i = 0; i < n; ++i)
         if (hl_mono_ms() < deadline
             && node_may_try(known[i].host, known[i].port, hl_mono_ms())
@@ -332,6 +346,7 @@ static void refresh_if_due(int64_t deadline)
                  "HL03204: Redis Cluster %s: no node gave its slot map "
                  "(CLUSTER SLOTS); asking again in a second", conf->label);
 done:
+    pthread_mutex_unlock(&refresh_lock);
     free(known);
 }
 
@@ -353,17 +368,6 @@ static void node_addr(int node, hl_cluster_node_t *out)
     *out = map.nodes[node];
     check_gen();
     pthread_mutex_unlock(&map_lock);
-}
-
-int hl_cluster_slot_usable(unsigned slot, int64_t deadline)
-{
-    hl_cluster_node_t a;
-    int node = hl_cluster_slot_node(slot, deadline);
-
-    if (node < 0)
-        return 0;
-    node_addr(node, &a);
-    return node_may_try(a.host, a.port, hl_mono_ms());
 }
 
 /* ---- calls -------------------------------------------------------------------- */
@@ -410,6 +414,7 @@ redisReply *hl_cluster_call(unsigned slot, hl_cluster_build_fn build,
     redisReply *reply;
     const char *cmd;
     size_t len;
+    int asked = -1;
 
     refresh_if_due(deadline);
     pthread_mutex_lock(&map_lock);
@@ -423,10 +428,13 @@ redisReply *hl_cluster_call(unsigned slot, hl_cluster_build_fn build,
         if (at.wait_ms > 0)
             usleep((useconds_t)at.wait_ms * 1000);
         node_addr(at.node, &a);
-        if (!node_may_try(a.host, a.port, hl_mono_ms())) {
+        /* Once per node of this call: the call may be the breaker's probe,
+         * which a second look would take for another's. */
+        if (at.node != asked && !node_may_try(a.host, a.port, hl_mono_ms())) {
             *why = "its breaker is open";
             return NULL;
         }
+        asked = at.node;
         if (hl_mono_ms() >= deadline) {
             *why = "out of time (HotLimitStoreTimeout)";
             return NULL;

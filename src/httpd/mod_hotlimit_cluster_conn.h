@@ -67,10 +67,6 @@ typedef int (*hl_cluster_build_fn)(void *arg, int eval, const char **cmd,
 redisReply *hl_cluster_call(unsigned slot, hl_cluster_build_fn build,
                             void *arg, int64_t deadline, const char **why);
 
-/* Returns 1 when slot's master is known and its breaker lets a call
- * through now, else 0 (refreshing the map first when it is due). */
-int hl_cluster_slot_usable(unsigned slot, int64_t deadline);
-
 /*
  * Sends n commands (cmd[i], len[i] bytes of RESP) in one write to the
  * master serving slot and reads the n replies into replies[] (the caller
