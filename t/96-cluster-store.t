@@ -16,7 +16,7 @@ use HotLimitTable;
 use HLRedis;
 use HLCluster;
 
-plan tests => 17, need { 'redis-server (apt-get install redis-server)' => HLRedis::available() };
+plan tests => 18, need { 'redis-server (apt-get install redis-server)' => HLRedis::available() };
 
 my $cl = HLCluster->new('c96', 3)->start;
 my $url = 'redis-cluster://' . $cl->addr(0) . ',' . $cl->addr(1);
@@ -61,6 +61,7 @@ my $sum = 0;
 $sum += $_ for @per;
 ok t_cmp($sum, 3000, "one key per client in the cluster (@per)");
 ok t_cmp(scalar(grep { abs($_ - 1000) <= 100 } @per), 3, "each master within 10 % of a third (@per)");
+print STDERR "# 3000 client keys per master: @per\n";
 
 # Keys at their limit on every master, listed by both servers' pages.
 my @lim = map { "l$_" } 1 .. 12;
@@ -76,6 +77,18 @@ for my $h ($a, $b) {
     my @listed = grep { $_->{key} =~ m{^/lim\|} } @{ $st->{limited_keys} || [] };
     ok t_cmp(scalar(@listed), 12, 'the status page lists all 12 keys at their limit from every master');
 }
+
+# A refused client carries a refused-until note (per thread): a flood of
+# 60 refused requests does not cost 60 script calls on the cluster.
+$cl->{nodes}[$_]->cli('CONFIG', 'RESETSTAT') for 0 .. 2;
+my $flood = join ' ', map { $a->get('/lim', 'X-Client' => 'flood')->code } 1 .. 62;
+my $calls = 0;
+for my $i (0 .. 2) {
+    my $st = $cl->{nodes}[$i]->cli('INFO', 'commandstats');
+    $calls += $1 while $st =~ /cmdstat_eval(?:sha)?:calls=(\d+)/g;
+}
+ok t_cmp($flood =~ /^200 200( 429){60}$/ && $calls <= 30 ? 'yes' : "$calls calls",
+         'yes', "62 requests of one client (2/1m): 60 refused with $calls script calls");
 
 # Two client keys, two buckets: refused by one line, counted by neither.
 # X-Other "o" allows 3; X-Client "p" 5: the 4th request is refused by the

@@ -20,7 +20,7 @@ use HotLimitTable;
 use HLRedis;
 use HLCluster;
 
-plan tests => 15, need { 'redis-server (apt-get install redis-server)' => HLRedis::available() };
+plan tests => 16, need { 'redis-server (apt-get install redis-server)' => HLRedis::available() };
 
 my $cl = HLCluster->new('c97', 3)->start;
 my $url = 'redis-cluster://' . $cl->addr(0) . ',' . $cl->addr(1) . ',' . $cl->addr(2);
@@ -72,6 +72,8 @@ ok t_cmp($during > 100 ? 'yes' : $during, 'yes', "... with requests flowing ($du
 ok t_cmp(join(' ', map { "$_=$codes{$_}" } sort keys %codes), '200=800 429=160',
          'during the reshard: 80 keys x 12 requests, exactly 10 admitted per key, no 5xx');
 ok t_cmp(scalar(grep { ($ok{$_} // 0) != 10 } @keys), 0, '... every key exactly its limit (10)');
+my @fb = map { ($_->metrics =~ /^hotlimit_store_fallbacks_total (\d+)$/m)[0] // 'none' } $a, $b;
+ok t_cmp("@fb", '0 0', 'the redirects were followed: no decision fell back during the reshard');
 my @rs = map { scalar(() = $cl->{nodes}[$_]->cli('--scan', '--pattern', "'hl:{hl:*}:d0/rs|*'") =~ /\n|.\z/g) } 0 .. 2;
 ok t_cmp("total " . ($rs[0] + $rs[1] + $rs[2]) . ($rs[2] > $rs[1] + 15 ? ', most on master 2' : ''),
          'total 80, most on master 2', "... the 80 counters, moved to master 2 with their slots (@rs)");

@@ -20,8 +20,10 @@
  * A group whose master cannot be asked (its breaker open, a timeout, no
  * master known) is decided by HotLimitStoreFailure (local: with the local
  * counters, after the groups the cluster decided), so a down or stalled
- * master sends only its own keys to the fallback. No lease and no
- * refused-until note here (every decision asks its masters);
+ * master sends only its own keys to the fallback. A refused client
+ * carries the Redis store's "refused until T" note (per thread, trusted a
+ * second at most), so a flood of refused requests does not each cost a
+ * round trip. No lease here (every other decision asks its masters);
  * HotLimitConcurrency counts per server under this store.
  */
 #include <string.h>
@@ -301,8 +303,13 @@ static int cluster_decide(void *ctx, hl_decide_item_t *const *items, int n,
     hl_decide_item_t *local[HL_DECIDE_MAX], *asked[HL_DECIDE_MAX];
     int admit[HL_DECIDE_MAX], nlocal = 0, nasked = 0, refused = 0, result, k, i;
     const char *why = "unknown";
+    uint64_t note = hl_redis_note_key(items, n);
     (void)ctx;
 
+    if (hl_redis_noted(note, items, n, now)) {   /* refused a moment ago */
+        hl_decide_stats(hl_store_shm_stats(), items, n, now);
+        return 0;
+    }
     group(items, n, &g);
     for (k = 0; k < g.n; ++k) {
         hl_decide_item_t **gi = g.item + g.start[k];
@@ -351,6 +358,8 @@ static int cluster_decide(void *ctx, hl_decide_item_t *const *items, int n,
     }
     if (nasked > 0)
         hl_decide_stats(hl_store_shm_stats(), asked, nasked, now);
+    if (result == 0 && nlocal == 0)
+        hl_redis_note_refused(note, items, now);
     return result;
 }
 

@@ -18,6 +18,7 @@
 #include "mod_hotlimit_cluster.h"
 #include "mod_hotlimit_cluster_conn.h"
 #include "mod_hotlimit_cluster_admin.h"
+#include "mod_hotlimit_redis.h"
 #include "mod_hotlimit_store_shm.h"
 #include "hl_cluster.h"
 #include "hl_cluster_tags.h"
@@ -264,5 +265,6 @@ int hl_cluster_reset(void *ctx, const char *key, size_t len)
         argl[1] = hl_redis_key_tag(zkey, s->prefix, tag, "limited", 7);
         send_keys(SLOT_OF(bucket), 2 + NKEYS, argv, argl, deadline);
     }
+    hl_redis_forget_refused();
     return removed;
 }

@@ -539,20 +539,39 @@ static int redis_decide(void *ctx, hl_decide_item_t *const *items, int n,
     }
     succeeded();
     hl_decide_stats(hl_store_shm_stats(), items, n, now);
-    if (!admit && key != 0 && !items[0]->dry_run
-        && !items[0]->decision.admit) {
-        hl_refused_t *e = &refused[key % HL_REFUSED_CACHE];
-        int64_t retry = 0;
-        for (i = 0; i < items[0]->decision.nwindows; ++i)
-            if (!items[0]->decision.windows[i].admit
-                && items[0]->decision.windows[i].retry_ms > retry)
-                retry = items[0]->decision.windows[i].retry_ms;
-        e->key = key;
-        e->until_ms = now + retry;
-        e->recheck_ms = now + HL_REFUSED_RECHECK_MS;
-        e->decision = items[0]->decision;
-    }
+    if (!admit)
+        hl_redis_note_refused(key, items, now);
     return admit;
+}
+
+void hl_redis_note_refused(uint64_t key, hl_decide_item_t *const *items,
+                           int64_t now)
+{
+    hl_refused_t *e = &refused[key % HL_REFUSED_CACHE];
+    int64_t retry = 0;
+    int i;
+
+    if (key == 0 || items[0]->dry_run || items[0]->decision.admit)
+        return;
+    for (i = 0; i < items[0]->decision.nwindows; ++i)
+        if (!items[0]->decision.windows[i].admit
+            && items[0]->decision.windows[i].retry_ms > retry)
+            retry = items[0]->decision.windows[i].retry_ms;
+    e->key = key;
+    e->until_ms = now + retry;
+    e->recheck_ms = now + HL_REFUSED_RECHECK_MS;
+    e->decision = items[0]->decision;
+}
+
+uint64_t hl_redis_note_key(hl_decide_item_t *const *items, int n)
+{
+    return notable(items, n) ? refused_key(items, 1) : 0;
+}
+
+int hl_redis_noted(uint64_t key, hl_decide_item_t *const *items, int n,
+                   int64_t now)
+{
+    return key != 0 && still_refused(key, items, n, now);
 }
 
 static int redis_count(void *ctx, const hl_decide_item_t *it, uint32_t cost,

@@ -106,6 +106,23 @@ void hl_redis_follow(const struct redisReply *reply,
                      hl_decide_item_t *const *items, int n, int counting,
                      uint32_t cost);
 
+/* The refused-until notes of this thread (also redis-cluster://'s): */
+
+/* Returns the note key of a decision of items (n) whose refusal can be
+ * noted (one item, or a ban look first), else 0. Never fails. */
+uint64_t hl_redis_note_key(hl_decide_item_t *const *items, int n);
+
+/* Returns 1 when note key (nonzero) says the first of items (n) is still
+ * refused, with its decision filled (the others: not asked), else 0. */
+int hl_redis_noted(uint64_t key, hl_decide_item_t *const *items, int n,
+                   int64_t now);
+
+/* Notes under key (0: nothing) that the first of items refused the
+ * decision, until its longest retry (trusted a second at most). Does
+ * nothing for an item in dry run or one that admitted. Never fails. */
+void hl_redis_note_refused(uint64_t key, hl_decide_item_t *const *items,
+                           int64_t now);
+
 /* Forgets this thread's refused-until notes, so the next decision of each
  * client asks Redis. Never fails. */
 void hl_redis_forget_refused(void);
