@@ -15,8 +15,10 @@ use Apache::TestUtil;
 use HotLimitTable;
 use HLRedis;
 use HLCluster;
+use HLConc;
+use Time::HiRes qw(sleep);
 
-plan tests => 18, need { 'redis-server (apt-get install redis-server)' => HLRedis::available() };
+plan tests => 24, need { 'redis-server (apt-get install redis-server)' => HLRedis::available() };
 
 my $cl = HLCluster->new('c96', 3)->start;
 my $url = 'redis-cluster://' . $cl->addr(0) . ',' . $cl->addr(1);
@@ -32,13 +34,18 @@ HotLimitStoreTimeout 200
 <Location /lim>
     HotLimitQuota 2/1m by=header:X-Client
 </Location>
+SetEnvIf X-Key "^(.+)\$" hlkey=\$1
+<Location /rc>
+    HotLimitConcurrency 2 by=env:hlkey
+</Location>
 <Location /two>
     HotLimitQuota 5/1m by=header:X-Client
     HotLimitQuota 3/1m by=header:X-Other
 </Location>
 CONF
-my $a = start_httpd(name => 'cluster-a', conf => $conf);
-my $b = start_httpd(name => 'cluster-b', conf => $conf, mpm => hl_other_mpm());
+my %files = ('rc/f.txt' => "ok\n");
+my $a = start_httpd(name => 'cluster-a', conf => $conf, files => \%files);
+my $b = start_httpd(name => 'cluster-b', conf => $conf, files => \%files, mpm => hl_other_mpm());
 
 # 10/1m per client key, alternating servers: exactly 10 admitted per key.
 for my $c (qw(alice bob carol)) {
@@ -107,6 +114,29 @@ $a->{ua}->post($a->url('/hotlimit-status'), [ reset => $_, back => 1 ],
                Origin => 'http://127.0.0.1:' . $a->port, 'Sec-Fetch-Site' => 'same-origin') for @shared;
 ok t_cmp(join(' ', map { $b->get('/shared', 'X-Client' => $_)->code } qw(alice bob carol)),
          '200 200 200', 'a reset on A frees the keys on B');
+
+# HotLimitConcurrency through the cluster: at most 2 requests of key K in
+# flight on both servers together; the set lives on one master, its
+# expiry refreshed while the requests run; a slot comes back at the end.
+sub conc_sets { map { my $i = $_; map { [ $i, $_ ] } grep { /conc:/ } split /\n/,
+                      $cl->{nodes}[$i]->cli('--scan', '--pattern', "'hl:{hl:*}:conc:*'") } 0 .. 2 }
+sub conc_held { my @s = conc_sets(); @s ? 0 + $cl->{nodes}[$s[0][0]]->cli('ZCARD', "'$s[0][1]'") : 0 }
+my $ha = hl_hold($a->port, '/rc/f.txt', 'K');
+my $hb = hl_hold($b->port, '/rc/f.txt', 'K');
+ok t_cmp(HotLimitTable::wait_until(sub { conc_held() == 2 }, 5) ? scalar(conc_sets()) : 'not 2 held', 1,
+         'concurrency: one request of K in flight on each server, two slots in one set on one master');
+ok t_cmp(join(' ', map { $_->get('/rc/f.txt', 'X-Key' => 'K')->code } $a, $b), '429 429',
+         '... a third on either server: 429');
+my ($cs) = conc_sets();
+my @m = split /\n/, $cl->{nodes}[$cs->[0]]->cli('ZRANGE', "'$cs->[1]'", 0, -1, 'WITHSCORES');
+my $score0 = $m[1] // 0;
+sleep 5.6;      # past one refresh (every 5 s)
+@m = split /\n/, $cl->{nodes}[$cs->[0]]->cli('ZRANGE', "'$cs->[1]'", 0, -1, 'WITHSCORES');
+ok t_cmp(($m[1] // 0) > $score0 ? 1 : 0, 1, "... a held slot's expiry is refreshed on its master while its request runs");
+ok t_cmp(hl_finish($ha), 200, "... server A's request completes");
+ok t_cmp(HotLimitTable::wait_until(sub { conc_held() == 1 }, 5) ? 1 : 0, 1, '... its slot is given back on the master');
+ok t_cmp($b->get('/rc/f.txt', 'X-Key' => 'K')->code, 200, '... and B admits K again');
+close $hb;
 
 # A prefix with '{' is refused at configuration time.
 my $bad_h = start_httpd(name => 'cluster-badprefix', start => 0, conf => <<"CONF");

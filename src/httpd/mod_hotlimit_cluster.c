@@ -23,8 +23,10 @@
  * master sends only its own keys to the fallback. A refused client
  * carries the Redis store's "refused until T" note (per thread, trusted a
  * second at most), so a flood of refused requests does not each cost a
- * round trip. No lease here (every other decision asks its masters);
- * HotLimitConcurrency counts per server under this store.
+ * round trip. No lease here (every other decision asks its masters).
+ * HotLimitConcurrency's slots are the Redis store's
+ * (mod_hotlimit_conc_redis.c), each key's set under its bucket's tag on
+ * its master, refreshed one call per slot.
  */
 #include <string.h>
 #include <stdlib.h>
@@ -44,6 +46,7 @@
 #include "mod_hotlimit_redis.h"
 #include "mod_hotlimit_redis_url.h"
 #include "mod_hotlimit_store_shm.h"
+#include "mod_hotlimit_conc_redis.h"
 #include "mod_hotlimit_device.h"
 #include "hl_redis_script.h"
 #include "hl_cluster.h"
@@ -457,6 +460,50 @@ static const hl_store_ops_t cluster_ops = {
 };
 static const hl_store_t cluster_store = { &cluster_ops, NULL };
 
+/* ---- concurrency slots (mod_hotlimit_conc_redis.c, through the cluster) ---- */
+
+/* The via's name: PREFIX{bucket tag}:tail, the bucket of tail (a
+ * "conc:<key hash>") keyed by the server's secret. */
+static size_t conc_name(char *out, const char *tail, size_t n)
+{
+    char full[HL_REDIS_KEY_MAX];
+    size_t len;
+
+    if (!csc)
+        return 0;
+    len = hl_redis_key_tag(full, script.prefix,
+                           hl_cluster_bucket_tag(hl_cluster_bucket(hl_secret_hash(tail, n))),
+                           tail, n);
+    if (len == 0 || len >= sizeof(((hl_store_slot_t *)0)->key))
+        return 0;
+    memcpy(out, full, len);
+    return len;
+}
+
+/* The via's command: on the master of key's slot. */
+static redisReply *conc_command(const char *key, size_t klen, int argc,
+                                const char **argv, const size_t *argl,
+                                const char **why)
+{
+    return hl_cluster_command(hl_cluster_keyslot(key, klen), argc, argv, argl,
+                              hl_mono_ms() + csc->store_timeout, why);
+}
+
+static const hl_conc_redis_via_t conc_via = { conc_name, conc_command, 1 };
+
+/* The provider's conc_take. */
+static int cluster_conc_take(request_rec *r, uint64_t key, uint32_t limit,
+                             hl_store_slot_t *slot)
+{
+    return hl_conc_redis_take_via(&conc_via, r, key, limit, slot);
+}
+
+/* The provider's conc_give. */
+static void cluster_conc_give(hl_store_slot_t *slot)
+{
+    hl_conc_redis_give_via(&conc_via, slot);
+}
+
 /* ---- setup ------------------------------------------------------------------ */
 
 /* The provider's post_config. */
@@ -497,5 +544,5 @@ static const hl_store_t *cluster_store_get(void)
 
 const hl_store_provider_t hl_cluster_provider = {
     "redis-cluster", cluster_parse, cluster_post_config, cluster_store_get,
-    NULL, NULL
+    cluster_conc_take, cluster_conc_give
 };

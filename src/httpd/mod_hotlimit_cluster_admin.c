@@ -188,44 +188,19 @@ int hl_cluster_limited(void *ctx, hl_store_limited_t *out, int max, int bans,
     return n;
 }
 
-/* The command of a reset call: DEL of the keys, or ZREM from the list. */
-typedef struct {
-    const char  *cmd;
-    size_t       len;
-} fixed_t;
-
-/* hl_cluster_build_fn of a fixed_t. */
-static int fixed_build(void *arg, int eval, const char **cmd, size_t *len)
-{
-    const fixed_t *f = arg;
-    (void)eval;
-    *cmd = f->cmd;
-    *len = f->len;
-    return 0;
-}
-
 /* Sends argv (argc, lengths argl) to the master of slot. Returns the
  * integer it answered, or -1. */
 static long long send_keys(unsigned slot, int argc, const char **argv,
                            const size_t *argl, int64_t deadline)
 {
     const char *why = "unknown";
-    char *cmd = NULL;
-    int l = redisFormatCommandArgv(&cmd, argc, argv, argl);
-    fixed_t f;
-    redisReply *reply;
+    redisReply *reply = hl_cluster_command(slot, argc, argv, argl, deadline, &why);
     long long out = -1;
 
-    if (l < 0)
-        return -1;
-    f.cmd = cmd;
-    f.len = (size_t)l;
-    reply = hl_cluster_call(slot, fixed_build, &f, deadline, &why);
     if (reply && reply->type == REDIS_REPLY_INTEGER)
         out = reply->integer;
     if (reply)
         freeReplyObject(reply);
-    redisFreeCommand(cmd);
     return out;
 }
 

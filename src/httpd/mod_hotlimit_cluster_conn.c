@@ -474,6 +474,42 @@ redisReply *hl_cluster_call(unsigned slot, hl_cluster_build_fn build,
     }
 }
 
+/* A command already formatted (hl_cluster_command). */
+typedef struct {
+    const char *cmd;
+    size_t      len;
+} fixed_t;
+
+/* hl_cluster_build_fn of a fixed_t. */
+static int fixed_build(void *arg, int eval, const char **cmd, size_t *len)
+{
+    const fixed_t *f = arg;
+    (void)eval;
+    *cmd = f->cmd;
+    *len = f->len;
+    return 0;
+}
+
+redisReply *hl_cluster_command(unsigned slot, int argc, const char **argv,
+                               const size_t *argl, int64_t deadline,
+                               const char **why)
+{
+    char *cmd = NULL;
+    int l = redisFormatCommandArgv(&cmd, argc, argv, argl);
+    redisReply *reply;
+    fixed_t f;
+
+    if (l < 0) {
+        *why = "out of memory";
+        return NULL;
+    }
+    f.cmd = cmd;
+    f.len = (size_t)l;
+    reply = hl_cluster_call(slot, fixed_build, &f, deadline, why);
+    redisFreeCommand(cmd);
+    return reply;
+}
+
 int hl_cluster_pipeline(unsigned slot, const char *const *cmd,
                         const size_t *len, int n, redisReply **replies,
                         int64_t deadline, const char **why)

@@ -67,6 +67,13 @@ typedef int (*hl_cluster_build_fn)(void *arg, int eval, const char **cmd,
 redisReply *hl_cluster_call(unsigned slot, hl_cluster_build_fn build,
                             void *arg, int64_t deadline, const char **why);
 
+/* Sends argv[0 .. argc) (lengths argl), whose keys live in slot, as
+ * hl_cluster_call does. Returns the reply (the caller frees it), or NULL
+ * with *why set. */
+redisReply *hl_cluster_command(unsigned slot, int argc, const char **argv,
+                               const size_t *argl, int64_t deadline,
+                               const char **why);
+
 /*
  * Sends n commands (cmd[i], len[i] bytes of RESP) in one write to the
  * master serving slot and reads the n replies into replies[] (the caller
