@@ -18,7 +18,7 @@ use HLCluster;
 use HLConc;
 use Time::HiRes qw(sleep);
 
-plan tests => 24, need { 'redis-server (apt-get install redis-server)' => HLRedis::available() };
+plan tests => 25, need { 'redis-server (apt-get install redis-server)' => HLRedis::available() };
 
 my $cl = HLCluster->new('c96', 3)->start;
 my $url = 'redis-cluster://' . $cl->addr(0) . ',' . $cl->addr(1);
@@ -104,6 +104,11 @@ my $two = join ' ', map { ($_ % 2 ? $b : $a)->get('/two', 'X-Client' => 'p', 'X-
 ok t_cmp($two, '200 200 200 429', 'two lines in two slots: 3/1m refuses the 4th');
 my $p = join ' ', map { $a->get('/two', 'X-Client' => 'p', 'X-Other' => "o$_")->code } 1 .. 3;
 ok t_cmp($p, '200 200 429', '... and the refused one was given back by 5/1m (3 + 2 admitted, not 3 + 1)');
+my @twokeys = map { split /\n/, $cl->{nodes}[$_]->cli('--scan', '--pattern', "'hl:{hl:*}:d0/two*'") } 0 .. 2;
+my ($ptag) = map { /^hl:\{([^}]+)\}:d0\/two\|/ ? $1 : () } @twokeys;
+my @otags = map { /^hl:\{([^}]+)\}:d0\/two#2\|/ ? $1 : () } @twokeys;
+ok t_cmp(defined $ptag && @otags == 3 && !grep({ $_ eq $ptag } @otags) ? 'apart' : "p=@{[ $ptag // '?' ]} o=@otags",
+         'apart', '... the two lines of each request were in different buckets (slots; o3 never asked: p refused first)');
 
 # A reset on A reaches the masters: the keys at their limit (alice, bob
 # and carol on /shared: their hashed keys, as the page lists them) are
