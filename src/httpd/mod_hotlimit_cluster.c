@@ -298,6 +298,11 @@ static void group(hl_decide_item_t *const *items, int n, groups_t *g)
     }
 }
 
+/* The store's `decide` call (hl_store.h): one script per bucket of the
+ * items, on its master, in order; a refusal ends it and gives back what
+ * the admitted groups took; groups whose master cannot answer are decided
+ * together by HotLimitStoreFailure. Returns 1, 0, or -2 (closed). Every
+ * reply is freed here. */
 static int cluster_decide(void *ctx, hl_decide_item_t *const *items, int n,
                           int64_t now)
 {
@@ -403,6 +408,7 @@ static int one_item(const hl_decide_item_t *it, const char *mode, uint32_t cost,
     return out;
 }
 
+/* The store's `count` call: mode "c" on its master (one_item). */
 static int cluster_count(void *ctx, const hl_decide_item_t *it, uint32_t cost,
                          int64_t now)
 {
@@ -410,6 +416,8 @@ static int cluster_count(void *ctx, const hl_decide_item_t *it, uint32_t cost,
     return one_item(it, "c", cost, now);
 }
 
+/* The store's `refund` call: mode "r" by its marks, 0 when nothing was
+ * counted. Returns the windows given back. */
 static int cluster_refund(void *ctx, const hl_decide_item_t *it, int64_t now)
 {
     int j, marked = 0;
@@ -420,6 +428,8 @@ static int cluster_refund(void *ctx, const hl_decide_item_t *it, int64_t now)
     return marked ? one_item(it, "r", 0, now) : 0;
 }
 
+/* The store's `settle` call: mode "s" when the reservation has something
+ * to settle. Returns the windows touched. */
 static int cluster_settle(void *ctx, const hl_decide_item_t *it, uint32_t cost,
                           int64_t now)
 {
@@ -430,6 +440,8 @@ static int cluster_settle(void *ctx, const hl_decide_item_t *it, uint32_t cost,
     return one_item(it, "s", cost, now);
 }
 
+/* The store's `prepare` call: the shared memory's slot keys (the
+ * cluster's keys are made of them). Never fails. */
 static void cluster_prepare(void *ctx, hl_decide_item_t *it)
 {
     const hl_store_t *local = hl_store_shm();
