@@ -17,7 +17,7 @@ use HotLimitTable;
 
 my @bad = (
     [ 'memcached://127.0.0.1:11211',
-      qr/unknown store 'memcached' \(the stores are: redis, redis-sentinel, rediss, shm, unix\)/,
+      qr/unknown store 'memcached' \(the stores are: redis, redis-cluster, redis-sentinel, rediss, rediss-cluster, shm, unix\)/,
       'an unknown scheme: the registry lists its stores' ],
     [ 'shm:big', qr/shm takes no settings: ':big'/, 'shm takes no settings' ],
     [ 'redis-sentinel://127.0.0.1:26379', qr/needs MASTER\@HOST:PORT/,
@@ -38,10 +38,17 @@ my @bad = (
       'sentinel: a bad database number, named' ],
     [ 'redis-sentinel://mymaster@127.0.0.1:26379?prefix=a:', qr/unknown option '\?prefix=a:'/,
       'sentinel: an option it does not take' ],
+    [ 'rediss-cluster://127.0.0.1:7000', qr/rediss-cluster:\/\/ \(TLS\) needs hiredis with SSL support/,
+      'cluster: TLS refused, saying why' ],
+    [ 'redis-cluster://127.0.0.1:7000/2', qr/no \/DB: a cluster has database 0 only/,
+      'cluster: no database number' ],
+    [ 'redis-cluster://127.0.0.1:7000,127.0.0.1', qr/node '127\.0\.0\.1': needs HOST:PORT/,
+      'cluster: a seed without a port, named' ],
 );
 my @good = ('shm', 'redis://127.0.0.1:6379/2',
             'redis-sentinel://mymaster@127.0.0.1:26379',
-            'redis-sentinel://u:p@ss@mymaster@127.0.0.1:26379,[::1]:26380,localhost:26381/3');
+            'redis-sentinel://u:p@ss@mymaster@127.0.0.1:26379,[::1]:26380,localhost:26381/3',
+            'redis-cluster://u:pw@127.0.0.1:7000,[::1]:7001?prefix=shop:');
 
 plan tests => 2 * @bad + @good + 5;
 

@@ -1,6 +1,6 @@
 /*
  * hl_cluster.h - the pure core of the Redis Cluster client (issue 28;
- * doc/redis.md "Redis Cluster (in progress)"): the key slot, the slot map
+ * doc/redis.md "Redis Cluster"): the key slot, the slot map
  * filled from CLUSTER SLOTS, and what to do with each reply of one
  * decision (the algorithm of hiredis-cluster and radix: follow MOVED and
  * ASK, retry TRYAGAIN briefly, EVAL on NOSCRIPT, give up on CLUSTERDOWN,

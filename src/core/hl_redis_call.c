@@ -10,16 +10,27 @@
 
 #define HEAD_ROOM 32     /* before the arguments: "*ARGC CRLF", written last */
 
-size_t hl_redis_key(char *out, const char *prefix, const char *tail, size_t n)
+size_t hl_redis_key_tag(char *out, const char *prefix, const char *tag,
+                        const char *tail, size_t n)
 {
-    size_t plen = strlen(prefix);
+    size_t plen = strlen(prefix), tlen;
 
-    if (plen > HL_REDIS_PREFIX_MAX || n > HL_KEY_MAX)
+    if (!tag)
+        tag = "hl";
+    tlen = strlen(tag);
+    if (plen > HL_REDIS_PREFIX_MAX || tlen > HL_REDIS_TAG_MAX || n > HL_KEY_MAX)
         return 0;
     memcpy(out, prefix, plen);
-    memcpy(out + plen, "{hl}:", 5);
-    memcpy(out + plen + 5, tail, n);
-    return plen + 5 + n;
+    out[plen] = '{';
+    memcpy(out + plen + 1, tag, tlen);
+    memcpy(out + plen + 1 + tlen, "}:", 2);
+    memcpy(out + plen + 3 + tlen, tail, n);
+    return plen + 3 + tlen + n;
+}
+
+size_t hl_redis_key(char *out, const char *prefix, const char *tail, size_t n)
+{
+    return hl_redis_key_tag(out, prefix, NULL, tail, n);
 }
 
 /* Makes room for n more bytes (realloc). Returns 0, or -1 when out of
@@ -122,8 +133,9 @@ int hl_redis_call_build(hl_redis_call_t *c, const hl_redis_script_t *s,
     for (i = 0; i < n; ++i)
         for (j = 0; j < items[i]->quota->nwindows; ++j) {
             char key[HL_REDIS_KEY_MAX];
-            size_t klen = hl_redis_key(key, s->prefix, items[i]->refs[j].key,
-                                       items[i]->refs[j].len);
+            size_t klen = hl_redis_key_tag(key, s->prefix, s->tag,
+                                           items[i]->refs[j].key,
+                                           items[i]->refs[j].len);
             if (klen == 0)
                 return -1;
             rc |= add_arg(c, key, klen);

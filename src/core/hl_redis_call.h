@@ -21,8 +21,11 @@
 
 /* The longest key prefix (?prefix=P), refused at configtest beyond. */
 #define HL_REDIS_PREFIX_MAX 64
-/* Room for PREFIX{hl}: and a slot key. */
-#define HL_REDIS_KEY_MAX (HL_REDIS_PREFIX_MAX + 5 + HL_KEY_MAX)
+/* The longest hash tag inside the braces ("hl", or a Redis Cluster
+ * bucket's "hl:1023.zzzz", hl_cluster_tags.h). */
+#define HL_REDIS_TAG_MAX 15
+/* Room for PREFIX{TAG}: and a slot key. */
+#define HL_REDIS_KEY_MAX (HL_REDIS_PREFIX_MAX + HL_REDIS_TAG_MAX + 3 + HL_KEY_MAX)
 /* Elements a decide reply has at most: admitted, lease granted, lease ms,
  * then six per window of every item. */
 #define HL_REDIS_REPLY_MAX (3 + 6 * HL_DECIDE_MAX * HL_MAX_WINDOWS)
@@ -41,12 +44,21 @@ typedef struct {
     const char *prefix;    /* ?prefix=P; at most HL_REDIS_PREFIX_MAX bytes */
     const char *script;    /* the script's text, sent by EVAL */
     const char *sha;       /* its SHA1 in hex (40 bytes), sent by EVALSHA */
+    const char *tag;       /* every key's hash tag, without braces (a
+                              cluster bucket's, hl_cluster_tags.h); NULL:
+                              "hl", as redis:// has always named keys */
 } hl_redis_script_t;
 
 /* Writes PREFIX{hl}: then n bytes of tail (a slot key, or "limited") into
  * out (HL_REDIS_KEY_MAX bytes). Returns the length, or 0 when prefix or
  * tail is too long (nothing useful written). */
 size_t hl_redis_key(char *out, const char *prefix, const char *tail, size_t n);
+
+/* Writes PREFIX{TAG}: then n bytes of tail into out (HL_REDIS_KEY_MAX
+ * bytes); tag NULL is "hl" (hl_redis_key). Returns the length, or 0 when
+ * prefix, tag or tail is too long. */
+size_t hl_redis_key_tag(char *out, const char *prefix, const char *tag,
+                        const char *tail, size_t n);
 
 /*
  * Writes into c the script call of s over items[0 .. n) (mode "d"

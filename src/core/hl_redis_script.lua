@@ -228,14 +228,18 @@ end
 local LIMITED_MAX = 10000
 local BANS_MAX = 100000
 
+-- Under redis-cluster:// the tag is a bucket's ({hl:B.S}, 1024 of them):
+-- each bucket has its own sets, in the slot of the counters that feed
+-- them, so this script keeps them in the same atomic call; redis:// keeps
+-- its one {hl} pair. The pattern's {hl[^}]*} matches both.
 local function limited_set(key)
-  return (string.match(key, '^(.-{hl}:)') or '') .. 'limited'
+  return (string.match(key, '^(.-{hl[^}]*}:)') or '') .. 'limited'
 end
 
 -- Returns the bans set when key is a ban counter, else nil.
 local function bans_set(key)
-  local head = string.match(key, '^(.-{hl}:)d0ban|')
-               or string.match(key, '^(.-{hl}:)d0[^|/]*:%d+ban|')
+  local head = string.match(key, '^(.-{hl[^}]*}:)d0ban|')
+               or string.match(key, '^(.-{hl[^}]*}:)d0[^|/]*:%d+ban|')
   return head and (head .. 'bans') or nil
 end
 

@@ -64,12 +64,53 @@ static const char refresh_script[] =
     "end\n"
     "return #KEYS\n";
 
+/* The Redis store's command (its one key is implied). */
+static redisReply *store_command(const char *key, size_t klen, int argc,
+                                 const char **argv, const size_t *argl,
+                                 const char **why)
+{
+    (void)key;
+    (void)klen;
+    return hl_redis_command(argc, argv, argl, why);
+}
+
+static const hl_conc_redis_via_t store_via = { hl_redis_name, store_command, 0 };
+static const hl_conc_redis_via_t *via = &store_via;   /* the refresher's */
+
 static pthread_mutex_t held_lock = PTHREAD_MUTEX_INITIALIZER;
 static hl_conc_redis_slot_t *held[HL_CONC_REDIS_HELD];  /* NULL: free */
 static pthread_once_t refresher_once = PTHREAD_ONCE_INIT;
 static uint64_t nonce;             /* this child's, made at its first slot */
 static pid_t nonce_pid;
 static uint32_t seq;
+
+/* Refreshes the n slots of copy one call each (their keys live in
+ * different cluster slots), ttl their new lifetime (ms, as text). */
+static void refresh_each(const hl_conc_redis_slot_t *copy, int n, const char *ttl)
+{
+    const char *argv[6], *why;
+    size_t argl[6];
+    int i;
+
+    argv[0] = "EVAL";
+    argv[1] = refresh_script;
+    argv[2] = "1";
+    argv[4] = ttl;
+    argl[0] = 4;
+    argl[1] = strlen(refresh_script);
+    argl[2] = 1;
+    argl[4] = strlen(ttl);
+    for (i = 0; i < n; ++i) {
+        redisReply *reply;
+        argv[3] = copy[i].key;
+        argl[3] = copy[i].key_len;
+        argv[5] = copy[i].member;
+        argl[5] = copy[i].member_len;
+        reply = via->command(copy[i].key, copy[i].key_len, 6, argv, argl, &why);
+        if (reply)
+            freeReplyObject(reply);
+    }
+}
 
 /* The refresher thread: every HL_CONC_REDIS_EVERY_MS, moves the expiry of
  * every slot this child holds, in one script call. Runs until the child
@@ -92,8 +133,12 @@ static void *refresher(void *arg)
         pthread_mutex_unlock(&held_lock);
         if (n == 0)
             continue;
-        snprintf(nkeys, sizeof(nkeys), "%d", n);
         snprintf(ttl, sizeof(ttl), "%d", HL_CONC_REDIS_TTL_MS);
+        if (via->per_key) {
+            refresh_each(copy, n, ttl);
+            continue;
+        }
+        snprintf(nkeys, sizeof(nkeys), "%d", n);
         argv[0] = "EVAL";
         argv[1] = refresh_script;
         argv[2] = nkeys;
@@ -108,7 +153,8 @@ static void *refresher(void *arg)
         for (i = 0; i < 3; ++i)
             argl[i] = strlen(argv[i]);
         {
-            redisReply *reply = hl_redis_command(4 + 2 * n, argv, argl, &why);
+            redisReply *reply = via->command(copy[0].key, copy[0].key_len,
+                                             4 + 2 * n, argv, argl, &why);
             if (reply)
                 freeReplyObject(reply);
         }
@@ -147,6 +193,18 @@ static void hold(hl_conc_redis_slot_t *slot)
 int hl_conc_redis_take(request_rec *r, uint64_t key, uint32_t limit,
                        hl_conc_redis_slot_t *slot)
 {
+    return hl_conc_redis_take_via(NULL, r, key, limit, slot);
+}
+
+void hl_conc_redis_give(hl_conc_redis_slot_t *slot)
+{
+    hl_conc_redis_give_via(NULL, slot);
+}
+
+int hl_conc_redis_take_via(const hl_conc_redis_via_t *how, request_rec *r,
+                           uint64_t key, uint32_t limit,
+                           hl_conc_redis_slot_t *slot)
+{
     const char *argv[7], *why = "unknown";
     size_t argl[7];
     char tail[32], lim[16], ttl[16];
@@ -154,7 +212,10 @@ int hl_conc_redis_take(request_rec *r, uint64_t key, uint32_t limit,
     int i, rc = -1;
 
     snprintf(tail, sizeof(tail), "conc:%016llx", (unsigned long long)key);
-    slot->key_len = hl_redis_name(slot->key, tail, strlen(tail));
+    if (!how)
+        how = &store_via;
+    via = how;
+    slot->key_len = how->name(slot->key, tail, strlen(tail));
     if (slot->key_len == 0 || slot->key_len >= sizeof(slot->key))
         return -1;
     if (nonce_pid != getpid()) {
@@ -180,7 +241,7 @@ int hl_conc_redis_take(request_rec *r, uint64_t key, uint32_t limit,
         argl[i] = strlen(argv[i]);
     argl[3] = slot->key_len;
     argl[6] = slot->member_len;
-    reply = hl_redis_command(7, argv, argl, &why);
+    reply = how->command(slot->key, slot->key_len, 7, argv, argl, &why);
     if (!reply) {
         ap_log_rerror(APLOG_MARK, APLOG_DEBUG, 0, r,
                       "HL01505: HotLimitConcurrency: Redis cannot answer "
@@ -202,7 +263,8 @@ int hl_conc_redis_take(request_rec *r, uint64_t key, uint32_t limit,
     return rc;
 }
 
-void hl_conc_redis_give(hl_conc_redis_slot_t *slot)
+void hl_conc_redis_give_via(const hl_conc_redis_via_t *how,
+                            hl_conc_redis_slot_t *slot)
 {
     const char *argv[3], *why;
     size_t argl[3];
@@ -220,7 +282,8 @@ void hl_conc_redis_give(hl_conc_redis_slot_t *slot)
     argl[0] = 4;
     argl[1] = slot->key_len;
     argl[2] = slot->member_len;
-    reply = hl_redis_command(3, argv, argl, &why);
+    reply = (how ? how : &store_via)->command(slot->key, slot->key_len, 3,
+                                              argv, argl, &why);
     if (reply)
         freeReplyObject(reply);
 }

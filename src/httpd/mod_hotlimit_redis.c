@@ -237,7 +237,7 @@ static redisReply *round_trip(hl_redis_call_t *c, hl_decide_item_t *const *items
                               uint32_t lease, int eval, int64_t now,
                               const char **why)
 {
-    const hl_redis_script_t s = { rconf->prefix, hl_redis_script, script_sha };
+    const hl_redis_script_t s = { rconf->prefix, hl_redis_script, script_sha, NULL };
 
     if (hl_redis_call_build(c, &s, eval, items, n, mode, cost, lease) != 0) {
         *why = "out of memory";
@@ -283,8 +283,8 @@ static redisReply *send_call(hl_decide_item_t *const *items, int n,
  * the integers of its elements; past HL_REDIS_REPLY_MAX there is nothing
  * it would read). Returns 1 if admitted, 0 if not, -1 when the reply does
  * not fit the items. */
-static int read_decisions(const redisReply *reply, hl_decide_item_t *const *items,
-                          int n)
+int hl_redis_read_decisions(const redisReply *reply,
+                            hl_decide_item_t *const *items, int n)
 {
     long long el[HL_REDIS_REPLY_MAX];
     size_t nel = reply->elements < HL_REDIS_REPLY_MAX ? reply->elements
@@ -307,12 +307,21 @@ static int read_decisions(const redisReply *reply, hl_decide_item_t *const *item
 static void follow_reply(const redisReply *reply, hl_decide_item_t *const *items,
                          int n, int counting, uint32_t cost)
 {
+    if (rsc->store_failure == HL_STORE_FAIL_LOCAL)
+        hl_redis_follow(reply, items, n, counting, cost);
+}
+
+/* follow_reply's work, whatever HotLimitStoreFailure says (the caller
+ * checks it): also for redis-cluster://. Never fails. */
+void hl_redis_follow(const redisReply *reply, hl_decide_item_t *const *items,
+                     int n, int counting, uint32_t cost)
+{
     size_t at = 3;
     int64_t now = hl_mono_ms();  /* after the round trip: windows end no sooner */
     long long grant;
     int all, i, j;
 
-    if (rsc->store_failure != HL_STORE_FAIL_LOCAL || reply->elements < 3)
+    if (reply->elements < 3)
         return;
     all = reply->element[0]->integer != 0;
     grant = reply->element[1]->integer > 0 ? reply->element[1]->integer : 0;
@@ -515,7 +524,7 @@ static int redis_decide(void *ctx, hl_decide_item_t *const *items, int n,
     reply = send_call(items, n, "d", 1, want, now, &why);
     if (!reply)
         return fallback(items, n, now);
-    admit = read_decisions(reply, items, n);
+    admit = hl_redis_read_decisions(reply, items, n);
     if (admit == 0 && look_first(items, n) && !items[0]->decision.admit)
         for (i = 1; i < n; ++i)   /* as the shared-memory store: not asked */
             hl_decide_not_asked(items[i]);
@@ -530,20 +539,39 @@ static int redis_decide(void *ctx, hl_decide_item_t *const *items, int n,
     }
     succeeded();
     hl_decide_stats(hl_store_shm_stats(), items, n, now);
-    if (!admit && key != 0 && !items[0]->dry_run
-        && !items[0]->decision.admit) {
-        hl_refused_t *e = &refused[key % HL_REFUSED_CACHE];
-        int64_t retry = 0;
-        for (i = 0; i < items[0]->decision.nwindows; ++i)
-            if (!items[0]->decision.windows[i].admit
-                && items[0]->decision.windows[i].retry_ms > retry)
-                retry = items[0]->decision.windows[i].retry_ms;
-        e->key = key;
-        e->until_ms = now + retry;
-        e->recheck_ms = now + HL_REFUSED_RECHECK_MS;
-        e->decision = items[0]->decision;
-    }
+    if (!admit)
+        hl_redis_note_refused(key, items, now);
     return admit;
+}
+
+void hl_redis_note_refused(uint64_t key, hl_decide_item_t *const *items,
+                           int64_t now)
+{
+    hl_refused_t *e = &refused[key % HL_REFUSED_CACHE];
+    int64_t retry = 0;
+    int i;
+
+    if (key == 0 || items[0]->dry_run || items[0]->decision.admit)
+        return;
+    for (i = 0; i < items[0]->decision.nwindows; ++i)
+        if (!items[0]->decision.windows[i].admit
+            && items[0]->decision.windows[i].retry_ms > retry)
+            retry = items[0]->decision.windows[i].retry_ms;
+    e->key = key;
+    e->until_ms = now + retry;
+    e->recheck_ms = now + HL_REFUSED_RECHECK_MS;
+    e->decision = items[0]->decision;
+}
+
+uint64_t hl_redis_note_key(hl_decide_item_t *const *items, int n)
+{
+    return notable(items, n) ? refused_key(items, 1) : 0;
+}
+
+int hl_redis_noted(uint64_t key, hl_decide_item_t *const *items, int n,
+                   int64_t now)
+{
+    return key != 0 && still_refused(key, items, n, now);
 }
 
 static int redis_count(void *ctx, const hl_decide_item_t *it, uint32_t cost,

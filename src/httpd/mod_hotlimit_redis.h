@@ -89,6 +89,40 @@ server_rec *hl_redis_server(void);
  * granted on). Never fails. */
 void hl_redis_void_leases(void);
 
+/* For redis-cluster:// (mod_hotlimit_cluster.c), which sends the same
+ * script to each master: */
+
+/* Fills the decisions of items (n) from the script's decide reply (an
+ * array). Returns 1 if admitted, 0 if not, -1 when the reply does not fit
+ * the items. Allocates nothing. */
+int hl_redis_read_decisions(const struct redisReply *reply,
+                            hl_decide_item_t *const *items, int n);
+
+/* Makes the shared-memory counters follow the script's reply over items
+ * (n; counting: a mode "c" reply of cost), so that a fallback to the
+ * local counters goes on from what the store had counted. The caller
+ * calls it only under HotLimitStoreFailure local. Never fails. */
+void hl_redis_follow(const struct redisReply *reply,
+                     hl_decide_item_t *const *items, int n, int counting,
+                     uint32_t cost);
+
+/* The refused-until notes of this thread (also redis-cluster://'s): */
+
+/* Returns the note key of a decision of items (n) whose refusal can be
+ * noted (one item, or a ban look first), else 0. Never fails. */
+uint64_t hl_redis_note_key(hl_decide_item_t *const *items, int n);
+
+/* Returns 1 when note key (nonzero) says the first of items (n) is still
+ * refused, with its decision filled (the others: not asked), else 0. */
+int hl_redis_noted(uint64_t key, hl_decide_item_t *const *items, int n,
+                   int64_t now);
+
+/* Notes under key (0: nothing) that the first of items refused the
+ * decision, until its longest retry (trusted a second at most). Does
+ * nothing for an item in dry run or one that admitted. Never fails. */
+void hl_redis_note_refused(uint64_t key, hl_decide_item_t *const *items,
+                           int64_t now);
+
 /* Forgets this thread's refused-until notes, so the next decision of each
  * client asks Redis. Never fails. */
 void hl_redis_forget_refused(void);

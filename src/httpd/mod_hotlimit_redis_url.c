@@ -98,3 +98,28 @@ const char *hl_redis_parse_url(apr_pool_t *p, const char *url, void **out)
     *out = c;
     return NULL;
 }
+
+const char *hl_redis_parse_hostport(apr_pool_t *p, const char *token,
+                                    const char **host, int *port)
+{
+    const char *colon = strrchr(token, ':');
+    char *end;
+    long n;
+
+    if (!colon || colon == token)
+        return apr_psprintf(p, "'%s': needs HOST:PORT", token);
+    *host = apr_pstrmemdup(p, token, (apr_size_t)(colon - token));
+    if ((*host)[0] == '[') {
+        size_t len = strlen(*host);
+        if (len < 3 || (*host)[len - 1] != ']')
+            return apr_psprintf(p, "'%s': bad host", token);
+        *host = apr_pstrmemdup(p, *host + 1, len - 2);
+    }
+    n = strtol(colon + 1, &end, 10);
+    if (end == colon + 1 || *end || n <= 0 || n > 65535)
+        return apr_psprintf(p, "'%s': bad port", token);
+    if (strpbrk(*host, " \t\r\n/@?{}"))
+        return apr_psprintf(p, "'%s': bad host", token);
+    *port = (int)n;
+    return NULL;
+}

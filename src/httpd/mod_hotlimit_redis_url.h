@@ -13,4 +13,10 @@
  * The provider's parse. */
 const char *hl_redis_parse_url(apr_pool_t *p, const char *url, void **out);
 
+/* Parses one HOST:PORT of a list of nodes (a Sentinel, a cluster seed;
+ * an IPv6 host in brackets) into *host (from p, brackets removed) and
+ * *port. Returns NULL, or what is wrong, naming token (from p). */
+const char *hl_redis_parse_hostport(apr_pool_t *p, const char *token,
+                                    const char **host, int *port);
+
 #endif

@@ -30,6 +30,7 @@
 #include "mod_hotlimit_conf.h"
 #include "mod_hotlimit_sentinel.h"
 #include "mod_hotlimit_redis.h"
+#include "mod_hotlimit_redis_url.h"
 #include "mod_hotlimit_conc_redis.h"
 #include "hl_clock.h"
 
@@ -61,29 +62,16 @@ static int first;
 static const char *parse_sentinel(apr_pool_t *p, hl_sentinel_conf_t *c,
                                   const char *token)
 {
-    const char *colon = strrchr(token, ':'), *host;
-    char *end;
-    long port;
+    const char *host, *why;
+    int port;
 
-    if (!colon || colon == token)
-        return apr_psprintf(p, "Sentinel '%s': needs HOST:PORT", token);
-    host = apr_pstrmemdup(p, token, (apr_size_t)(colon - token));
-    if (host[0] == '[') {
-        size_t len = strlen(host);
-        if (len < 3 || host[len - 1] != ']')
-            return apr_psprintf(p, "Sentinel '%s': bad host", token);
-        host = apr_pstrmemdup(p, host + 1, len - 2);
-    }
-    port = strtol(colon + 1, &end, 10);
-    if (end == colon + 1 || *end || port <= 0 || port > 65535)
-        return apr_psprintf(p, "Sentinel '%s': bad port", token);
-    if (strpbrk(host, " \t\r\n/@?"))
-        return apr_psprintf(p, "Sentinel '%s': bad host", token);
+    if ((why = hl_redis_parse_hostport(p, token, &host, &port)) != NULL)
+        return apr_pstrcat(p, "Sentinel ", why, NULL);
     if (c->n == HL_SENTINEL_MAX)
         return apr_psprintf(p, "Sentinel '%s': at most %d Sentinels", token,
                             HL_SENTINEL_MAX);
     c->host[c->n] = host;
-    c->port[c->n++] = (int)port;
+    c->port[c->n++] = port;
     return NULL;
 }
 

@@ -17,6 +17,7 @@
 #include "mod_hotlimit_store_shm.h"
 #include "mod_hotlimit_redis.h"
 #include "mod_hotlimit_sentinel.h"
+#include "mod_hotlimit_cluster.h"
 
 static const hl_store_provider_t *active = &hl_store_shm_provider;
 
@@ -30,6 +31,8 @@ void hl_stores_register(apr_pool_t *p)
     HL_STORE_REGISTER("rediss", hl_redis_provider);
     HL_STORE_REGISTER("unix", hl_redis_provider);
     HL_STORE_REGISTER("redis-sentinel", hl_sentinel_provider);
+    HL_STORE_REGISTER("redis-cluster", hl_cluster_provider);
+    HL_STORE_REGISTER("rediss-cluster", hl_cluster_provider);
 #undef HL_STORE_REGISTER
 }
 

@@ -12,6 +12,7 @@
 #include "hl_cluster_tags.h"
 #include "hl_siphash.h"
 #include "hl_tap.h"
+#include "hl_redis_call.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -433,6 +434,34 @@ static void test_attempt(void)
     ok(hl_cluster_map_lookup(&m, 100) == 0, "the map is not touched");
 }
 
+/* The Redis store's keys under a bucket tag (redis-cluster://): every key
+ * of bucket B on slot 16 x B, the per-bucket sets too; redis:// keys as
+ * they always were. */
+static void test_redis_key_tag(void)
+{
+    char out[HL_REDIS_KEY_MAX];
+    size_t n;
+    unsigned b, bad = 0;
+
+    n = hl_redis_key_tag(out, "hl:", NULL, S("d0/x|1.2.3.4"));
+    is_int((int)n, (int)strlen("hl:{hl}:d0/x|1.2.3.4"), "tag NULL: PREFIX{hl}: as redis:// always wrote");
+    ok(memcmp(out, "hl:{hl}:d0/x|1.2.3.4", n) == 0, "... byte for byte");
+    n = hl_redis_key(out, "hl:", S("limited"));
+    ok(n == 15 && memcmp(out, "hl:{hl}:limited", n) == 0, "hl_redis_key is the tag NULL form");
+    n = hl_redis_key_tag(out, "shop:", hl_cluster_bucket_tag(5), S("d0/x|a"));
+    ok(n > 0 && memcmp(out, "shop:{hl:5.", 11) == 0, "PREFIX{hl:B.S}: for bucket 5");
+    for (b = 0; b < HL_CLUSTER_BUCKETS; ++b) {
+        const char *tag = hl_cluster_bucket_tag(b);
+        n = hl_redis_key_tag(out, "hl:", tag, S("d0/route|h:0123456789abcdef"));
+        bad += n == 0 || hl_cluster_keyslot(out, n) != 16 * b;
+        n = hl_redis_key_tag(out, "hl:", tag, S("limited"));
+        bad += n == 0 || hl_cluster_keyslot(out, n) != 16 * b;
+    }
+    is_int((int)bad, 0, "every bucket's counters and index sets on slot 16 x B");
+    ok(hl_redis_key_tag(out, "hl:", "0123456789abcdef", S("x")) == 0,
+       "a tag longer than HL_REDIS_TAG_MAX is refused");
+}
+
 int main(void)
 {
     test_keyslot();
@@ -441,5 +470,6 @@ int main(void)
     test_map();
     test_parse();
     test_attempt();
+    test_redis_key_tag();
     return done_testing();
 }

@@ -35,7 +35,7 @@ trap cleanup EXIT
 # The patterns of hl_slotkey.h, as the script must spell them.
 for name in HL_SLOTKEY_BAN_LUA_MAIN HL_SLOTKEY_BAN_LUA_VHOST; do
     pat=$(sed -n "s/^#define $name *\"\\(.*\\)\"\$/\\1/p" "$hdr")
-    grep -F -q "'^(.-{hl}:)$pat'" "$lua"
+    grep -F -q "'^(.-{hl[^}]*}:)$pat'" "$lua"
     ok $? "the script matches $name ($pat)"
 done
 
@@ -72,6 +72,20 @@ while read -r got want key; do
     [ "$got" = "$want" ]
     ok $? "Lua says $got, C says $want: $key"
 done <"$dir/both"
+
+# Under redis-cluster:// a key carries its bucket's tag, {hl:B.S}: the
+# same answers, and the set is that bucket's own.
+set --
+while read -r want key; do
+    set -- "$@" "hl:{hl:37.k}:$key"
+done <"$dir/cases"
+"$cli" -s "$sock" EVAL "$script" 0 "$@" >"$dir/got2" 2>&1
+cmp -s "$dir/got" "$dir/got2"
+ok $? "the same answers with a cluster bucket's tag {hl:37.k}"
+got=$("$cli" -s "$sock" EVAL "$fn
+return bans_set(ARGV[1])" 0 'p:{hl:37.k}:d0ban|1.2.3.4' 2>&1)
+[ "$got" = 'p:{hl:37.k}:bans' ]
+ok $? "a ban counter of bucket 37 goes to that bucket's set ($got)"
 
 echo "1..$n"
 [ "$failed" -eq 0 ]

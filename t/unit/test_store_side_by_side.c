@@ -130,7 +130,7 @@ static void eval(hl_decide_item_t *const *items, int n, char mode,
                  uint32_t cost, int64_t now, rs_reply_t *r)
 {
     static hl_redis_call_t c;    /* kept, as the store keeps one a thread */
-    const hl_redis_script_t s = { "", script, NULL };
+    const hl_redis_script_t s = { "", script, NULL, NULL };
     const char m[2] = { mode, '\0' };
     char clock[24];
     const char *set[3] = { "SET", "hltest:now", clock };
