@@ -15,6 +15,8 @@
 #   B_EXTRA      extra config lines for B only ('\n' separates lines), e.g.
 #                'Mutex posixsem hotlimit-shm' to try another lock mechanism
 #   KEEP=1       keep the scratch directory
+#   LOAD_CPUS    when set (e.g. 0), httpd and wrk run on these CPUs only
+#                (taskset -c; see pinned and pin_redis)
 # shellcheck shell=bash
 
 BENCH_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -114,6 +116,7 @@ scenario_path() {
 # (once; stopped with everything else at exit), listening on a port and
 # on a unix socket. Sets REDIS_PORT and REDIS_SOCKET.
 REDIS_PORT=""
+REDIS_PID=""
 start_redis() {
     [ -z "$REDIS_PORT" ] || return 0
     command -v redis-server >/dev/null || die "redis-server not found (apt-get install redis-server)"
@@ -122,12 +125,26 @@ start_redis() {
     redis-server --port "$REDIS_PORT" --bind 127.0.0.1 --save '' --appendonly no \
         --unixsocket "$REDIS_SOCKET" --unixsocketperm 777 \
         --dir "$SCRATCH" --logfile "$SCRATCH/redis.log" >/dev/null 2>&1 &
-    STARTED_PIDS+=("$!")
+    REDIS_PID=$!
+    STARTED_PIDS+=("$REDIS_PID")
     for _ in $(seq 50); do
         redis-cli -p "$REDIS_PORT" ping 2>/dev/null | grep -q PONG && return 0
         sleep 0.1
     done
     die "redis-server on port $REDIS_PORT does not answer"
+}
+
+# Runs "$@" on the CPUs of LOAD_CPUS (taskset -c), or anywhere when unset.
+pinned() {
+    if [ -n "${LOAD_CPUS:-}" ]; then taskset -c "$LOAD_CPUS" "$@"; else "$@"; fi
+}
+
+# pin_redis CPUS: moves every thread of the running redis-server onto
+# CPUS (taskset -a -p -c), e.g. 1 to give it a core of its own, or
+# 0-$(($(nproc) - 1)) to free it again. Nothing when Redis is not running.
+pin_redis() {
+    [ -n "$REDIS_PID" ] || return 0
+    taskset -a -p -c "$1" "$REDIS_PID" >/dev/null || die "taskset cannot pin redis-server $REDIS_PID to CPU $1"
 }
 
 # Writes the JSON quota table for table10[-hit] / table10k[-hit] into $2.
@@ -290,7 +307,7 @@ start_httpd() {
     local name; name=$(basename "$conf" .conf)
     local pidfile; pidfile="$(dirname "$conf")/run-$name/httpd.pid"
     rm -f "$pidfile"
-    "$HTTPD" -f "$conf" -k start || die "httpd failed to start with $conf (see $(dirname "$conf")/logs/$name.error.log)"
+    pinned "$HTTPD" -f "$conf" -k start || die "httpd failed to start with $conf (see $(dirname "$conf")/logs/$name.error.log)"
     for _ in $(seq 100); do [ -s "$pidfile" ] && break; sleep 0.1; done
     [ -s "$pidfile" ] || die "no pid file from httpd ($conf)"
     HTTPD_PID=$(cat "$pidfile")
@@ -367,6 +384,27 @@ measure() {
 # Pids of the children of httpd parent $1.
 httpd_children() {
     pgrep -P "$1" || true
+}
+
+# proc_usage PID...: prints "TICKS SWITCHES": the CPU time (user + system,
+# clock ticks) and the context switches (voluntary and not, every thread)
+# the processes have had so far; 0 0 for none. Gone pids count nothing.
+proc_usage() {
+    local pid ticks=0 sw=0 t s
+    for pid in "$@"; do
+        t=$(awk '{ print $14 + $15 }' "/proc/$pid/stat" 2>/dev/null) || continue
+        s=$(cat /proc/"$pid"/task/*/status 2>/dev/null \
+            | awk '/^(non)?voluntary_ctxt_switches:/ { n += $2 } END { print n + 0 }')
+        ticks=$((ticks + ${t:-0})); sw=$((sw + ${s:-0}))
+    done
+    echo "$ticks $sw"
+}
+
+# cpu_busy_ticks CPU: prints the ticks CPU (0, 1, ...) has spent not idle
+# since boot, then its total, from /proc/stat.
+cpu_busy_ticks() {
+    awk -v c="cpu$1" '$1 == c { t = 0; for (i = 2; i <= NF; i++) t += $i;
+        print t - $5 - $6, t }' /proc/stat
 }
 
 # Median of the numbers given as arguments.

@@ -214,3 +214,35 @@ int hl_redis_call_read(const long long *el, size_t nel,
     }
     return el[0] != 0;
 }
+
+long hl_redis_call_parse(const char *s, size_t len, long long *el, size_t max)
+{
+    const char *p = s, *end = s + len;
+    size_t n = 0;
+
+    if (len == 0)
+        return -1;
+    for (;;) {
+        unsigned long long v = 0;
+        int neg = 0, digits = 0;
+
+        if (n == max)
+            return -1;
+        if (p < end && *p == '-') {
+            neg = 1;
+            ++p;
+        }
+        while (p < end && *p >= '0' && *p <= '9') {
+            if (++digits > 18)   /* below 10^18: no overflow, any reply fits */
+                return -1;
+            v = v * 10 + (unsigned)(*p++ - '0');
+        }
+        if (digits == 0)
+            return -1;
+        el[n++] = neg ? -(long long)v : (long long)v;
+        if (p == end)
+            return (long)n;
+        if (*p++ != ' ' || p == end)
+            return -1;
+    }
+}

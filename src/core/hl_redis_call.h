@@ -3,7 +3,8 @@
  * that asks the script (src/core/hl_redis_script.lua) to decide, count, refund
  * or settle items, written straight in the protocol's form (RESP: no
  * format strings, no allocation per argument), and the decisions read
- * back from the script's reply. The one owner of both, used by the store
+ * back from the script's reply (one string of integers: hl_redis_call_parse).
+ * The one owner of both, used by the store
  * (mod_hotlimit_redis.c) and by the test that runs the script beside the
  * shared-memory store (t/unit/test_store_side_by_side.c), so the test
  * sends what the store sends and reads what the store reads.
@@ -81,5 +82,15 @@ int hl_redis_call_build(hl_redis_call_t *c, const hl_redis_script_t *s,
  */
 int hl_redis_call_read(const long long *el, size_t nel,
                        hl_decide_item_t *const *items, int n);
+
+/*
+ * Reads the integers of a decide or count reply, which the script sends
+ * as one string (fewer reply objects than an array of integers: hiredis
+ * allocates one per element): decimal integers, each but the first after
+ * one space, nothing else. Writes them to el[0 .. max) and returns how
+ * many, or -1 when the text is not that (an empty or stray character, a
+ * number of more than 18 digits, more than max numbers). Allocates nothing.
+ */
+long hl_redis_call_parse(const char *s, size_t len, long long *el, size_t max);
 
 #endif

@@ -18,7 +18,9 @@
 --       ban checks), dry run (1/0) plus 2 when commit is a reservation
 --       (held until settled, see below), then per window: limit, window
 --       ms, burst.
--- Returns: admitted (1/0), the lease granted and for how long (ms), then
+-- Returns (modes "d" and "c": as one string, the numbers separated by
+-- one space; "r" and "s": an array):
+--          admitted (1/0), the lease granted and for how long (ms), then
 --          per window: admit, remaining, reset ms, retry ms, the mark
 --          of the unit counted (the state's t after the commit; 0 when not
 --          counted), which a refund names, and held (1: refused, and the
@@ -477,4 +479,8 @@ for i = 1, nitems do
   end
 end
 out[3] = lease_ms
-return out
+-- One string, not an array: one reply object for the client to read
+-- instead of one per number (hl_redis_call_parse). %d, not tostring or
+-- table.concat: those write 14 significant digits, and a gcra mark (a TAT
+-- in microseconds) has 16.
+return string.format(string.rep('%d ', #out - 1) .. '%d', unpack(out))

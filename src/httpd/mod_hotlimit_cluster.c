@@ -402,8 +402,11 @@ static int one_item(const hl_decide_item_t *it, const char *mode, uint32_t cost,
         if (csc->store_failure == HL_STORE_FAIL_LOCAL)
             hl_redis_follow(reply, one, 1, 1, cost);
     }
-    else if (reply->elements >= 1 && reply->element[0]->type == REDIS_REPLY_INTEGER)
-        out = (int)reply->element[0]->integer;
+    else {
+        long long el[1];
+        if (hl_redis_reply_integers(reply, el, 1) == 1)
+            out = (int)el[0];
+    }
     freeReplyObject(reply);
     return out;
 }

@@ -248,8 +248,8 @@ static redisReply *round_trip(hl_redis_call_t *c, hl_decide_item_t *const *items
 
 /* Sends a call, loading the script when the server has lost it. Returns
  * the reply (the caller frees it), or NULL with *why set (a failed round
- * trip is already recorded; a reply that is not an array is recorded
- * here and the connection discarded). */
+ * trip is already recorded; a reply that is neither the script's string
+ * nor an array is recorded here and the connection discarded). */
 static redisReply *send_call(hl_decide_item_t *const *items, int n,
                              const char *mode, uint32_t cost, uint32_t lease,
                              int64_t now, const char **why)
@@ -264,7 +264,7 @@ static redisReply *send_call(hl_decide_item_t *const *items, int n,
     }
     if (!reply)
         return NULL;
-    if (reply->type != REDIS_REPLY_ARRAY) {
+    if (reply->type != REDIS_REPLY_STRING && reply->type != REDIS_REPLY_ARRAY) {
         /* READONLY: a failed-over replica; anything else is as bad. */
         *why = is_error(reply, "READONLY") ? "READONLY (a replica)"
                : reply->type == REDIS_REPLY_ERROR ? "script error" : "bad reply";
@@ -279,21 +279,42 @@ static redisReply *send_call(hl_decide_item_t *const *items, int n,
     return reply;
 }
 
-/* Fills the items' decisions from a decide reply (hl_redis_call_read over
- * the integers of its elements; past HL_REDIS_REPLY_MAX there is nothing
- * it would read). Returns 1 if admitted, 0 if not, -1 when the reply does
- * not fit the items. */
+/* The one reader of the script's replies (every caller of the script's
+ * decide, count, refund and settle uses it): writes the reply's integers
+ * to el[0 .. max) and returns how many, or -1 when it is neither one
+ * string of integers (modes "d" and "c": hl_redis_call_parse) nor an
+ * array (modes "r" and "s"; an element that is not an integer reads 0,
+ * elements past max are not read). The reply stays the caller's. */
+long hl_redis_reply_integers(const redisReply *reply, long long *el, size_t max)
+{
+    size_t i, n;
+
+    if (reply->type == REDIS_REPLY_STRING)
+        return hl_redis_call_parse(reply->str, reply->len, el, max);
+    if (reply->type != REDIS_REPLY_ARRAY)
+        return -1;
+    n = reply->elements < max ? reply->elements : max;
+    for (i = 0; i < n; ++i)
+        el[i] = reply->element[i]->type == REDIS_REPLY_INTEGER
+                ? reply->element[i]->integer : 0;
+    return (long)n;
+}
+
+/* Fills the items' decisions from a decide reply (hl_redis_reply_integers,
+ * then hl_redis_call_read). Returns 1 if admitted, 0 if not, -1 when the
+ * reply does not fit the items. The reply stays the caller's. */
 int hl_redis_read_decisions(const redisReply *reply,
                             hl_decide_item_t *const *items, int n)
 {
     long long el[HL_REDIS_REPLY_MAX];
-    size_t nel = reply->elements < HL_REDIS_REPLY_MAX ? reply->elements
-                                                      : HL_REDIS_REPLY_MAX, i;
+    long nel = hl_redis_reply_integers(reply, el, HL_REDIS_REPLY_MAX);
 
-    for (i = 0; i < nel; ++i)
-        el[i] = reply->element[i]->integer;
-    return hl_redis_call_read(el, nel, items, n);
+    return nel < 0 ? -1 : hl_redis_call_read(el, (size_t)nel, items, n);
 }
+
+static void follow_integers(const long long *el, size_t nel,
+                            hl_decide_item_t *const *items, int n,
+                            int counting, uint32_t cost);
 
 /*
  * Makes this server's shared-memory counters follow a reply of Redis to a
@@ -304,41 +325,54 @@ int hl_redis_read_decisions(const redisReply *reply,
  * this one counts now). Only under HotLimitStoreFailure local. Stops at a
  * reply that does not fit the items. Never fails.
  */
-static void follow_reply(const redisReply *reply, hl_decide_item_t *const *items,
-                         int n, int counting, uint32_t cost)
+static void follow_reply(const long long *el, size_t nel,
+                         hl_decide_item_t *const *items, int n, int counting,
+                         uint32_t cost)
 {
     if (rsc->store_failure == HL_STORE_FAIL_LOCAL)
-        hl_redis_follow(reply, items, n, counting, cost);
+        follow_integers(el, nel, items, n, counting, cost);
 }
 
-/* follow_reply's work, whatever HotLimitStoreFailure says (the caller
- * checks it): also for redis-cluster://. Never fails. */
+/* follow_reply's work from a reply, whatever HotLimitStoreFailure says
+ * (the caller checks it): for redis-cluster://. Never fails. */
 void hl_redis_follow(const redisReply *reply, hl_decide_item_t *const *items,
                      int n, int counting, uint32_t cost)
+{
+    long long el[HL_REDIS_REPLY_MAX];
+    long nel = hl_redis_reply_integers(reply, el, HL_REDIS_REPLY_MAX);
+
+    if (nel >= 0)
+        follow_integers(el, (size_t)nel, items, n, counting, cost);
+}
+
+/* follow_reply's work over the reply's integers el[0 .. nel). */
+static void follow_integers(const long long *el, size_t nel,
+                            hl_decide_item_t *const *items, int n,
+                            int counting, uint32_t cost)
 {
     size_t at = 3;
     int64_t now = hl_mono_ms();  /* after the round trip: windows end no sooner */
     long long grant;
     int all, i, j;
 
-    if (reply->elements < 3)
+    if (nel < 3)
         return;
-    all = reply->element[0]->integer != 0;
-    grant = reply->element[1]->integer > 0 ? reply->element[1]->integer : 0;
+    all = el[0] != 0;
+    grant = el[1] > 0 ? el[1] : 0;
     for (i = 0; i < n; ++i) {
         const hl_quota_t *q = items[i]->quota;
         hl_verdict_t v[HL_MAX_WINDOWS];
         uint32_t counted = 0;
         int admit = 1;
 
-        if (at + 6 * (size_t)q->nwindows > reply->elements)
+        if (at + 6 * (size_t)q->nwindows > nel)
             return;
         for (j = 0; j < q->nwindows; ++j, at += 6) {
-            long long rem = reply->element[at + 1]->integer;
-            v[j].admit = reply->element[at]->integer != 0;
+            long long rem = el[at + 1];
+            v[j].admit = el[at] != 0;
             v[j].remaining = rem < 0 ? 0 : rem > UINT32_MAX ? UINT32_MAX : (uint32_t)rem;
-            v[j].reset_ms = reply->element[at + 2]->integer;
-            v[j].retry_ms = reply->element[at + 3]->integer;
+            v[j].reset_ms = el[at + 2];
+            v[j].retry_ms = el[at + 3];
             v[j].held = 0;      /* followed locally: no reservation held */
             admit &= v[j].admit;
         }
@@ -475,13 +509,13 @@ static int from_lease(uint64_t key, hl_decide_item_t *it, uint32_t *want,
     return got;
 }
 
-/* Keeps the units a decide reply granted (element 1, usable for element
- * 2 ms) as this child's lease of key, unless a reset came after the reset
- * count gen read before asking. */
-static void keep_lease(uint64_t key, const redisReply *reply,
+/* Keeps the units a decide reply granted (el[1], usable for el[2] ms) as
+ * this child's lease of key, unless a reset came after the reset count
+ * gen read before asking. */
+static void keep_lease(uint64_t key, const long long *el,
                        const hl_decide_item_t *it, int64_t now, uint32_t gen)
 {
-    long long units = reply->element[1]->integer;
+    long long units = el[1];
 
     if (units <= 0 || units > rsc->store_lease)
         return;
@@ -489,8 +523,7 @@ static void keep_lease(uint64_t key, const redisReply *reply,
     /* A reset since the request asked: the units may have been counted in
      * a counter it deleted, so they are not kept. */
     if (gen == __atomic_load_n(&rshared->resets, __ATOMIC_ACQUIRE))
-        hl_lease_grant(&leases, key, now, (uint32_t)units,
-                       reply->element[2]->integer, &it->decision);
+        hl_lease_grant(&leases, key, now, (uint32_t)units, el[2], &it->decision);
     pthread_mutex_unlock(&lease_lock);
 }
 
@@ -503,6 +536,8 @@ static int redis_decide(void *ctx, hl_decide_item_t *const *items, int n,
     uint64_t key = notable(items, n) ? refused_key(items, 1) : 0;
     const char *why = "unknown";
     redisReply *reply;
+    long long el[HL_REDIS_REPLY_MAX];
+    long nel;
     uint32_t want = 0, gen = 0;
     int admit, i;
     (void)ctx;
@@ -524,15 +559,16 @@ static int redis_decide(void *ctx, hl_decide_item_t *const *items, int n,
     reply = send_call(items, n, "d", 1, want, now, &why);
     if (!reply)
         return fallback(items, n, now);
-    admit = hl_redis_read_decisions(reply, items, n);
+    nel = hl_redis_reply_integers(reply, el, HL_REDIS_REPLY_MAX);
+    freeReplyObject(reply);
+    admit = nel < 0 ? -1 : hl_redis_call_read(el, (size_t)nel, items, n);
     if (admit == 0 && look_first(items, n) && !items[0]->decision.admit)
         for (i = 1; i < n; ++i)   /* as the shared-memory store: not asked */
             hl_decide_not_asked(items[i]);
     if (admit > 0 && want > 0)
-        keep_lease(key, reply, items[0], now, gen);
+        keep_lease(key, el, items[0], now, gen);
     if (admit >= 0)
-        follow_reply(reply, items, n, 0, 0);
-    freeReplyObject(reply);
+        follow_reply(el, (size_t)nel, items, n, 0, 0);
     if (admit < 0) {
         failed("a reply that does not fit the request", now);
         return fallback(items, n, now);
@@ -580,6 +616,8 @@ static int redis_count(void *ctx, const hl_decide_item_t *it, uint32_t cost,
     hl_decide_item_t *items[1];
     const char *why = "unknown";
     redisReply *reply;
+    long long el[HL_REDIS_REPLY_MAX];
+    long nel;
     (void)ctx;
 
     items[0] = (hl_decide_item_t *)it;
@@ -591,8 +629,10 @@ static int redis_count(void *ctx, const hl_decide_item_t *it, uint32_t cost,
     reply = send_call(items, 1, "c", cost, 0, now, &why);
     if (!reply)
         return -1;
-    follow_reply(reply, items, 1, 1, cost);
+    nel = hl_redis_reply_integers(reply, el, HL_REDIS_REPLY_MAX);
     freeReplyObject(reply);
+    if (nel > 0)
+        follow_reply(el, (size_t)nel, items, 1, 1, cost);
     succeeded();
     return 0;
 }
@@ -621,6 +661,7 @@ static int redis_refund(void *ctx, const hl_decide_item_t *it, int64_t now)
     hl_decide_item_t *items[1];
     const char *why = "unknown";
     redisReply *reply;
+    long long el[1];
     int given = -1, j, marked = 0;
     (void)ctx;
 
@@ -637,8 +678,8 @@ static int redis_refund(void *ctx, const hl_decide_item_t *it, int64_t now)
     reply = send_call(items, 1, "r", 0, 0, now, &why);
     if (!reply)
         return -1;
-    if (reply->elements >= 1 && reply->element[0]->type == REDIS_REPLY_INTEGER)
-        given = (int)reply->element[0]->integer;
+    if (hl_redis_reply_integers(reply, el, 1) == 1)
+        given = (int)el[0];
     freeReplyObject(reply);
     succeeded();
     if (given > 0)
@@ -657,6 +698,7 @@ static int redis_settle(void *ctx, const hl_decide_item_t *it, uint32_t cost,
     hl_decide_item_t *items[1];
     const char *why = "unknown";
     redisReply *reply;
+    long long el[1];
     int touched = -1;
     (void)ctx;
 
@@ -674,8 +716,8 @@ static int redis_settle(void *ctx, const hl_decide_item_t *it, uint32_t cost,
     reply = send_call(items, 1, "s", cost, 0, now, &why);
     if (!reply)
         return -1;
-    if (reply->elements >= 1 && reply->element[0]->type == REDIS_REPLY_INTEGER)
-        touched = (int)reply->element[0]->integer;
+    if (hl_redis_reply_integers(reply, el, 1) == 1)
+        touched = (int)el[0];
     freeReplyObject(reply);
     succeeded();
     if (touched > 0 && cost < it->reserve)

@@ -59,6 +59,14 @@ struct redisReply *hl_redis_command(int argc, const char **argv,
  * not Redis or tail is too long. */
 size_t hl_redis_name(char *out, const char *tail, size_t n);
 
+/* The one reader of the script's decide, count, refund and settle
+ * replies, for every caller of the script: writes the reply's integers
+ * to el[0 .. max) and returns how many, or -1 when it is neither one
+ * string of integers (hl_redis_call_parse) nor an array. The reply stays
+ * the caller's. */
+long hl_redis_reply_integers(const struct redisReply *reply, long long *el,
+                             size_t max);
+
 /* For mod_hotlimit_redis_admin.c (the keys at their limit, resets): */
 
 /* Sends the command argv[0 .. argc) (lengths argl) over the shared

@@ -34,7 +34,7 @@
  * hl_decide_refund_locked, hl_decide_settle_locked); the Redis side gets
  * the very call the Redis store sends (hl_redis_call_build, by EVAL, with
  * the prefix "" and no lease) and its reply is read by the store's own
- * reader (hl_redis_call_read).
+ * readers (hl_redis_call_parse, hl_redis_call_read).
  *
  * Times only move forward, as the Redis server's clock does (a store's
  * answer to a clock stepping back is its own affair). Not compared: the
@@ -143,25 +143,26 @@ static void eval(hl_decide_item_t *const *items, int n, char mode,
         exit(2);
     }
     rs_send(c.buf + c.start, c.len - c.start, r);
-    if (r->type != RS_ARRAY) {
+    if (r->type != RS_ARRAY && !(r->type == RS_STR && (mode == 'd' || mode == 'c'))) {
         printf("Bail out! the script answered %s\n",
-               r->type == RS_ERR ? r->str : "no array");
+               r->type == RS_ERR ? r->str : "neither its string nor an array");
         exit(2);
     }
 }
 
-/* Fills the items' decisions from a decide reply, by the Redis store's
- * reader (hl_redis_call_read over the integers of its elements). Returns
- * 1 if admitted, 0 if not, -1 when the reply does not fit the items. */
+/* Fills the items' decisions from a decide reply, one string of
+ * integers, by the Redis store's readers (hl_redis_call_parse, then
+ * hl_redis_call_read). Returns 1 if admitted, 0 if not, -1 when the reply
+ * is not such a string or does not fit the items. */
 static int read_decisions(const rs_reply_t *reply,
                           hl_decide_item_t *const *items, int n)
 {
     long long el[HL_REDIS_REPLY_MAX];
-    size_t nel = reply->n < HL_REDIS_REPLY_MAX ? reply->n : HL_REDIS_REPLY_MAX, i;
+    long nel = reply->type == RS_STR
+               ? hl_redis_call_parse(reply->str, strlen(reply->str), el, HL_REDIS_REPLY_MAX)
+               : -1;
 
-    for (i = 0; i < nel; ++i)
-        el[i] = reply->el[i].integer;
-    return hl_redis_call_read(el, nel, items, n);
+    return nel < 0 ? -1 : hl_redis_call_read(el, (size_t)nel, items, n);
 }
 
 /* ---- comparing --------------------------------------------------------- */
