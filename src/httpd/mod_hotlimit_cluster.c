@@ -198,8 +198,9 @@ static int build(void *arg, int eval, const char **cmd, size_t *len)
 }
 
 /* Runs the script (mode, cost) over items (n, all of bucket) on their
- * master within HotLimitStoreTimeout. Returns its reply, an array (the
- * caller frees it), or NULL with *why set. */
+ * master within HotLimitStoreTimeout. Returns its reply, a string of
+ * integers or an array (hl_redis_reply_integers reads both; the caller
+ * frees it), or NULL with *why set. */
 static redisReply *run(hl_decide_item_t *const *items, int n, unsigned bucket,
                        const char *mode, uint32_t cost, const char **why)
 {
@@ -207,7 +208,7 @@ static redisReply *run(hl_decide_item_t *const *items, int n, unsigned bucket,
     redisReply *reply = hl_cluster_call(bucket * (HL_CLUSTER_SLOTS / HL_CLUSTER_BUCKETS),
                                         build, &k, hl_mono_ms() + csc->store_timeout, why);
 
-    if (reply && reply->type != REDIS_REPLY_ARRAY) {
+    if (reply && reply->type != REDIS_REPLY_ARRAY && reply->type != REDIS_REPLY_STRING) {
         *why = "script error";
         freeReplyObject(reply);
         return NULL;
