@@ -115,7 +115,29 @@ typedef struct {
     uint32_t          *buckets;
     hl_slot_t         *slots;
     hl_log_t          *logs;
+    uint32_t           class_hint;  /* the record class_intern found last
+                                       in this process: a guess, checked */
 } hl_slots_t;
+
+/* Returns the slot of link idx (1..capacity): no check. */
+static inline hl_slot_t *hl_slots_at(const hl_slots_t *t, uint32_t idx)
+{
+    return &t->slots[idx - 1];
+}
+
+/* Returns the bucket number of a hash. */
+static inline uint32_t hl_slots_bucket(const hl_slots_t *t, uint64_t hash)
+{
+    return (uint32_t)(hash & (t->hdr->nbuckets - 1));
+}
+
+/* Returns the bucket heads of a table of capacity slots: the largest
+ * power of two <= capacity (1 when capacity is 0). Never fails. */
+uint32_t hl_slots_nbuckets(uint32_t capacity);
+
+/* Returns the record of class hash cls, or 0 when cls is 0 or has no
+ * record (the shared class 0). Reads only; never fails. */
+uint32_t hl_slots_class_record(const hl_slots_t *t, uint64_t cls);
 
 /*
  * The log pool (algo=log, issue 20). A slot tagged HL_SLOT_TAG_LOG keeps
