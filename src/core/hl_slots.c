@@ -151,7 +151,8 @@ static void list_unlink(hl_slots_t *t, uint32_t idx)
 
 /* Puts slot idx (in no list) at the head of the list its cls and level
  * name: most recently used. Leaves the class count alone. */
-static void list_push_head(hl_slots_t *t, uint32_t idx)
+static inline __attribute__((always_inline))
+void list_push_head(hl_slots_t *t, uint32_t idx)
 {
     hl_slot_t *s = hl_slots_at(t, idx);
     hl_slot_class_t *c = &t->classes[s->cls];
@@ -233,8 +234,9 @@ static void chain_unlink(hl_slots_t *t, uint32_t idx)
 }
 
 /* Returns the link of the slot holding key (with that hash), 0 if none. */
-static uint32_t locate(const hl_slots_t *t, const char *key, size_t len,
-                       uint64_t hash)
+static inline __attribute__((always_inline))
+uint32_t locate(const hl_slots_t *t, const char *key, size_t len,
+                uint64_t hash)
 {
     uint32_t idx = t->buckets[hl_slots_bucket(t, hash)];
     uint32_t steps;
@@ -284,18 +286,13 @@ uint32_t hl_slots_class_record(const hl_slots_t *t, uint64_t cls)
 }
 
 /* Returns the record of class hash cls, adding one if there is room;
- * 0 (the shared class) for cls 0 or when every record is taken. The
- * record this process found last is tried first (a new key of the quota
- * a flood of new clients is counted in): it is cls's when it holds that
- * hash, as class hashes are unique among records; any other process may
- * have cleared or refilled the records since, which the test sees. */
-static uint32_t class_intern(hl_slots_t *t, uint64_t cls)
+ * 0 (the shared class) for cls 0 or when every record is taken. Notes it
+ * as this process's last record (class_intern). */
+static __attribute__((noinline)) uint32_t class_intern_slow(hl_slots_t *t,
+                                                           uint64_t cls)
 {
-    uint32_t empty, r = t->class_hint;
+    uint32_t empty, r = class_find(t, cls, &empty);
 
-    if (cls != 0 && r < t->hdr->nclasses && t->classes[r].hash == cls)
-        return r;
-    r = class_find(t, cls, &empty);
     if (r != 0 || cls == 0 || t->hdr->nclasses >= HL_CLASSES
         || empty == HL_CLASS_INDEX) {
         t->class_hint = r;
@@ -307,6 +304,21 @@ static uint32_t class_intern(hl_slots_t *t, uint64_t cls)
     t->class_index[empty] = (uint16_t)r;
     t->class_hint = r;
     return r;
+}
+
+/* class_intern_slow, but the record this process found last is tried
+ * first, inline (a new key of the quota a flood of new clients is counted
+ * in): it is cls's when it holds that hash, as class hashes are unique
+ * among records; another process may have cleared or refilled the
+ * records since, which the test sees. */
+static inline __attribute__((always_inline))
+uint32_t class_intern(hl_slots_t *t, uint64_t cls)
+{
+    uint32_t r = t->class_hint;
+
+    if (cls != 0 && r < t->hdr->nclasses && t->classes[r].hash == cls)
+        return r;
+    return class_intern_slow(t, cls);
 }
 
 /* Records idx as just returned by hl_slots_get. */
@@ -673,11 +685,6 @@ static uint32_t take_slot(hl_slots_t *t, uint32_t rc, int64_t now_ms)
  * valid until the next call that may create or remove a slot (the
  * HL_SLOTS_RECENT last returned by this function survive the next ones).
  */
-uint64_t hl_slots_hash(const hl_slots_t *t, const char *key, size_t len)
-{
-    return hl_hash64_words(key, len, t->hdr->seed);
-}
-
 hl_slot_t *hl_slots_get(hl_slots_t *t, const char *key, size_t len,
                         uint8_t tag, uint64_t cls, int64_t now_ms,
                         int *created)

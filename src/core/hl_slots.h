@@ -222,8 +222,13 @@ hl_slot_t *hl_slots_find_hashed(hl_slots_t *t, const char *key, size_t len,
                                 uint64_t hash);
 
 /* Returns the hash hl_slots_get uses for key in t (t's seed). Reads only
- * the seed, which never changes once attached: callable without the lock. */
-uint64_t hl_slots_hash(const hl_slots_t *t, const char *key, size_t len);
+ * the seed, which never changes once attached: callable without the lock.
+ * Inline: every new key is hashed once. */
+static inline uint64_t hl_slots_hash(const hl_slots_t *t, const char *key,
+                                     size_t len)
+{
+    return hl_hash64_words(key, len, t->hdr->seed);
+}
 
 /* hl_slots_get with the key's hl_slots_hash given, so that nothing is hashed
  * under the caller's lock. Same results and failures as hl_slots_get. */
