@@ -135,10 +135,13 @@ hl_client_t *hl_key_client_of(request_rec *r, const hl_server_conf_t *sc)
         return cl;
     }
     len = strlen(ip);
+    /* A client a proxy names keeps its counter from its second request on
+     * this connection on: most such connections carry one request, or
+     * many clients, and keeping would cost each request and serve none. */
     if (!cl) {
         cl = apr_palloc(c->pool, sizeof(*cl));
         cl->upgrade = NULL;
-        cl->switched = 0;
+        cl->switched = ip != c->client_ip;
         ap_set_module_config(c->conn_config, &hotlimit_module, cl);
     }
     else

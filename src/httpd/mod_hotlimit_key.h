@@ -54,8 +54,10 @@ typedef struct {
     hl_upgrade_note_t *upgrade;    /* what an h2c upgrade request was
                                       counted under, for its HTTP/2 replay */
     hl_last_counter_t last_counter; /* this client's counter last prepared */
-    int       switched;            /* the client changed at this request
-                                      (behind a proxy): nothing is kept */
+    int       switched;            /* nothing is kept at this request:
+                                      the client changed at it, or is one
+                                      a proxy names, first seen on this
+                                      connection (hl_key_client_of) */
     int       fresh;               /* 1: limit_request keeps it as this
                                       thread's last client */
     int       table_kept;          /* 1: table_hit is the table's answer
