@@ -154,11 +154,15 @@ void hl_limiter_decide_refs_n(hl_slots_t *t, const hl_quota_t *q,
     int64_t retry_ms = 0;
     int i;
 
-    memset(d, 0, sizeof(*d));
+    /* Only the quota's windows are written (every reader stops at
+     * nwindows): zeroing all HL_MAX_WINDOWS verdicts cost each request. */
     d->admit = 1;
     d->nwindows = q->nwindows;
+    d->retry_after_s = 0;
     d->remaining = UINT32_MAX;
+    memset(d->marks, 0, sizeof(d->marks));
     for (i = 0; i < q->nwindows; ++i) {
+        memset(&d->windows[i], 0, sizeof(d->windows[i]));
         hl_policy_from_quota(q, i, &pol[i]);
         slots[i] = ref_slot(t, q, &refs[i], &refs[i].hint, cls, now_ms);
         counter_check(t, slots[i], &pol[i], now_ms, units, &d->windows[i]);

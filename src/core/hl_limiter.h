@@ -27,7 +27,8 @@ typedef enum {
 typedef struct {
     int          admit;                     /* 1 if every window admits */
     int          nwindows;
-    hl_verdict_t windows[HL_MAX_WINDOWS];   /* one verdict per window */
+    hl_verdict_t windows[HL_MAX_WINDOWS];   /* one verdict per window;
+                                               past nwindows: undefined */
     long         retry_after_s;             /* rejected: whole seconds, >= 1,
                                                never before re-admission */
     uint32_t     remaining;                 /* least remaining over windows */
