@@ -395,20 +395,6 @@ char *hl_key_counter(request_rec *r, const hl_server_conf_t *sc,
     return key;
 }
 
-/* See mod_hotlimit_key.h. */
-char *hl_key_from_prefix(request_rec *r, const char *prefix,
-                         size_t prefix_len, const char *client,
-                         size_t clen, size_t *klen)
-{
-    char *key = apr_palloc(r->pool, prefix_len + clen + 1);
-
-    memcpy(key, prefix, prefix_len);
-    memcpy(key + prefix_len, client, clen);
-    key[prefix_len + clen] = '\0';
-    *klen = prefix_len + clen;
-    return key;
-}
-
 /* See mod_hotlimit_key.h: for HotLimitConcurrency (mod_hotlimit_conc.c). */
 const char *hl_key_client_key(request_rec *r, const hl_quota_t *q,
                               size_t *len, int *exempt)
