@@ -50,19 +50,6 @@ uint64_t hl_limiter_class_of(hl_origin_t origin, uint64_t host_hash,
     return h != 0 ? h : 1;
 }
 
-void hl_limiter_refs(const hl_slots_t *t, hl_origin_t origin, int nwindows,
-                     const char *key, size_t keylen, hl_slot_ref_t *refs)
-{
-    int i;
-
-    for (i = 0; i < nwindows && i < HL_MAX_WINDOWS; ++i) {
-        size_t len = hl_limiter_slot_key(refs[i].key, origin, i, key, keylen);
-        refs[i].len = (uint16_t)len;
-        refs[i].hash = hl_slots_hash(t, refs[i].key, len);
-        refs[i].hint = 0;
-    }
-}
-
 /*
  * Returns the fill level (hl_slots_fill_level) of a window after its check
  * said v and `counted` requests were then counted in it: full when it
