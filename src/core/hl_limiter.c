@@ -17,6 +17,7 @@
 #include <string.h>
 #include "hl_hash.h"
 #include "hl_limiter.h"
+#include "hl_slots_logs.h"
 
 /* The slot table knows which tag keeps a log (hl_slots.h). */
 typedef char hl_log_tag_matches[HL_SLOT_TAG_LOG == HL_ALGO_LOG + 1 ? 1 : -1];

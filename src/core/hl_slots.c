@@ -341,8 +341,8 @@ static void remember(hl_slots_t *t, uint32_t idx)
     h->recent_pos = (h->recent_pos + 1) % HL_SLOTS_RECENT;
 }
 
-/* Returns 1 if idx is one of the HL_SLOTS_RECENT slots last returned. */
-static int is_recent(const hl_slots_t *t, uint32_t idx)
+/* See hl_slots.h. */
+int hl_slots_is_recent(const hl_slots_t *t, uint32_t idx)
 {
     int i;
 
@@ -369,8 +369,8 @@ static void log_release(hl_slots_t *t, hl_slot_t *s)
     s->bucket.prev_count = 0;
 }
 
-/* Returns 1 if slot s owns a log record (hl_slots_log). */
-static int owns_log(const hl_slots_t *t, const hl_slot_t *s)
+/* See hl_slots.h. */
+int hl_slots_owns_log(const hl_slots_t *t, const hl_slot_t *s)
 {
     return s->tag == HL_SLOT_TAG_LOG && s->bucket.prev_count != 0
            && s->bucket.prev_count <= t->hdr->nlogs;
@@ -387,7 +387,7 @@ static void log_counts_build(hl_slots_t *t)
     for (i = 0; i < t->hdr->capacity; i++) {
         const hl_slot_t *s = &t->slots[i];
 
-        if (s->tag != 0 && s->cls < t->hdr->nclasses && owns_log(t, s))
+        if (s->tag != 0 && s->cls < t->hdr->nclasses && hl_slots_owns_log(t, s))
             t->classes[s->cls].logs++;
     }
 }
@@ -404,9 +404,8 @@ static void logs_clear(hl_slots_t *t)
     t->hdr->log_hand = 0;
 }
 
-/* Frees the used slot idx: out of its chain, list and the recent slots,
- * zeroed, on the free list. */
-static void free_slot(hl_slots_t *t, uint32_t idx)
+/* See hl_slots.h. */
+void hl_slots_free_slot(hl_slots_t *t, uint32_t idx)
 {
     hl_slot_t *s = hl_slots_at(t, idx);
     int i;
@@ -576,8 +575,8 @@ static uint32_t reclaim(hl_slots_t *t, uint32_t c, int64_t now_ms)
         for (n = 0; idx != 0 && n < HL_EVICT_SCAN; n++) {
             uint32_t prev = hl_slots_at(t, idx)->lru_prev;
 
-            if (hl_slots_at(t, idx)->expires_ms <= now_ms && !is_recent(t, idx)) {
-                free_slot(t, idx);
+            if (hl_slots_at(t, idx)->expires_ms <= now_ms && !hl_slots_is_recent(t, idx)) {
+                hl_slots_free_slot(t, idx);
                 freed++;
             }
             idx = prev;
@@ -598,7 +597,7 @@ static uint32_t evictable(const hl_slots_t *t, uint32_t c, int *level)
         uint32_t idx = t->classes[c].tail[l], n;
 
         for (n = 0; idx != 0 && n <= HL_SLOTS_RECENT; n++) {
-            if (!is_recent(t, idx)) {
+            if (!hl_slots_is_recent(t, idx)) {
                 *level = l;
                 return idx;
             }
@@ -675,7 +674,7 @@ static uint32_t take_slot(hl_slots_t *t, uint32_t rc, int64_t now_ms)
         if (h->free_head == 0) {
             idx = choose_eviction(t, rc, v);
             if (idx != 0) {
-                free_slot(t, idx);
+                hl_slots_free_slot(t, idx);
                 h->evictions++;
             }
             else
@@ -736,7 +735,7 @@ hl_slot_t *hl_slots_get_hashed(hl_slots_t *t, const char *key, size_t len,
             s->level = 0;
         }
         if (s->cls != rc) {
-            if (owns_log(t, s)) {
+            if (hl_slots_owns_log(t, s)) {
                 t->classes[s->cls].logs--;
                 t->classes[rc].logs++;
             }
@@ -838,7 +837,7 @@ int hl_slots_remove(hl_slots_t *t, const char *key, size_t len)
     idx = locate(t, key, len, hl_hash64_words(key, len, t->hdr->seed));
     if (idx == 0)
         return 0;
-    free_slot(t, idx);
+    hl_slots_free_slot(t, idx);
     return 1;
 }
 
@@ -857,127 +856,4 @@ uint32_t hl_slots_scan(hl_slots_t *t, uint32_t from, uint32_t max,
             return 0;
     }
     return end < cap ? end : 0;
-}
-
-/* Returns the least recently used slot owning a log, not a recent one,
- * of class c in its lowest level that has one (looking at no more than
- * HL_LOG_WALK slots from the tail of each list: a class may hold slots of
- * other algorithms), and sets *level to that level; 0 (and *level
- * HL_SLOT_LEVELS) if none was found. */
-#define HL_LOG_WALK 64
-static uint32_t log_evictable(const hl_slots_t *t, uint32_t c, int *level)
-{
-    int l;
-
-    for (l = 0; l < HL_SLOT_LEVELS; l++) {
-        uint32_t idx = t->classes[c].tail[l], n;
-
-        for (n = 0; idx != 0 && n < HL_LOG_WALK; n++) {
-            if (owns_log(t, hl_slots_at(t, idx)) && !is_recent(t, idx)) {
-                *level = l;
-                return idx;
-            }
-            idx = hl_slots_at(t, idx)->lru_prev;
-        }
-    }
-    *level = HL_SLOT_LEVELS;
-    return 0;
-}
-
-/* Returns the class owning the most log records; on a tie the requester's
- * class rc. O(nclasses). */
-static uint32_t log_victim_class(const hl_slots_t *t, uint32_t rc)
-{
-    uint32_t c, best = rc;
-
-    for (c = 0; c < t->hdr->nclasses; c++) {
-        if (t->classes[c].logs > t->classes[best].logs)
-            best = c;
-    }
-    return best;
-}
-
-/* Returns the slot whose log to evict for a new log of class rc, by the
- * slot table's rule (choose_eviction): the least filled, least recently
- * used of the class owning the most records, or rc's own when less
- * filled; else that of the first class that has one; 0 if none. */
-static uint32_t log_eviction(const hl_slots_t *t, uint32_t rc)
-{
-    uint32_t v = log_victim_class(t, rc), idx, c;
-    int lv, lr;
-
-    idx = log_evictable(t, v, &lv);
-    if (v != rc) {
-        uint32_t own = log_evictable(t, rc, &lr);
-
-        if (own != 0 && lr < lv)
-            idx = own;
-    }
-    for (c = 0; idx == 0 && c < t->hdr->nclasses; c++)
-        idx = log_evictable(t, c, &lv);
-    return idx;
-}
-
-/* Frees the slot of one log record to make room for a new log of class
- * rc: the first, among HL_LOG_SCAN records from the hand on (bounded
- * work per new key in a flood), whose slot is not recent and expired by
- * now_ms (a reclaim; the hand moves past it); else the slot log_eviction
- * names (an eviction); else, only if no list walk found one, the least
- * filled non-recent one the hand saw. Returns 0 if nothing could be freed
- * (every record looked at is free or recent: only when nlogs is small,
- * then all of them are looked at). */
-#define HL_LOG_SCAN 16
-static int log_reclaim(hl_slots_t *t, uint32_t rc, int64_t now_ms)
-{
-    hl_slots_header_t *h = t->hdr;
-    uint32_t k, r, victim = 0, seen = 0, idx;
-    int level = HL_SLOT_LEVELS;
-
-    for (k = 0; k < h->nlogs && (seen < HL_LOG_SCAN || victim == 0); k++) {
-        hl_slot_t *owner;
-
-        r = (h->log_hand + k) % h->nlogs;
-        if (t->logs[r].owner == 0 || is_recent(t, t->logs[r].owner))
-            continue;
-        seen++;
-        owner = hl_slots_at(t, t->logs[r].owner);
-        if (owner->expires_ms <= now_ms) {
-            h->log_hand = (r + 1) % h->nlogs;
-            free_slot(t, t->logs[r].owner);
-            h->reclaims++;
-            return 1;
-        }
-        if (owner->level < level) {
-            level = owner->level;
-            victim = r + 1;
-        }
-    }
-    h->log_hand = (h->log_hand + k) % h->nlogs;
-    idx = log_eviction(t, rc);
-    if (idx == 0 && victim != 0)
-        idx = t->logs[victim - 1].owner;
-    if (idx == 0)
-        return 0;
-    free_slot(t, idx);
-    h->evictions++;
-    return 1;
-}
-
-hl_log_t *hl_slots_log(hl_slots_t *t, hl_slot_t *s, int64_t now_ms)
-{
-    hl_slots_header_t *h = t->hdr;
-    uint32_t r = s->bucket.prev_count, idx = (uint32_t)(s - t->slots) + 1;
-
-    if (r != 0 && r <= h->nlogs && t->logs[r - 1].owner == idx)
-        return &t->logs[r - 1];
-    /* Always frees one: nlogs > HL_SLOTS_RECENT and s owns none. */
-    if (h->log_free == 0 && !log_reclaim(t, s->cls, now_ms))
-        return &t->logs[0];   /* corrupt table only: share a record */
-    r = h->log_free;
-    h->log_free = t->logs[r - 1].next;
-    memset(&t->logs[r - 1], 0, sizeof(hl_log_t));
-    t->logs[r - 1].owner = idx;
-    s->bucket.prev_count = r;
-    t->classes[s->cls].logs++;
-    return &t->logs[r - 1];
 }

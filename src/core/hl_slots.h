@@ -163,12 +163,17 @@ uint32_t hl_slots_class_record(const hl_slots_t *t, uint64_t cls);
 /* Returns the log records of a table of capacity slots. */
 uint32_t hl_slots_nlogs(uint32_t capacity);
 
-/*
- * Returns the log record of slot s (from hl_slots_get on t, tagged
- * HL_SLOT_TAG_LOG), taking one when it has none (an empty log; may free
- * or evict another slot, never s nor a recent one). Never NULL.
- */
-hl_log_t *hl_slots_log(hl_slots_t *t, hl_slot_t *s, int64_t now_ms);
+/* For hl_slots_logs.c, the log pool (hl_slots_log). Returns 1 if idx is
+ * one of the HL_SLOTS_RECENT slots last returned by hl_slots_get, else 0. */
+int hl_slots_is_recent(const hl_slots_t *t, uint32_t idx);
+
+/* For hl_slots_logs.c. Returns 1 if slot s owns a log record, else 0. */
+int hl_slots_owns_log(const hl_slots_t *t, const hl_slot_t *s);
+
+/* For hl_slots_logs.c. Frees the used slot idx: out of its chain, list
+ * and the recent slots, its log record freed, zeroed, on the free list.
+ * Never fails. */
+void hl_slots_free_slot(hl_slots_t *t, uint32_t idx);
 
 /* Returns the bytes a table of `capacity` slots needs (capacity >= 1). */
 size_t hl_slots_size(uint32_t capacity);

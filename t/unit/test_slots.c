@@ -7,6 +7,7 @@
 #include <string.h>
 #include "hl_tap.h"
 #include "hl_slots.h"
+#include "hl_slots_logs.h"
 #include "hl_slotkey.h"
 
 #define FAR_FUTURE INT64_MAX
