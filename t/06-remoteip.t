@@ -11,7 +11,7 @@ use Apache::TestUtil;
 use Apache::TestRequest qw(GET POST);
 use HLTest;
 
-plan tests => 16;
+plan tests => 17;
 
 # Resets KEY through the main server's status handler; returns 1 if a
 # counter of that key existed. Keeps the vhost selected.
@@ -47,6 +47,21 @@ Apache::TestRequest::module('hl_xff');
     my @codes = $res =~ m{^HTTP/1\.1 (\d{3})}mg;
     ok t_cmp("@codes", '200 200 200 429 200 429',
              'one connection, clients .50 .50 .51 .50 .51 .51: 2 each, counted per client');
+}
+
+# One keep-alive connection of the proxy carries one client: its counter
+# is kept from its second request on the connection (not its first), and
+# the third, found kept, is still counted in the same counter.
+{
+    my $req = '';
+    for my $i (0 .. 3) {
+        $req .= "GET /kawho/ HTTP/1.1\r\nHost: localhost\r\nX-Forwarded-For: 203.0.113.60\r\n"
+              . ($i == 3 ? "Connection: close\r\n" : '') . "\r\n";
+    }
+    my $res = hl_raw(hl_port(), $req) // '';
+    my @codes = $res =~ m{^HTTP/1\.1 (\d{3})}mg;
+    ok t_cmp("@codes", '200 200 429 429',
+             'one connection, client .60 four times: 2 admitted, then refused');
 }
 
 ok t_cmp(codes('/who/', '203.0.113.1', 3), '200 200 429', 'trusted proxy: client 203.0.113.1 gets 2');

@@ -8,12 +8,6 @@
 #include "hl_decide.h"
 #include "hl_tightest.h"
 
-void hl_decide_prepare(const hl_slots_t *t, hl_decide_item_t *it)
-{
-    hl_limiter_refs(t, it->origin, it->quota->nwindows, it->key, it->key_len,
-                    it->refs);
-}
-
 /* Adds to st, under it's stats_name, what became of the request at item
  * it: kind. */
 static void count_decision(hl_stats_t *st, const hl_decide_item_t *it,

@@ -55,8 +55,13 @@ typedef struct {
                                       (hl_decide_settle_locked); 0: none */
 } hl_decide_item_t;
 
-/* Fills it->refs for table t (reads only t's seed: no lock). Never fails. */
-void hl_decide_prepare(const hl_slots_t *t, hl_decide_item_t *it);
+/* Fills it->refs for table t (reads only t's seed: no lock). Never fails.
+ * Inline: every new key's item is prepared at its request. */
+static inline void hl_decide_prepare(const hl_slots_t *t, hl_decide_item_t *it)
+{
+    hl_limiter_refs(t, it->origin, it->quota->nwindows, it->key, it->key_len,
+                    it->refs);
+}
 
 /*
  * Decides *items[0 .. n) at now_ms, item i in table tables[i] (a store may

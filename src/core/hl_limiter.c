@@ -17,6 +17,7 @@
 #include <string.h>
 #include "hl_hash.h"
 #include "hl_limiter.h"
+#include "hl_slots_logs.h"
 
 /* The slot table knows which tag keeps a log (hl_slots.h). */
 typedef char hl_log_tag_matches[HL_SLOT_TAG_LOG == HL_ALGO_LOG + 1 ? 1 : -1];
@@ -48,19 +49,6 @@ uint64_t hl_limiter_class_of(hl_origin_t origin, uint64_t host_hash,
                                ^ (uint64_t)origin);
 
     return h != 0 ? h : 1;
-}
-
-void hl_limiter_refs(const hl_slots_t *t, hl_origin_t origin, int nwindows,
-                     const char *key, size_t keylen, hl_slot_ref_t *refs)
-{
-    int i;
-
-    for (i = 0; i < nwindows && i < HL_MAX_WINDOWS; ++i) {
-        size_t len = hl_limiter_slot_key(refs[i].key, origin, i, key, keylen);
-        refs[i].len = (uint16_t)len;
-        refs[i].hash = hl_slots_hash(t, refs[i].key, len);
-        refs[i].hint = 0;
-    }
 }
 
 /*
@@ -154,11 +142,15 @@ void hl_limiter_decide_refs_n(hl_slots_t *t, const hl_quota_t *q,
     int64_t retry_ms = 0;
     int i;
 
-    memset(d, 0, sizeof(*d));
+    /* Only the quota's windows are written (every reader stops at
+     * nwindows): zeroing all HL_MAX_WINDOWS verdicts cost each request. */
     d->admit = 1;
     d->nwindows = q->nwindows;
+    d->retry_after_s = 0;
     d->remaining = UINT32_MAX;
+    memset(d->marks, 0, sizeof(d->marks));
     for (i = 0; i < q->nwindows; ++i) {
+        memset(&d->windows[i], 0, sizeof(d->windows[i]));
         hl_policy_from_quota(q, i, &pol[i]);
         slots[i] = ref_slot(t, q, &refs[i], &refs[i].hint, cls, now_ms);
         counter_check(t, slots[i], &pol[i], now_ms, units, &d->windows[i]);

@@ -27,7 +27,8 @@ typedef enum {
 typedef struct {
     int          admit;                     /* 1 if every window admits */
     int          nwindows;
-    hl_verdict_t windows[HL_MAX_WINDOWS];   /* one verdict per window */
+    hl_verdict_t windows[HL_MAX_WINDOWS];   /* one verdict per window;
+                                               past nwindows: undefined */
     long         retry_after_s;             /* rejected: whole seconds, >= 1,
                                                never before re-admission */
     uint32_t     remaining;                 /* least remaining over windows */
@@ -51,10 +52,12 @@ typedef struct {
 /*
  * Fills refs[0 .. nwindows) with the slot keys and hashes of the windows of
  * `key` ("scope|client", any length) for origin, in table t. Reads only t's
- * seed: no lock needed. Never fails.
+ * seed: no lock needed. Never fails. Inline (below, after
+ * hl_limiter_slot_key): a new client's keys are built at every request.
  */
-void hl_limiter_refs(const hl_slots_t *t, hl_origin_t origin, int nwindows,
-                     const char *key, size_t keylen, hl_slot_ref_t *refs);
+static inline void hl_limiter_refs(const hl_slots_t *t, hl_origin_t origin,
+                                   int nwindows, const char *key,
+                                   size_t keylen, hl_slot_ref_t *refs);
 
 /*
  * Decides on one request against every window of q at now_ms, its slot
@@ -213,6 +216,21 @@ static inline size_t hl_limiter_slot_key(char out[HL_KEY_MAX],
                                          const char *key, size_t keylen)
 {
     return hl_slotkey_slot(out, (char)origin, i, key, keylen);
+}
+
+/* See above. */
+static inline void hl_limiter_refs(const hl_slots_t *t, hl_origin_t origin,
+                                   int nwindows, const char *key,
+                                   size_t keylen, hl_slot_ref_t *refs)
+{
+    int i;
+
+    for (i = 0; i < nwindows && i < HL_MAX_WINDOWS; ++i) {
+        size_t len = hl_limiter_slot_key(refs[i].key, origin, i, key, keylen);
+        refs[i].len = (uint16_t)len;
+        refs[i].hash = hl_slots_hash(t, refs[i].key, len);
+        refs[i].hint = 0;
+    }
 }
 
 #endif

@@ -35,6 +35,7 @@
 #include <string.h>
 #include "hl_align.h"
 #include "hl_slots.h"
+#include "hl_slots_check.h"
 
 /*
  * A slot must fit in 120 bytes so that a slot plus its bucket head costs at
@@ -51,8 +52,8 @@ typedef char hl_class_check[(HL_CLASSES <= 65536
                              && (HL_CLASS_INDEX & (HL_CLASS_INDEX - 1)) == 0
                              && HL_SLOTS_RECENT >= HL_MAX_WINDOWS) ? 1 : -1];
 
-/* Returns the largest power of two <= capacity (1 when capacity is 0). */
-static uint32_t nbuckets_for(uint32_t capacity)
+/* See hl_slots.h. */
+uint32_t hl_slots_nbuckets(uint32_t capacity)
 {
     uint32_t n = 1;
 
@@ -89,7 +90,7 @@ static size_t buckets_offset(void)
 static size_t slots_offset(uint32_t capacity)
 {
     return buckets_offset()
-           + hl_align8((size_t)nbuckets_for(capacity) * sizeof(uint32_t));
+           + hl_align8((size_t)hl_slots_nbuckets(capacity) * sizeof(uint32_t));
 }
 
 /*
@@ -122,18 +123,6 @@ size_t hl_slots_size(uint32_t capacity)
     return head + (size_t)nlogs * sizeof(hl_log_t);
 }
 
-/* Returns the slot of link idx (1..capacity). */
-static hl_slot_t *slot_at(const hl_slots_t *t, uint32_t idx)
-{
-    return &t->slots[idx - 1];
-}
-
-/* Returns the bucket number of a hash. */
-static uint32_t bucket_of(const hl_slots_t *t, uint64_t hash)
-{
-    return (uint32_t)(hash & (t->hdr->nbuckets - 1));
-}
-
 /* Returns the list (its fill level) slot s belongs to. */
 static int list_of(const hl_slot_t *s)
 {
@@ -144,16 +133,16 @@ static int list_of(const hl_slot_t *s)
  * class count alone. */
 static void list_unlink(hl_slots_t *t, uint32_t idx)
 {
-    hl_slot_t *s = slot_at(t, idx);
+    hl_slot_t *s = hl_slots_at(t, idx);
     hl_slot_class_t *c = &t->classes[s->cls];
     int l = list_of(s);
 
     if (s->lru_prev != 0)
-        slot_at(t, s->lru_prev)->lru_next = s->lru_next;
+        hl_slots_at(t, s->lru_prev)->lru_next = s->lru_next;
     else
         c->head[l] = s->lru_next;
     if (s->lru_next != 0)
-        slot_at(t, s->lru_next)->lru_prev = s->lru_prev;
+        hl_slots_at(t, s->lru_next)->lru_prev = s->lru_prev;
     else
         c->tail[l] = s->lru_prev;
     s->lru_prev = 0;
@@ -162,16 +151,17 @@ static void list_unlink(hl_slots_t *t, uint32_t idx)
 
 /* Puts slot idx (in no list) at the head of the list its cls and level
  * name: most recently used. Leaves the class count alone. */
-static void list_push_head(hl_slots_t *t, uint32_t idx)
+static inline __attribute__((always_inline))
+void list_push_head(hl_slots_t *t, uint32_t idx)
 {
-    hl_slot_t *s = slot_at(t, idx);
+    hl_slot_t *s = hl_slots_at(t, idx);
     hl_slot_class_t *c = &t->classes[s->cls];
     int l = list_of(s);
 
     s->lru_prev = 0;
     s->lru_next = c->head[l];
     if (c->head[l] != 0)
-        slot_at(t, c->head[l])->lru_prev = idx;
+        hl_slots_at(t, c->head[l])->lru_prev = idx;
     else
         c->tail[l] = idx;
     c->head[l] = idx;
@@ -226,11 +216,22 @@ static void count_add(hl_slots_t *t, uint32_t c, int delta)
         tree_set(t, n);
 }
 
+/* count_add(t, c, +1), the largest class's case inline: a new key of
+ * the quota a flood is counted in. */
+static inline __attribute__((always_inline))
+void count_grow(hl_slots_t *t, uint32_t c)
+{
+    if (t->class_tree[1] == c)
+        t->classes[c].count++;
+    else
+        count_add(t, c, +1);
+}
+
 /* Takes slot idx out of the chain of its bucket (no-op if not found). */
 static void chain_unlink(hl_slots_t *t, uint32_t idx)
 {
-    hl_slot_t *s = slot_at(t, idx);
-    uint32_t *link = &t->buckets[bucket_of(t, s->hash)];
+    hl_slot_t *s = hl_slots_at(t, idx);
+    uint32_t *link = &t->buckets[hl_slots_bucket(t, s->hash)];
     uint32_t steps;
 
     for (steps = 0; *link != 0 && steps < t->hdr->capacity; steps++) {
@@ -239,19 +240,20 @@ static void chain_unlink(hl_slots_t *t, uint32_t idx)
             s->chain = 0;
             return;
         }
-        link = &slot_at(t, *link)->chain;
+        link = &hl_slots_at(t, *link)->chain;
     }
 }
 
 /* Returns the link of the slot holding key (with that hash), 0 if none. */
-static uint32_t locate(const hl_slots_t *t, const char *key, size_t len,
-                       uint64_t hash)
+static inline __attribute__((always_inline))
+uint32_t locate(const hl_slots_t *t, const char *key, size_t len,
+                uint64_t hash)
 {
-    uint32_t idx = t->buckets[bucket_of(t, hash)];
+    uint32_t idx = t->buckets[hl_slots_bucket(t, hash)];
     uint32_t steps;
 
     for (steps = 0; idx != 0 && steps < t->hdr->capacity; steps++) {
-        const hl_slot_t *s = slot_at(t, idx);
+        const hl_slot_t *s = hl_slots_at(t, idx);
 
         if (s->hash == hash && s->key_len == len
             && (len == 0 || memcmp(s->key, key, len) == 0))
@@ -288,20 +290,46 @@ static uint32_t class_find(const hl_slots_t *t, uint64_t cls, uint32_t *empty)
     return 0;
 }
 
+/* See hl_slots.h. */
+uint32_t hl_slots_class_record(const hl_slots_t *t, uint64_t cls)
+{
+    return class_find(t, cls, NULL);
+}
+
 /* Returns the record of class hash cls, adding one if there is room;
- * 0 (the shared class) for cls 0 or when every record is taken. */
-static uint32_t class_intern(hl_slots_t *t, uint64_t cls)
+ * 0 (the shared class) for cls 0 or when every record is taken. Notes it
+ * as this process's last record (class_intern). */
+static __attribute__((noinline)) uint32_t class_intern_slow(hl_slots_t *t,
+                                                           uint64_t cls)
 {
     uint32_t empty, r = class_find(t, cls, &empty);
 
     if (r != 0 || cls == 0 || t->hdr->nclasses >= HL_CLASSES
-        || empty == HL_CLASS_INDEX)
+        || empty == HL_CLASS_INDEX) {
+        t->class_hint = r;
         return r;
+    }
     r = t->hdr->nclasses++;
     memset(&t->classes[r], 0, sizeof(t->classes[r]));
     t->classes[r].hash = cls;
     t->class_index[empty] = (uint16_t)r;
+    t->class_hint = r;
     return r;
+}
+
+/* class_intern_slow, but the record this process found last is tried
+ * first, inline (a new key of the quota a flood of new clients is counted
+ * in): it is cls's when it holds that hash, as class hashes are unique
+ * among records; another process may have cleared or refilled the
+ * records since, which the test sees. */
+static inline __attribute__((always_inline))
+uint32_t class_intern(hl_slots_t *t, uint64_t cls)
+{
+    uint32_t r = t->class_hint;
+
+    if (cls != 0 && r < t->hdr->nclasses && t->classes[r].hash == cls)
+        return r;
+    return class_intern_slow(t, cls);
 }
 
 /* Records idx as just returned by hl_slots_get. */
@@ -313,8 +341,8 @@ static void remember(hl_slots_t *t, uint32_t idx)
     h->recent_pos = (h->recent_pos + 1) % HL_SLOTS_RECENT;
 }
 
-/* Returns 1 if idx is one of the HL_SLOTS_RECENT slots last returned. */
-static int is_recent(const hl_slots_t *t, uint32_t idx)
+/* See hl_slots.h. */
+int hl_slots_is_recent(const hl_slots_t *t, uint32_t idx)
 {
     int i;
 
@@ -341,8 +369,8 @@ static void log_release(hl_slots_t *t, hl_slot_t *s)
     s->bucket.prev_count = 0;
 }
 
-/* Returns 1 if slot s owns a log record (hl_slots_log). */
-static int owns_log(const hl_slots_t *t, const hl_slot_t *s)
+/* See hl_slots.h. */
+int hl_slots_owns_log(const hl_slots_t *t, const hl_slot_t *s)
 {
     return s->tag == HL_SLOT_TAG_LOG && s->bucket.prev_count != 0
            && s->bucket.prev_count <= t->hdr->nlogs;
@@ -359,7 +387,7 @@ static void log_counts_build(hl_slots_t *t)
     for (i = 0; i < t->hdr->capacity; i++) {
         const hl_slot_t *s = &t->slots[i];
 
-        if (s->tag != 0 && s->cls < t->hdr->nclasses && owns_log(t, s))
+        if (s->tag != 0 && s->cls < t->hdr->nclasses && hl_slots_owns_log(t, s))
             t->classes[s->cls].logs++;
     }
 }
@@ -376,11 +404,10 @@ static void logs_clear(hl_slots_t *t)
     t->hdr->log_hand = 0;
 }
 
-/* Frees the used slot idx: out of its chain, list and the recent slots,
- * zeroed, on the free list. */
-static void free_slot(hl_slots_t *t, uint32_t idx)
+/* See hl_slots.h. */
+void hl_slots_free_slot(hl_slots_t *t, uint32_t idx)
 {
-    hl_slot_t *s = slot_at(t, idx);
+    hl_slot_t *s = hl_slots_at(t, idx);
     int i;
 
     log_release(t, s);
@@ -460,200 +487,6 @@ void hl_slots_relink_free(hl_slots_t *t)
 }
 
 /*
- * Returns 1 if the class records and their index agree: record 0 has hash
- * 0, records 1..nclasses-1 have distinct nonzero hashes that the index
- * finds, the index holds exactly those nclasses - 1 entries, and records
- * from nclasses on are all zero.
- */
-static int classes_are_valid(const hl_slots_t *t)
-{
-    static const hl_slot_class_t zero;
-    const hl_slots_header_t *h = t->hdr;
-    uint32_t r, pos, entries = 0;
-
-    if (h->nclasses < 1 || h->nclasses > HL_CLASSES || t->classes[0].hash != 0)
-        return 0;
-    for (r = h->nclasses; r < HL_CLASSES; r++) {
-        if (memcmp(&t->classes[r], &zero, sizeof(zero)) != 0)
-            return 0;
-    }
-    for (pos = 0; pos < HL_CLASS_INDEX; pos++) {
-        if (t->class_index[pos] >= h->nclasses)
-            return 0;
-        entries += t->class_index[pos] != 0;
-    }
-    if (entries != h->nclasses - 1)
-        return 0;
-    for (r = 1; r < h->nclasses; r++) {
-        if (t->classes[r].hash == 0 || class_find(t, t->classes[r].hash, NULL) != r)
-            return 0;
-    }
-    return 1;
-}
-
-/*
- * Returns 1 if every class list is sound: walked from its head, every link
- * is in range, points back to the previous one and names a used slot (tag
- * != 0, key_len <= HL_KEY_MAX) of that class with the level of that list;
- * it ends at the list's tail; each class counts the slots of its
- * lists, and all lists hold `used` slots. The back-link test makes a
- * repeated slot within a list impossible; the class and level test, a slot
- * in two lists.
- */
-static int lists_are_valid(const hl_slots_t *t)
-{
-    const hl_slots_header_t *h = t->hdr;
-    uint32_t c, total = 0;
-
-    for (c = 0; c < h->nclasses; c++) {
-        const hl_slot_class_t *k = &t->classes[c];
-        uint32_t in_class = 0;
-        int l;
-
-        for (l = 0; l < HL_SLOT_LEVELS; l++) {
-            uint32_t idx = k->head[l], prev = 0;
-
-            while (idx != 0) {
-                const hl_slot_t *s;
-
-                if (idx > h->capacity || total == h->used)
-                    return 0;
-                s = slot_at(t, idx);
-                if (s->lru_prev != prev || s->tag == 0 || s->key_len > HL_KEY_MAX
-                    || s->cls != c || list_of(s) != l)
-                    return 0;
-                prev = idx;
-                idx = s->lru_next;
-                in_class++;
-                total++;
-            }
-            if (prev != k->tail[l])
-                return 0;
-        }
-        if (in_class != k->count)
-            return 0;
-    }
-    return total == h->used;
-}
-
-/*
- * Returns 1 if the free list is sound: in-range links to slots with tag 0,
- * ending (so without a cycle) after exactly capacity - used slots.
- */
-static int free_list_is_valid(const hl_slots_t *t)
-{
-    const hl_slots_header_t *h = t->hdr;
-    uint32_t idx = h->free_head, n = 0;
-
-    while (idx != 0) {
-        if (idx > h->capacity || n == h->capacity)
-            return 0;
-        if (slot_at(t, idx)->tag != 0)
-            return 0;
-        idx = slot_at(t, idx)->chain;
-        n++;
-    }
-    return n == h->capacity - h->used;
-}
-
-/*
- * Returns 1 if the bucket chains are sound: in-range links to used slots
- * whose hash belongs to that bucket, `used` entries in all. With the lists
- * above this means every used slot is in exactly one chain.
- */
-static int chains_are_valid(const hl_slots_t *t)
-{
-    const hl_slots_header_t *h = t->hdr;
-    uint32_t b, total = 0;
-
-    for (b = 0; b < h->nbuckets; b++) {
-        uint32_t idx = t->buckets[b];
-
-        while (idx != 0) {
-            const hl_slot_t *s;
-
-            if (idx > h->capacity || total == h->used)
-                return 0;
-            s = slot_at(t, idx);
-            if (s->tag == 0 || bucket_of(t, s->hash) != b)
-                return 0;
-            idx = s->chain;
-            total++;
-        }
-    }
-    return total == h->used;
-}
-
-/*
- * Returns 1 if the block holds a table of this capacity and version whose
- * header, classes and lists are consistent
- * (O(capacity + nbuckets + HL_CLASSES + HL_CLASS_INDEX)), 0 otherwise.
- */
-/*
- * Returns 1 if the log pool is sound: nlogs as the capacity gives it,
- * every record either free (owner 0, on the free list exactly once, which
- * holds nothing else) or owned by a log slot that names it back, every
- * log slot naming a record it owns, and no log longer than HL_LOG_MAX.
- */
-static int logs_are_valid(const hl_slots_t *t)
-{
-    const hl_slots_header_t *h = t->hdr;
-    uint32_t r, i, nfree = 0, owned = 0;
-
-    if (h->nlogs != hl_slots_nlogs(h->capacity) || h->log_free > h->nlogs
-        || h->log_hand >= h->nlogs)
-        return 0;
-    for (r = 0; r < h->nlogs; r++) {
-        const hl_log_t *l = &t->logs[r];
-
-        if (l->n > HL_LOG_MAX || l->next > h->nlogs)
-            return 0;
-        if (l->owner == 0)
-            continue;
-        if (l->owner > h->capacity
-            || slot_at(t, l->owner)->tag != HL_SLOT_TAG_LOG
-            || slot_at(t, l->owner)->bucket.prev_count != r + 1)
-            return 0;
-        owned++;
-    }
-    for (r = h->log_free; r != 0; r = t->logs[r - 1].next) {
-        if (t->logs[r - 1].owner != 0 || ++nfree > h->nlogs)
-            return 0;
-    }
-    for (i = 0; i < h->capacity; i++) {
-        const hl_slot_t *s = &t->slots[i];
-
-        if (s->tag == HL_SLOT_TAG_LOG && s->bucket.prev_count != 0
-            && (s->bucket.prev_count > h->nlogs
-                || t->logs[s->bucket.prev_count - 1].owner != i + 1))
-            return 0;
-    }
-    return nfree + owned == h->nlogs;
-}
-
-static int table_is_valid(const hl_slots_t *t, uint32_t capacity)
-{
-    const hl_slots_header_t *h = t->hdr;
-    int i;
-
-    if (h->magic != HL_SLOTS_MAGIC || h->version != HL_SLOTS_VERSION
-        || h->capacity != capacity || h->nbuckets != nbuckets_for(capacity))
-        return 0;
-    if (h->used > capacity || h->free_head > capacity
-        || (h->used == capacity) != (h->free_head == 0)
-        || h->recent_pos >= HL_SLOTS_RECENT)
-        return 0;
-    for (i = 0; i < HL_SLOTS_RECENT; i++) {
-        if (h->recent[i] > capacity)
-            return 0;
-    }
-    if (!classes_are_valid(t) || h->sweep >= h->nclasses)
-        return 0;
-    return lists_are_valid(t) && free_list_is_valid(t) && chains_are_valid(t)
-           && logs_are_valid(t);
-}
-
-/*
  * Returns -1 (and leaves *t alone) when t or mem is NULL, mem is not
  * 8-byte aligned, capacity is 0 or UINT32_MAX, or size is below
  * hl_slots_size(capacity). Returns 0 when mem already holds a consistent
@@ -675,7 +508,7 @@ int hl_slots_attach(hl_slots_t *t, void *mem, size_t size, uint32_t capacity,
         return -1;
 
     hl_slots_map(t, mem, capacity);
-    if (table_is_valid(t, capacity)) {
+    if (hl_slots_check(t, capacity)) {
         tree_build(t);
         log_counts_build(t);
         return 0;
@@ -685,7 +518,7 @@ int hl_slots_attach(hl_slots_t *t, void *mem, size_t size, uint32_t capacity,
     t->hdr->magic = HL_SLOTS_MAGIC;
     t->hdr->version = HL_SLOTS_VERSION;
     t->hdr->capacity = capacity;
-    t->hdr->nbuckets = nbuckets_for(capacity);
+    t->hdr->nbuckets = hl_slots_nbuckets(capacity);
     t->hdr->seed = seed;
     t->hdr->nlogs = hl_slots_nlogs(capacity);
     hl_slots_clear(t);
@@ -697,6 +530,7 @@ void hl_slots_map(hl_slots_t *t, void *mem, uint32_t capacity)
     char *base = mem;
 
     t->hdr = mem;
+    t->class_hint = 0;
     t->classes = (hl_slot_class_t *)(base + classes_offset());
     t->class_index = (uint16_t *)(base + class_index_offset());
     t->class_tree = (uint16_t *)(base + class_tree_offset());
@@ -717,7 +551,7 @@ hl_slot_t *hl_slots_find_hashed(hl_slots_t *t, const char *key, size_t len,
     if (len > HL_KEY_MAX)
         return NULL;
     idx = locate(t, key, len, hash);
-    return idx != 0 ? slot_at(t, idx) : NULL;
+    return idx != 0 ? hl_slots_at(t, idx) : NULL;
 }
 
 hl_slot_t *hl_slots_find(hl_slots_t *t, const char *key, size_t len)
@@ -739,10 +573,10 @@ static uint32_t reclaim(hl_slots_t *t, uint32_t c, int64_t now_ms)
         uint32_t idx = t->classes[c].tail[l], n;
 
         for (n = 0; idx != 0 && n < HL_EVICT_SCAN; n++) {
-            uint32_t prev = slot_at(t, idx)->lru_prev;
+            uint32_t prev = hl_slots_at(t, idx)->lru_prev;
 
-            if (slot_at(t, idx)->expires_ms <= now_ms && !is_recent(t, idx)) {
-                free_slot(t, idx);
+            if (hl_slots_at(t, idx)->expires_ms <= now_ms && !hl_slots_is_recent(t, idx)) {
+                hl_slots_free_slot(t, idx);
                 freed++;
             }
             idx = prev;
@@ -763,11 +597,11 @@ static uint32_t evictable(const hl_slots_t *t, uint32_t c, int *level)
         uint32_t idx = t->classes[c].tail[l], n;
 
         for (n = 0; idx != 0 && n <= HL_SLOTS_RECENT; n++) {
-            if (!is_recent(t, idx)) {
+            if (!hl_slots_is_recent(t, idx)) {
                 *level = l;
                 return idx;
             }
-            idx = slot_at(t, idx)->lru_prev;
+            idx = hl_slots_at(t, idx)->lru_prev;
         }
     }
     *level = HL_SLOT_LEVELS;
@@ -840,7 +674,7 @@ static uint32_t take_slot(hl_slots_t *t, uint32_t rc, int64_t now_ms)
         if (h->free_head == 0) {
             idx = choose_eviction(t, rc, v);
             if (idx != 0) {
-                free_slot(t, idx);
+                hl_slots_free_slot(t, idx);
                 h->evictions++;
             }
             else
@@ -848,8 +682,8 @@ static uint32_t take_slot(hl_slots_t *t, uint32_t rc, int64_t now_ms)
         }
     }
     idx = h->free_head;
-    h->free_head = slot_at(t, idx)->chain;
-    slot_at(t, idx)->chain = 0;
+    h->free_head = hl_slots_at(t, idx)->chain;
+    hl_slots_at(t, idx)->chain = 0;
     h->used++;
     return idx;
 }
@@ -861,11 +695,6 @@ static uint32_t take_slot(hl_slots_t *t, uint32_t rc, int64_t now_ms)
  * valid until the next call that may create or remove a slot (the
  * HL_SLOTS_RECENT last returned by this function survive the next ones).
  */
-uint64_t hl_slots_hash(const hl_slots_t *t, const char *key, size_t len)
-{
-    return hl_hash64_words(key, len, t->hdr->seed);
-}
-
 hl_slot_t *hl_slots_get(hl_slots_t *t, const char *key, size_t len,
                         uint8_t tag, uint64_t cls, int64_t now_ms,
                         int *created)
@@ -896,7 +725,7 @@ hl_slot_t *hl_slots_get_hashed(hl_slots_t *t, const char *key, size_t len,
 
     idx = locate(t, key, len, hash);
     if (idx != 0) {
-        s = slot_at(t, idx);
+        s = hl_slots_at(t, idx);
         list_unlink(t, idx);
         if (s->tag != tag) {
             log_release(t, s);
@@ -906,7 +735,7 @@ hl_slot_t *hl_slots_get_hashed(hl_slots_t *t, const char *key, size_t len,
             s->level = 0;
         }
         if (s->cls != rc) {
-            if (owns_log(t, s)) {
+            if (hl_slots_owns_log(t, s)) {
                 t->classes[s->cls].logs--;
                 t->classes[rc].logs++;
             }
@@ -922,7 +751,7 @@ hl_slot_t *hl_slots_get_hashed(hl_slots_t *t, const char *key, size_t len,
     idx = take_slot(t, rc, now_ms);
     if (rc >= t->hdr->nclasses)     /* the table was repaired (cleared) */
         rc = class_intern(t, cls);
-    s = slot_at(t, idx);
+    s = hl_slots_at(t, idx);
     memset(s, 0, sizeof(*s));  /* zero bucket, expires_ms 0, unused key bytes */
     s->hash = hash;
     s->tag = tag;
@@ -930,11 +759,11 @@ hl_slot_t *hl_slots_get_hashed(hl_slots_t *t, const char *key, size_t len,
     s->key_len = (uint16_t)len;
     if (len > 0)
         memcpy(s->key, key, len);
-    b = bucket_of(t, hash);
+    b = hl_slots_bucket(t, hash);
     s->chain = t->buckets[b];
     t->buckets[b] = idx;
     list_push_head(t, idx);
-    count_add(t, rc, +1);
+    count_grow(t, rc);
     remember(t, idx);
     t->hdr->inserts++;
     if (created != NULL)
@@ -952,7 +781,7 @@ hl_slot_t *hl_slots_get_hinted(hl_slots_t *t, const char *key, size_t len,
     if (tag == 0)
         tag = 1;
     if (idx >= 1 && idx <= t->hdr->capacity) {
-        s = slot_at(t, idx);
+        s = hl_slots_at(t, idx);
         /* A used slot holding this key is its only slot; in this class
          * with this tag, hl_slots_get_hashed would only make it the most
          * recently used. */
@@ -1008,7 +837,7 @@ int hl_slots_remove(hl_slots_t *t, const char *key, size_t len)
     idx = locate(t, key, len, hl_hash64_words(key, len, t->hdr->seed));
     if (idx == 0)
         return 0;
-    free_slot(t, idx);
+    hl_slots_free_slot(t, idx);
     return 1;
 }
 
@@ -1027,127 +856,4 @@ uint32_t hl_slots_scan(hl_slots_t *t, uint32_t from, uint32_t max,
             return 0;
     }
     return end < cap ? end : 0;
-}
-
-/* Returns the least recently used slot owning a log, not a recent one,
- * of class c in its lowest level that has one (looking at no more than
- * HL_LOG_WALK slots from the tail of each list: a class may hold slots of
- * other algorithms), and sets *level to that level; 0 (and *level
- * HL_SLOT_LEVELS) if none was found. */
-#define HL_LOG_WALK 64
-static uint32_t log_evictable(const hl_slots_t *t, uint32_t c, int *level)
-{
-    int l;
-
-    for (l = 0; l < HL_SLOT_LEVELS; l++) {
-        uint32_t idx = t->classes[c].tail[l], n;
-
-        for (n = 0; idx != 0 && n < HL_LOG_WALK; n++) {
-            if (owns_log(t, slot_at(t, idx)) && !is_recent(t, idx)) {
-                *level = l;
-                return idx;
-            }
-            idx = slot_at(t, idx)->lru_prev;
-        }
-    }
-    *level = HL_SLOT_LEVELS;
-    return 0;
-}
-
-/* Returns the class owning the most log records; on a tie the requester's
- * class rc. O(nclasses). */
-static uint32_t log_victim_class(const hl_slots_t *t, uint32_t rc)
-{
-    uint32_t c, best = rc;
-
-    for (c = 0; c < t->hdr->nclasses; c++) {
-        if (t->classes[c].logs > t->classes[best].logs)
-            best = c;
-    }
-    return best;
-}
-
-/* Returns the slot whose log to evict for a new log of class rc, by the
- * slot table's rule (choose_eviction): the least filled, least recently
- * used of the class owning the most records, or rc's own when less
- * filled; else that of the first class that has one; 0 if none. */
-static uint32_t log_eviction(const hl_slots_t *t, uint32_t rc)
-{
-    uint32_t v = log_victim_class(t, rc), idx, c;
-    int lv, lr;
-
-    idx = log_evictable(t, v, &lv);
-    if (v != rc) {
-        uint32_t own = log_evictable(t, rc, &lr);
-
-        if (own != 0 && lr < lv)
-            idx = own;
-    }
-    for (c = 0; idx == 0 && c < t->hdr->nclasses; c++)
-        idx = log_evictable(t, c, &lv);
-    return idx;
-}
-
-/* Frees the slot of one log record to make room for a new log of class
- * rc: the first, among HL_LOG_SCAN records from the hand on (bounded
- * work per new key in a flood), whose slot is not recent and expired by
- * now_ms (a reclaim; the hand moves past it); else the slot log_eviction
- * names (an eviction); else, only if no list walk found one, the least
- * filled non-recent one the hand saw. Returns 0 if nothing could be freed
- * (every record looked at is free or recent: only when nlogs is small,
- * then all of them are looked at). */
-#define HL_LOG_SCAN 16
-static int log_reclaim(hl_slots_t *t, uint32_t rc, int64_t now_ms)
-{
-    hl_slots_header_t *h = t->hdr;
-    uint32_t k, r, victim = 0, seen = 0, idx;
-    int level = HL_SLOT_LEVELS;
-
-    for (k = 0; k < h->nlogs && (seen < HL_LOG_SCAN || victim == 0); k++) {
-        hl_slot_t *owner;
-
-        r = (h->log_hand + k) % h->nlogs;
-        if (t->logs[r].owner == 0 || is_recent(t, t->logs[r].owner))
-            continue;
-        seen++;
-        owner = slot_at(t, t->logs[r].owner);
-        if (owner->expires_ms <= now_ms) {
-            h->log_hand = (r + 1) % h->nlogs;
-            free_slot(t, t->logs[r].owner);
-            h->reclaims++;
-            return 1;
-        }
-        if (owner->level < level) {
-            level = owner->level;
-            victim = r + 1;
-        }
-    }
-    h->log_hand = (h->log_hand + k) % h->nlogs;
-    idx = log_eviction(t, rc);
-    if (idx == 0 && victim != 0)
-        idx = t->logs[victim - 1].owner;
-    if (idx == 0)
-        return 0;
-    free_slot(t, idx);
-    h->evictions++;
-    return 1;
-}
-
-hl_log_t *hl_slots_log(hl_slots_t *t, hl_slot_t *s, int64_t now_ms)
-{
-    hl_slots_header_t *h = t->hdr;
-    uint32_t r = s->bucket.prev_count, idx = (uint32_t)(s - t->slots) + 1;
-
-    if (r != 0 && r <= h->nlogs && t->logs[r - 1].owner == idx)
-        return &t->logs[r - 1];
-    /* Always frees one: nlogs > HL_SLOTS_RECENT and s owns none. */
-    if (h->log_free == 0 && !log_reclaim(t, s->cls, now_ms))
-        return &t->logs[0];   /* corrupt table only: share a record */
-    r = h->log_free;
-    h->log_free = t->logs[r - 1].next;
-    memset(&t->logs[r - 1], 0, sizeof(hl_log_t));
-    t->logs[r - 1].owner = idx;
-    s->bucket.prev_count = r;
-    t->classes[s->cls].logs++;
-    return &t->logs[r - 1];
 }

@@ -115,7 +115,29 @@ typedef struct {
     uint32_t          *buckets;
     hl_slot_t         *slots;
     hl_log_t          *logs;
+    uint32_t           class_hint;  /* the record class_intern found last
+                                       in this process: a guess, checked */
 } hl_slots_t;
+
+/* Returns the slot of link idx (1..capacity): no check. */
+static inline hl_slot_t *hl_slots_at(const hl_slots_t *t, uint32_t idx)
+{
+    return &t->slots[idx - 1];
+}
+
+/* Returns the bucket number of a hash. */
+static inline uint32_t hl_slots_bucket(const hl_slots_t *t, uint64_t hash)
+{
+    return (uint32_t)(hash & (t->hdr->nbuckets - 1));
+}
+
+/* Returns the bucket heads of a table of capacity slots: the largest
+ * power of two <= capacity (1 when capacity is 0). Never fails. */
+uint32_t hl_slots_nbuckets(uint32_t capacity);
+
+/* Returns the record of class hash cls, or 0 when cls is 0 or has no
+ * record (the shared class 0). Reads only; never fails. */
+uint32_t hl_slots_class_record(const hl_slots_t *t, uint64_t cls);
 
 /*
  * The log pool (algo=log, issue 20). A slot tagged HL_SLOT_TAG_LOG keeps
@@ -141,12 +163,17 @@ typedef struct {
 /* Returns the log records of a table of capacity slots. */
 uint32_t hl_slots_nlogs(uint32_t capacity);
 
-/*
- * Returns the log record of slot s (from hl_slots_get on t, tagged
- * HL_SLOT_TAG_LOG), taking one when it has none (an empty log; may free
- * or evict another slot, never s nor a recent one). Never NULL.
- */
-hl_log_t *hl_slots_log(hl_slots_t *t, hl_slot_t *s, int64_t now_ms);
+/* For hl_slots_logs.c, the log pool (hl_slots_log). Returns 1 if idx is
+ * one of the HL_SLOTS_RECENT slots last returned by hl_slots_get, else 0. */
+int hl_slots_is_recent(const hl_slots_t *t, uint32_t idx);
+
+/* For hl_slots_logs.c. Returns 1 if slot s owns a log record, else 0. */
+int hl_slots_owns_log(const hl_slots_t *t, const hl_slot_t *s);
+
+/* For hl_slots_logs.c. Frees the used slot idx: out of its chain, list
+ * and the recent slots, its log record freed, zeroed, on the free list.
+ * Never fails. */
+void hl_slots_free_slot(hl_slots_t *t, uint32_t idx);
 
 /* Returns the bytes a table of `capacity` slots needs (capacity >= 1). */
 size_t hl_slots_size(uint32_t capacity);
@@ -200,8 +227,13 @@ hl_slot_t *hl_slots_find_hashed(hl_slots_t *t, const char *key, size_t len,
                                 uint64_t hash);
 
 /* Returns the hash hl_slots_get uses for key in t (t's seed). Reads only
- * the seed, which never changes once attached: callable without the lock. */
-uint64_t hl_slots_hash(const hl_slots_t *t, const char *key, size_t len);
+ * the seed, which never changes once attached: callable without the lock.
+ * Inline: every new key is hashed once. */
+static inline uint64_t hl_slots_hash(const hl_slots_t *t, const char *key,
+                                     size_t len)
+{
+    return hl_hash64_words(key, len, t->hdr->seed);
+}
 
 /* hl_slots_get with the key's hl_slots_hash given, so that nothing is hashed
  * under the caller's lock. Same results and failures as hl_slots_get. */

@@ -135,10 +135,13 @@ hl_client_t *hl_key_client_of(request_rec *r, const hl_server_conf_t *sc)
         return cl;
     }
     len = strlen(ip);
+    /* A client a proxy names keeps its counter from its second request on
+     * this connection on: most such connections carry one request, or
+     * many clients, and keeping would cost each request and serve none. */
     if (!cl) {
         cl = apr_palloc(c->pool, sizeof(*cl));
         cl->upgrade = NULL;
-        cl->switched = 0;
+        cl->switched = ip != c->client_ip;
         ap_set_module_config(c->conn_config, &hotlimit_module, cl);
     }
     else
@@ -389,20 +392,6 @@ char *hl_key_counter(request_rec *r, const hl_server_conf_t *sc,
     key = apr_palloc(r->pool, *klen + 1);
     hl_slotkey_encode(key, *klen + 1, sc->tag, sc->tag_len, scope, scope_len,
                       client, clen);
-    return key;
-}
-
-/* See mod_hotlimit_key.h. */
-char *hl_key_from_prefix(request_rec *r, const char *prefix,
-                         size_t prefix_len, const char *client,
-                         size_t clen, size_t *klen)
-{
-    char *key = apr_palloc(r->pool, prefix_len + clen + 1);
-
-    memcpy(key, prefix, prefix_len);
-    memcpy(key + prefix_len, client, clen);
-    key[prefix_len + clen] = '\0';
-    *klen = prefix_len + clen;
     return key;
 }
 

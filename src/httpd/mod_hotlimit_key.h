@@ -14,6 +14,8 @@
 #ifndef MOD_HOTLIMIT_KEY_H
 #define MOD_HOTLIMIT_KEY_H
 
+#include <string.h>
+
 #include "httpd.h"
 #include "mod_hotlimit_conf.h"
 #include "mod_hotlimit_table.h"
@@ -54,8 +56,10 @@ typedef struct {
     hl_upgrade_note_t *upgrade;    /* what an h2c upgrade request was
                                       counted under, for its HTTP/2 replay */
     hl_last_counter_t last_counter; /* this client's counter last prepared */
-    int       switched;            /* the client changed at this request
-                                      (behind a proxy): nothing is kept */
+    int       switched;            /* nothing is kept at this request:
+                                      the client changed at it, or is one
+                                      a proxy names, first seen on this
+                                      connection (hl_key_client_of) */
     int       fresh;               /* 1: limit_request keeps it as this
                                       thread's last client */
     int       table_kept;          /* 1: table_hit is the table's answer
@@ -129,10 +133,19 @@ char *hl_key_counter(request_rec *r, const hl_server_conf_t *sc,
 /* Returns the counter key prefix (prefix_len bytes: a directive quota's
  * main_key_prefix, rendered at configuration time) + client (clen bytes),
  * allocated from r->pool in one piece, and its length in *klen. Never
- * fails. */
-char *hl_key_from_prefix(request_rec *r, const char *prefix,
-                         size_t prefix_len, const char *client,
-                         size_t clen, size_t *klen);
+ * fails. Inline: a new client's key is built at every request. */
+static inline char *hl_key_from_prefix(request_rec *r, const char *prefix,
+                                       size_t prefix_len, const char *client,
+                                       size_t clen, size_t *klen)
+{
+    char *key = apr_palloc(r->pool, prefix_len + clen + 1);
+
+    memcpy(key, prefix, prefix_len);
+    memcpy(key + prefix_len, client, clen);
+    key[prefix_len + clen] = '\0';
+    *klen = prefix_len + clen;
+    return key;
+}
 
 /* Returns the client part of a key for quota q's by= and norm= as the
  * quotas key it (HotLimitConcurrency uses it), parsing r's address apart

@@ -7,6 +7,7 @@
 #include <string.h>
 #include "hl_tap.h"
 #include "hl_slots.h"
+#include "hl_slots_logs.h"
 #include "hl_slotkey.h"
 
 #define FAR_FUTURE INT64_MAX
@@ -1818,6 +1819,37 @@ static void test_zero_free_relink(void)
     free(mem);
 }
 
+/* The class record each process remembers (class_intern's hint) is only
+ * a guess: another process may clear the table and hand that record to
+ * another class. Two views of one block stand for two processes. */
+static void test_class_hint(void)
+{
+    size_t size;
+    void *mem = new_block(64, &size);
+    hl_slots_t t1, t2;
+    hl_slot_t *s;
+    int created;
+
+    hl_slots_attach(&t1, mem, size, 64, 3);
+    hl_slots_map(&t2, mem, 64);
+    s = get_in(&t1, 1, 0xA1, 0, &created);
+    ok(s != NULL && s->cls == 1, "hint: class A takes record 1");
+    s = get_in(&t1, 2, 0xA1, 0, &created);
+    ok(s != NULL && s->cls == 1, "hint: a second key of A finds record 1");
+    hl_slots_clear(&t2);            /* the other process starts over */
+    s = get_in(&t2, 3, 0xB2, 0, &created);
+    ok(s != NULL && s->cls == 1, "hint: class B now has record 1");
+    s = get_in(&t2, 4, 0xA1, 0, &created);
+    ok(s != NULL && s->cls == 2, "hint: class A now has record 2");
+    s = get_in(&t1, 5, 0xA1, 0, &created);
+    ok(s != NULL && s->cls == 2 && class_record(&t1, 0xA1) == 2,
+       "hint: the first process counts A in A's new record, not in B's");
+    ok(t1.classes[1].count == 1 && t1.classes[2].count == 2,
+       "hint: B holds 1 slot, A 2");
+    ok(check_structure(&t1), "hint: structure sound");
+    free(mem);
+}
+
 int main(void)
 {
     test_zero_free_relink();
@@ -1835,6 +1867,7 @@ int main(void)
     test_fill_levels();
     test_class_expiry();
     test_class_misc();
+    test_class_hint();
     run_random(1000, 2500, 200000, 0xC0FFEE);
     run_random(7, 20, 20000, 12345);
     run_random(1, 3, 2000, 99);
