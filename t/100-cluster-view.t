@@ -11,12 +11,12 @@ use strict;
 use warnings FATAL => 'all';
 use FindBin;
 use lib "$FindBin::Bin/lib";
-use Time::HiRes qw(sleep);
 use Apache::Test;
 use Apache::TestUtil;
 use HotLimitTable;
 use HLRedis;
 use HLCluster;
+use HLFleet;
 
 plan tests => 14, need { 'redis-server (apt-get install redis-server)' => HLRedis::available() },
     need_module('remoteip');
@@ -36,40 +36,11 @@ my $sa = start_httpd(name => 'cview-a', conf => $common);
 my $sb = start_httpd(name => 'cview-b', conf => $common, mpm => hl_other_mpm());
 my $mpms = hl_mpm() . '+' . hl_other_mpm();
 
-# The FILE:LINE of a directive (matching $re) in $h's configuration.
-sub line_of {
-    my ($h, $re) = @_;
-    open my $fh, '<', $h->{conf_file} or die "$h->{conf_file}: $!";
-    while (<$fh>) { return "$h->{conf_file}:$." if /$re/ }
-    return '';
-}
-sub as { my ($h, $ip, $n) = @_; $h->codes('/lim', $n, 'X-Forwarded-For' => $ip) }
-sub refused_row {
-    my ($st, $key) = @_;
-    my ($e) = grep { $_->{key} eq $key } @{ $st->{top_refused} || [] };
-    return $e;
-}
-
 my $flood = '203.0.113.19';
 my $quiet = '198.51.100.17';
 
-# --- a flood on A only: 2 admitted, 8 refused by the quota (the 8th starts
-# the ban), 2 as banned; a second later one more publishes A's view now.
-ok t_cmp(as($sa, $flood, 12), '200 200' . ' 429' x 10, "[$mpms] A: the flood, 2 admitted then refused");
-sleep 1.1;
-ok t_cmp(as($sa, $flood, 1), '429', '... and a second later once more (banned)');
-ok t_cmp(as($sb, $quiet, 3), '200 200 429', 'B: a quiet client refused once');
-
-my $st = $sb->status;
-my $top = $st->{top_refused} || [];
-ok t_cmp(@$top ? $top->[0]{key} : '', "/lim|$flood", 'B ranks the client flooded on A first');
-ok t_cmp(@$top ? $top->[0]{refusals} : -1, 8, '... with A\'s refusal count');
-ok t_cmp(@$top ? $top->[0]{rule} : '', line_of($sb, qr{HotLimitQuota 2/1m}), '... and the rule');
-ok t_cmp($st->{top_refused_servers} // 0, 2, 'summed over 2 servers');
-my $own = refused_row($st, "/lim|$quiet");
-ok t_cmp($own ? $own->{refusals} : -1, 1, 'B\'s own refusal counted once, not twice');
-my $banned = refused_row($st, "ban|$flood");
-ok t_cmp($banned ? $banned->{refusals} : -1, 3, 'the refusals as banned on A are ranked on B too');
+# --- a flood on A only, a quiet client refused once on B: B's ranking -------------
+my $st = fleet_flood_and_rank($sa, $sb, $flood, $quiet, $mpms);
 
 my $html = $sb->get('/hotlimit-status')->content;
 ok t_cmp($html, qr{<tr class="refused first"><td class="client key">\Q$flood\E</td><td class="key">/lim\|\Q$flood\E</td><td>/lim</td><td class="rule">[^<]*</td><td class="num">8</td>},
