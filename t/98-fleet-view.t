@@ -18,6 +18,7 @@ use Apache::Test;
 use Apache::TestUtil;
 use HotLimitTable;
 use HLRedis;
+use HLFleet;
 
 plan tests => 22, need { 'redis-server (apt-get install redis-server)' => HLRedis::available() },
     need_module('remoteip');
@@ -42,44 +43,11 @@ my $b = start_httpd(name => 'fleet-b', mpm => hl_other_mpm(), conf =>
     "HotLimitStore redis-sentinel://fleetm\@127.0.0.1:${\ $sentinel->port}\n$common");
 my $mpms = hl_mpm() . '+' . hl_other_mpm();
 
-# The FILE:LINE of a directive (matching $re) in $h's configuration.
-sub line_of {
-    my ($h, $re) = @_;
-    open my $fh, '<', $h->{conf_file} or die "$h->{conf_file}: $!";
-    while (<$fh>) { return "$h->{conf_file}:$." if /$re/ }
-    return '';
-}
-sub as { my ($h, $ip, $n) = @_; $h->codes('/lim', $n, 'X-Forwarded-For' => $ip) }
-sub refused_row {
-    my ($st, $key) = @_;
-    my ($e) = grep { $_->{key} eq $key } @{ $st->{top_refused} || [] };
-    return $e;
-}
-
 my $flood = '203.0.113.9';
 my $quiet = '198.51.100.7';
 
-# --- a flood on A only ------------------------------------------------------------
-# 2 admitted, 8 refused by the quota (the 8th starts the ban), 2 refused
-# as banned; then, a second later (a server publishes at most once a
-# second), one more refusal publishes A's view as it is now.
-ok t_cmp(as($a, $flood, 12), '200 200' . ' 429' x 10, "[$mpms] A: the flood, 2 admitted then refused");
-sleep 1.1;
-ok t_cmp(as($a, $flood, 1), '429', '... and a second later once more (banned)');
-# One refusal of another client on B itself (published by B).
-ok t_cmp(as($b, $quiet, 3), '200 200 429', 'B: a quiet client refused once');
-
-my $st = $b->status;
-my $top = $st->{top_refused} || [];
-ok t_cmp(@$top ? $top->[0]{key} : '', "/lim|$flood", "B ranks the client flooded on A first");
-ok t_cmp(@$top ? $top->[0]{refusals} : -1, 8, '... with A\'s refusal count');
-ok t_cmp(@$top ? $top->[0]{rule} : '', line_of($b, qr{HotLimitQuota 2/1m}),
-         '... and the rule that refused it');
-my $own = refused_row($st, "/lim|$quiet");
-ok t_cmp($own ? $own->{refusals} : -1, 1, 'B\'s own refusal counted once, not twice');
-ok t_cmp($st->{top_refused_servers} // 0, 2, 'summed over 2 servers');
-my $banned = refused_row($st, "ban|$flood");
-ok t_cmp($banned ? $banned->{refusals} : -1, 3, 'the refusals as banned on A are ranked on B too');
+# --- a flood on A only, a quiet client refused once on B: B's ranking -------------
+my $st = fleet_flood_and_rank($a, $b, $flood, $quiet, $mpms);
 
 my $html = $b->get('/hotlimit-status')->content;
 ok t_cmp($html, qr{<tr class="refused first"><td class="client key">\Q$flood\E</td><td class="key">/lim\|\Q$flood\E</td><td>/lim</td><td class="rule">[^<]*</td><td class="num">8</td>},
@@ -125,11 +93,11 @@ ok t_cmp($redis->cli('ZCARD', "'hl:{hl}:views'") . ' ' . scalar(@left),
 # by EVAL.
 sub evals { ($redis->cli('INFO', 'commandstats') =~ /^cmdstat_eval:calls=(\d+)/m)[0] // 0 }
 my $e0 = evals();
-ok t_cmp(as($a, '192.0.2.50', 2) . ' ' . (evals() - $e0), '200 200 0',
+ok t_cmp(fleet_as($a, '192.0.2.50', 2) . ' ' . (evals() - $e0), '200 200 0',
          'admitted requests publish nothing');
 $e0 = evals();
 my $t0 = time;
-as($a, '192.0.2.50', 30);
+fleet_as($a, '192.0.2.50', 30);
 my ($took, $published) = (time - $t0, evals() - $e0);
 ok t_cmp($published >= 1 && $published <= 1 + int($took) ? 1 : 0, 1,
          sprintf('30 refusals in %.2f s: published %d time(s), at most once a second', $took, $published));

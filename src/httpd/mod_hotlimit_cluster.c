@@ -60,6 +60,8 @@ APLOG_USE_MODULE(hotlimit);
 static const hl_server_conf_t *csc;      /* HotLimitStoreTimeout, ...Failure */
 static char script_sha[41];
 static hl_redis_script_t script;         /* prefix, text, SHA; tag per call */
+static const char *cwhere = "";          /* the conf's label, for messages */
+static server_rec *cmain;                /* the main server, for logs */
 
 /* ---- configuration ------------------------------------------------------ */
 
@@ -162,6 +164,32 @@ unsigned hl_cluster_key_bucket(const char *key, size_t len)
 const hl_redis_script_t *hl_cluster_script(void)
 {
     return csc ? &script : NULL;
+}
+
+size_t hl_cluster_hl_name(char *out, const char *tail, size_t n)
+{
+    return csc ? hl_redis_key_tag(out, script.prefix, NULL, tail, n) : 0;
+}
+
+redisReply *hl_cluster_hl_command(int argc, const char **argv,
+                                  const size_t *argl, const char **why)
+{
+    if (!csc) {
+        *why = "not configured";
+        return NULL;
+    }
+    return hl_cluster_command(hl_cluster_keyslot("{hl}", 4), argc, argv, argl,
+                              hl_mono_ms() + csc->store_timeout, why);
+}
+
+const char *hl_cluster_where(void)
+{
+    return cwhere;
+}
+
+server_rec *hl_cluster_server(void)
+{
+    return cmain;
 }
 
 /* Each thread keeps its call buffer for its life (hl_redis_call.h). */
@@ -550,6 +578,8 @@ static int cluster_post_config(apr_pool_t *pconf, server_rec *s, void *conf)
     script.script = hl_redis_script;
     script.sha = script_sha;
     script.tag = NULL;
+    cwhere = c->label;
+    cmain = s;
     ap_log_error(APLOG_MARK, APLOG_INFO, 0, s,
                  "HL03202: counters in Redis %s (timeout %d ms, on failure: "
                  "%s, per master)", c->label, csc->store_timeout,

@@ -18,8 +18,10 @@
  * Reading: the status page reads the HL_FLEET_SERVERS most recently
  * published ids and their views (ZREVRANGE, then MGET: two round trips,
  * not while the breaker is open), leaves out its own, and forgets ids
- * whose view expired. Every key carries the {hl} tag: one slot, so the
- * calls can go to one node of a Redis Cluster too.
+ * whose view expired. Every key carries the {hl} tag: one slot, so under
+ * any Redis provider (redis://, redis-sentinel://, redis-cluster://: the
+ * master of that slot) the calls go to one server, through
+ * mod_hotlimit_store_cmd.h.
  */
 #include <string.h>
 
@@ -35,7 +37,7 @@
 
 #include "mod_hotlimit_conf.h"
 #include "mod_hotlimit_fleet.h"
-#include "mod_hotlimit_redis.h"
+#include "mod_hotlimit_store_cmd.h"
 #include "mod_hotlimit_store_shm.h"
 #include "hl_redis_call.h"
 #include "hl_fmt.h"
@@ -72,7 +74,7 @@ static size_t view_key(char *out, const char *id)
     char tail[8 + HL_FLEET_ID_LEN + 1];
     size_t n = (size_t)apr_snprintf(tail, sizeof(tail), "view:%s", id);
 
-    return hl_redis_name(out, tail, n);
+    return hl_store_cmd_name(out, tail, n);
 }
 
 /* ---- setup ---------------------------------------------------------------- */
@@ -182,7 +184,7 @@ static void publish(apr_pool_t *p, int64_t now, int64_t wall)
     argv[9] = old;
     argv[10] = keep;
     argl[3] = view_key(key, fleet->id);
-    argl[4] = hl_redis_name(set, "views", 5);
+    argl[4] = hl_store_cmd_name(set, "views", 5);
     argl[5] = hl_fleet_encode(v, text, HL_FLEET_TEXT_MAX);
     argl[6] = hl_fmt_u64(ttl, HL_FLEET_TTL_MS);
     argl[7] = hl_fmt_u64(score, (uint64_t)wall);
@@ -194,11 +196,11 @@ static void publish(apr_pool_t *p, int64_t now, int64_t wall)
     for (i = 0; i < 11; ++i)
         if (i < 3 || i == 8)
             argl[i] = strlen(argv[i]);
-    reply = hl_redis_send(11, argv, argl, &why);
+    reply = hl_store_cmd_send(11, argv, argl, &why);
     if (!reply || reply->type == REDIS_REPLY_ERROR)
-        ap_log_error(APLOG_MARK, APLOG_DEBUG, 0, hl_redis_server(),
+        ap_log_error(APLOG_MARK, APLOG_DEBUG, 0, hl_store_cmd_server(),
                      "HL03301: Redis store %s: cannot publish this server's "
-                     "view (%s)", hl_redis_where(),
+                     "view (%s)", hl_store_cmd_where(),
                      reply && reply->str ? reply->str : why);
     if (reply)
         freeReplyObject(reply);
@@ -210,7 +212,7 @@ static int fleet_log_transaction(request_rec *r)
 {
     int64_t now;
 
-    if (!fleet || !hl_redis_is_up() || !was_refused(r))
+    if (!fleet || !hl_store_cmd_up() || !was_refused(r))
         return DECLINED;
     now = hl_mono_ms();
     if (my_turn(now))
@@ -234,9 +236,9 @@ static redisReply *list_ids(const char **why)
     const char *argv[4] = { "ZREVRANGE", set, "0", last };
     size_t argl[4] = { 9, 0, 1, 0 };
 
-    argl[1] = hl_redis_name(set, "views", 5);
+    argl[1] = hl_store_cmd_name(set, "views", 5);
     argl[3] = hl_fmt_u64(last, HL_FLEET_SERVERS - 1);
-    return hl_redis_send(4, argv, argl, why);
+    return hl_store_cmd_send(4, argv, argl, why);
 }
 
 /* Takes the ids of ids[0 .. n) whose views are gone (gone[i]) out of
@@ -254,13 +256,13 @@ static void forget(apr_pool_t *p, const redisReply *ids, const int *gone)
     argv[0] = "ZREM";
     argl[0] = 4;
     argv[1] = set;
-    argl[1] = hl_redis_name(set, "views", 5);
+    argl[1] = hl_store_cmd_name(set, "views", 5);
     for (i = 0; i < ids->elements; ++i)
         if (gone[i]) {
             argv[k] = ids->element[i]->str;
             argl[k++] = ids->element[i]->len;
         }
-    reply = hl_redis_send(k, argv, argl, &why);
+    reply = hl_store_cmd_send(k, argv, argl, &why);
     if (reply)
         freeReplyObject(reply);
 }
@@ -296,7 +298,7 @@ static int read_views(apr_pool_t *p, hl_fleet_read_t *out, const char **why)
         argv[k] = key;
         argl[k++] = view_key(key, apr_pstrmemdup(p, id->str, id->len));
     }
-    views = k > 1 ? hl_redis_send(k, argv, argl, why) : NULL;
+    views = k > 1 ? hl_store_cmd_send(k, argv, argl, why) : NULL;
     if (k > 1 && !views) {
         freeReplyObject(ids);
         return -1;
@@ -336,12 +338,12 @@ static const hl_fleet_read_t *views_of(apr_pool_t *p)
     if (got)
         return got;
     got = apr_pcalloc(p, sizeof(*got));
-    if (fleet && hl_redis_is_up() && read_views(p, got, &why) != 0) {
+    if (fleet && hl_store_cmd_up() && read_views(p, got, &why) != 0) {
         got->n = 0;
-        ap_log_error(APLOG_MARK, APLOG_DEBUG, 0, hl_redis_server(),
+        ap_log_error(APLOG_MARK, APLOG_DEBUG, 0, hl_store_cmd_server(),
                      "HL03310: Redis store %s: cannot read the other servers' "
                      "views (%s): the page shows this server's own",
-                     hl_redis_where(), why);
+                     hl_store_cmd_where(), why);
     }
     apr_pool_userdata_setn(got, HL_FLEET_POOL_KEY, apr_pool_cleanup_null, p);
     return got;
