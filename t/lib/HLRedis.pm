@@ -82,6 +82,16 @@ sub stop {
     HotLimitTable::wait_until(sub { !kill 0, $pid }, 10);
 }
 
+# Returns how many calls of the store's script INFO commandstats ($info,
+# of one server) counts: each call reads the server's clock once (TIME),
+# which the other scripts a server runs (the status view's publish,
+# src/httpd/mod_hotlimit_fleet.c) do not; so these are decisions, counts,
+# refunds and listings, not every EVAL.
+sub script_calls {
+    my ($info) = @_;
+    return ($info =~ /^cmdstat_time:calls=(\d+)/m)[0] // 0;
+}
+
 # Returns the HotLimitSecretFile line every httpd sharing this server
 # uses: servers that share a Redis store must share the secret, under
 # which account keys are hashed (doc/redis.md). The file (32 bytes, 0600)
