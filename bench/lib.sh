@@ -127,6 +127,7 @@ start_redis() {
         --dir "$SCRATCH" --logfile "$SCRATCH/redis.log" >/dev/null 2>&1 &
     REDIS_PID=$!
     STARTED_PIDS+=("$REDIS_PID")
+    REDIS_PIDS+=("$REDIS_PID")
     for _ in $(seq 50); do
         redis-cli -p "$REDIS_PORT" ping 2>/dev/null | grep -q PONG && return 0
         sleep 0.1
@@ -134,17 +135,69 @@ start_redis() {
     die "redis-server on port $REDIS_PORT does not answer"
 }
 
+# Starts a Redis Cluster of 3 masters, no replicas, on free loopback ports
+# for the redis-cluster scenarios (once; stopped with everything else at
+# exit), as t/lib/HLCluster.pm does: cluster-require-full-coverage no, each
+# master's bus on a port of its own, created with redis-cli --cluster create;
+# waits up to 20 s for cluster_state:ok on every master. Sets
+# REDIS_CLUSTER_PORTS (the masters' ports) and adds their pids to REDIS_PIDS.
+REDIS_CLUSTER_PORTS=()
+REDIS_PIDS=()
+start_redis_cluster() {
+    [ "${#REDIS_CLUSTER_PORTS[@]}" = 0 ] || return 0
+    command -v redis-server >/dev/null || die "redis-server not found (apt-get install redis-server)"
+    local i p bus d addrs=() out ok
+    p=16479
+    for i in 0 1 2; do
+        p=$(free_port "$p"); bus=$(free_port $((p + 1)))
+        [ "$bus" -lt 65536 ] || die "no free port for the cluster bus"
+        d="$SCRATCH/cluster-$i"; mkdir -p "$d"
+        redis-server --port "$p" --bind 127.0.0.1 --save '' --appendonly no \
+            --cluster-enabled yes --cluster-port "$bus" --cluster-config-file "$d/nodes.conf" \
+            --cluster-require-full-coverage no --dir "$d" --logfile "$d/redis.log" >/dev/null 2>&1 &
+        REDIS_PIDS+=("$!"); STARTED_PIDS+=("$!")
+        REDIS_CLUSTER_PORTS+=("$p"); addrs+=("127.0.0.1:$p")
+        for _ in $(seq 50); do
+            redis-cli -p "$p" ping 2>/dev/null | grep -q PONG && break
+            sleep 0.1
+        done
+        p=$((bus + 1))
+    done
+    out=$(redis-cli --cluster create "${addrs[@]}" --cluster-replicas 0 --cluster-yes 2>&1) \
+        || die "redis-cli --cluster create failed: $out"
+    for _ in $(seq 200); do
+        ok=1
+        for p in "${REDIS_CLUSTER_PORTS[@]}"; do
+            redis-cli -p "$p" cluster info 2>/dev/null | grep -q 'cluster_state:ok' || ok=0
+        done
+        [ "$ok" = 0 ] || return 0
+        sleep 0.1
+    done
+    die "the cluster on ports ${REDIS_CLUSTER_PORTS[*]} does not reach cluster_state:ok"
+}
+
+# redis_ports: prints the port of every redis-server started (the single
+# server's, or the cluster's masters'), one a line.
+redis_ports() {
+    [ -z "$REDIS_PORT" ] || echo "$REDIS_PORT"
+    [ "${#REDIS_CLUSTER_PORTS[@]}" = 0 ] || printf '%s\n' "${REDIS_CLUSTER_PORTS[@]}"
+}
+
 # Runs "$@" on the CPUs of LOAD_CPUS (taskset -c), or anywhere when unset.
 pinned() {
     if [ -n "${LOAD_CPUS:-}" ]; then taskset -c "$LOAD_CPUS" "$@"; else "$@"; fi
 }
 
-# pin_redis CPUS: moves every thread of the running redis-server onto
-# CPUS (taskset -a -p -c), e.g. 1 to give it a core of its own, or
-# 0-$(($(nproc) - 1)) to free it again. Nothing when Redis is not running.
+# pin_redis CPUS: moves every thread of every running redis-server (the
+# single one and the cluster's masters) onto CPUS (taskset -a -p -c), e.g. 1
+# to give Redis a core of its own, or 0-$(($(nproc) - 1)) to free it again.
+# Nothing when no Redis is running.
 pin_redis() {
-    [ -n "$REDIS_PID" ] || return 0
-    taskset -a -p -c "$1" "$REDIS_PID" >/dev/null || die "taskset cannot pin redis-server $REDIS_PID to CPU $1"
+    local pid
+    for pid in "${REDIS_PIDS[@]:-}"; do
+        [ -n "$pid" ] || continue
+        taskset -a -p -c "$1" "$pid" >/dev/null || die "taskset cannot pin redis-server $pid to CPU $1"
+    done
 }
 
 # Writes the JSON quota table for table10[-hit] / table10k[-hit] into $2.
@@ -253,6 +306,10 @@ EOF
                 onekey-noheaders|onekey-close|randomip-close)
                     printf '<Location />\n    DirectoryIndex index.html\n    HotLimitQuota %s\n    HotLimitHeaders Off\n</Location>\n' "$QUOTA" ;;
                 onekey|randomip*)
+                    printf '<Location />\n    DirectoryIndex index.html\n    HotLimitQuota %s\n</Location>\n' "$QUOTA" ;;
+                redis-cluster*)
+                    start_redis_cluster
+                    printf 'HotLimitStore redis-cluster://%s\n' "$(printf '127.0.0.1:%s\n' "${REDIS_CLUSTER_PORTS[@]}" | paste -sd,)"
                     printf '<Location />\n    DirectoryIndex index.html\n    HotLimitQuota %s\n</Location>\n' "$QUOTA" ;;
                 redis-lease)
                     start_redis
