@@ -18,7 +18,7 @@ use HLCluster;
 use HLConc;
 use Time::HiRes qw(sleep);
 
-plan tests => 25, need { 'redis-server (apt-get install redis-server)' => HLRedis::available() };
+plan tests => 26, need { 'redis-server (apt-get install redis-server)' => HLRedis::available() };
 
 my $cl = HLCluster->new('c96', 3)->start;
 my $url = 'redis-cluster://' . $cl->addr(0) . ',' . $cl->addr(1);
@@ -44,7 +44,9 @@ SetEnvIf X-Key "^(.+)\$" hlkey=\$1
 </Location>
 CONF
 my %files = ('rc/f.txt' => "ok\n");
-my $a = start_httpd(name => 'cluster-a', conf => $conf, files => \%files);
+# A has HotLimitStoreLease too: it cannot lease under the cluster, and
+# says so (HL03207) instead of silently ignoring it.
+my $a = start_httpd(name => 'cluster-a', conf => "HotLimitStoreLease 10\n$conf", files => \%files);
 my $b = start_httpd(name => 'cluster-b', conf => $conf, files => \%files, mpm => hl_other_mpm());
 
 # 10/1m per client key, alternating servers: exactly 10 admitted per key.
@@ -54,6 +56,8 @@ for my $c (qw(alice bob carol)) {
              "$c: 10/1m shared exactly by two servers (" . hl_mpm() . ' and ' . hl_other_mpm() . ')');
 }
 ok t_cmp($a->metrics, qr/^hotlimit_store_up 1$/m, 'metrics: the store is up');
+ok t_cmp(scalar(grep { /HL03207: HotLimitStoreLease 10 has no effect with/ } $a->log_lines(0)), 1,
+         'HotLimitStoreLease under redis-cluster:// is a warning (HL03207), once');
 ok t_cmp($a->metrics, qr/^hotlimit_store_fallbacks_total 0$/m, '... no fallback');
 
 # 3000 client keys: within 10 % of a third per master.

@@ -585,6 +585,12 @@ static int cluster_post_config(apr_pool_t *pconf, server_rec *s, void *conf)
                  "%s, per master)", c->label, csc->store_timeout,
                  csc->store_failure == HL_STORE_FAIL_OPEN ? "open"
                  : csc->store_failure == HL_STORE_FAIL_CLOSED ? "closed" : "local");
+    if (csc->store_lease > 0)
+        ap_log_error(APLOG_MARK, APLOG_WARNING, 0, s,
+                     "HL03207: HotLimitStoreLease %d has no effect with %s: "
+                     "every decision asks its master (leases are the "
+                     "redis:// and redis-sentinel:// stores' only)",
+                     csc->store_lease, c->label);
     return OK;
 }
 
