@@ -26,7 +26,7 @@ plan tests => 24,
 
 my $src = "$FindBin::Bin/../src";
 my $cli = Apache::Test::vars('t_logs') . "/cluster_cli-$$";
-my $build = `cc -O1 -I$src/core $FindBin::Bin/support/cluster_cli.c $src/core/hl_cluster.c $src/core/hl_cluster_tags.c $src/core/hl_siphash.c $src/core/hl_breaker.c -lhiredis -o $cli 2>&1`;
+my $build = `cc -O1 -I$src/core -I$src/httpd $FindBin::Bin/support/cluster_cli.c $src/httpd/mod_hotlimit_cluster_slots.c $src/core/hl_cluster.c $src/core/hl_cluster_tags.c $src/core/hl_siphash.c $src/core/hl_breaker.c -lhiredis -o $cli 2>&1`;
 ok t_cmp($?, 0, "t/support/cluster_cli.c builds with hl_cluster.c and hiredis") or t_debug($build);
 
 my $cl = HLCluster->new('cluster', 3)->start;

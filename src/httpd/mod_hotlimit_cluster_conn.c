@@ -23,6 +23,7 @@
 #include "apr_strings.h"
 
 #include "mod_hotlimit_cluster_conn.h"
+#include "mod_hotlimit_cluster_slots.h"
 #include "hl_breaker.h"
 #include "hl_clock.h"
 #include "hl_hash.h"
@@ -263,28 +264,15 @@ static int fetch_from(const char *host, int port, int64_t deadline)
     redisContext *c = connect_node(host, port, deadline, &why);
     hl_cluster_range_t *r = NULL;
     redisReply *reply;
-    size_t i, n = 0;
+    size_t n = 0;
     int rc, ok = 0;
 
     if (!c)
         return 0;
     reply = redisCommand(c, "CLUSTER SLOTS");
     if (reply && reply->type == REDIS_REPLY_ARRAY && reply->elements > 0
-        && (r = calloc(reply->elements, sizeof(*r))) != NULL) {
-        for (i = 0; i < reply->elements; ++i) {
-            const redisReply *e = reply->element[i], *m;
-            if (e->type != REDIS_REPLY_ARRAY || e->elements < 3
-                || e->element[2]->type != REDIS_REPLY_ARRAY
-                || e->element[2]->elements < 2)
-                continue;
-            m = e->element[2];
-            r[n].first = (unsigned)e->element[0]->integer;
-            r[n].last = (unsigned)e->element[1]->integer;
-            r[n].host = m->element[0]->type == REDIS_REPLY_STRING ? m->element[0]->str : "";
-            r[n].host_len = m->element[0]->type == REDIS_REPLY_STRING ? m->element[0]->len : 0;
-            r[n].port = (int)m->element[1]->integer;
-            ++n;
-        }
+        && (r = calloc(reply->elements, sizeof(*r))) != NULL
+        && (n = hl_cluster_slots_read(reply, r, reply->elements)) > 0) {
         pthread_mutex_lock(&map_lock);
         rc = hl_cluster_map_fill(&map, r, n, host, strlen(host));
         if (rc == 1)

@@ -32,6 +32,7 @@
 #include "hl_cluster.h"
 #include "hl_cluster_tags.h"
 #include "hl_siphash.h"
+#include "mod_hotlimit_cluster_slots.h"
 
 static const char script[] =
     "local a = redis.call('INCR', KEYS[1]) redis.call('INCR', KEYS[2]) return a";
@@ -98,21 +99,7 @@ static int refresh_from(redisContext *c, const char *host)
     if (rep == NULL)
         return -1;
     if (rep->type == REDIS_REPLY_ARRAY) {
-        for (i = 0; i < rep->elements && n < HL_CLUSTER_SLOTS; ++i) {
-            redisReply *e = rep->element[i], *m;
-
-            if (e->type != REDIS_REPLY_ARRAY || e->elements < 3
-                || e->element[2]->type != REDIS_REPLY_ARRAY
-                || e->element[2]->elements < 2)
-                continue;
-            m = e->element[2];
-            r[n].first = (unsigned)e->element[0]->integer;
-            r[n].last = (unsigned)e->element[1]->integer;
-            r[n].host = m->element[0]->type == REDIS_REPLY_STRING ? m->element[0]->str : "";
-            r[n].host_len = m->element[0]->type == REDIS_REPLY_STRING ? m->element[0]->len : 0;
-            r[n].port = (int)m->element[1]->integer;
-            ++n;
-        }
+        n = hl_cluster_slots_read(rep, r, HL_CLUSTER_SLOTS);
         rc = hl_cluster_map_fill(&map, r, n, host, strlen(host));
         if (rc == 1)
             for (k = 0; k < HL_CLUSTER_NODES_MAX; ++k) {
