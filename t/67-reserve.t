@@ -42,7 +42,7 @@ use strict;
 use Fcntl qw(:flock);
 my %q = map { split /=/, $_, 2 } split /&/, ($ENV{QUERY_STRING} // '');
 my $body = '';
-read STDIN, $body, $ENV{CONTENT_LENGTH} if $ENV{CONTENT_LENGTH};
+{ local $/; $body = <STDIN> // q(); }   # all of it: a CGI under mod_cgid that leaves a chunked body unread gets its answer reset
 (my $dir = $ENV{SCRIPT_FILENAME}) =~ s{/[^/]+$}{};
 open my $f, '>>', "$dir/runs.log" or die "runs.log: $!";
 flock $f, LOCK_EX;

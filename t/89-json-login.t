@@ -54,7 +54,7 @@ use Fcntl qw(:flock);
 open my $f, '>>', "$dir/runs" or die "runs: $!";
 flock $f, LOCK_EX; print {$f} 'x'; close $f;
 my $body = '';
-read STDIN, $body, $ENV{CONTENT_LENGTH} if $ENV{CONTENT_LENGTH};
+{ local $/; $body = <STDIN> // q(); }   # all of it: a CGI under mod_cgid that leaves a chunked body unread gets its answer reset
 my $in = eval { JSON::PP->new->decode($body) };
 my $email = ref $in eq 'HASH' && defined $in->{email} && !ref $in->{email}
             ? lc($in->{email} =~ s/^\s+|\s+$//gr) : '';

@@ -138,7 +138,7 @@ sub hl_hammer {
 sub hl_at_once {
     my ($port, $request, $n) = @_;
     require IO::Select;
-    my (@socks, %buf, %count);
+    my (@socks, %buf, %count, %err);
     for (1 .. $n) {
         my $s = IO::Socket::INET->new(PeerAddr => '127.0.0.1', PeerPort => $port,
                                       Proto => 'tcp', Timeout => 10);
@@ -154,13 +154,14 @@ sub hl_at_once {
         for my $s ($sel->can_read(1)) {
             my $got = sysread($s, $buf{"$s"}, 65536, length($buf{"$s"} // ''));
             next if $got;
+            $err{"$s"} = "$!" unless defined $got;
             $sel->remove($s);
             close $s;
         }
     }
     for my $s (@socks) {
         my ($code) = ($buf{"$s"} // '') =~ m{^HTTP/\d\.\d (\d{3})};
-        $count{$code // 0}++;
+        $count{$code // ($err{"$s"} ? "0 ($err{\"$s\"})" : 0)}++;
     }
     return \%count;
 }

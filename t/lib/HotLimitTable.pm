@@ -91,7 +91,7 @@ sub hl_login_cgi {
     return <<"PERL";
 #!/usr/bin/perl
 my \$body = '';
-read STDIN, \$body, \$ENV{CONTENT_LENGTH} if \$ENV{CONTENT_LENGTH};
+{ local \$/; \$body = <STDIN> // q(); }   # all of it (mod_cgid resets the answer of a CGI that leaves a chunked body unread)
 my %p;
 for (split /&/, (\$ENV{QUERY_STRING} // '') . "&\$body") {
     my (\$k, \$v) = split /=/, \$_, 2;
