@@ -18,7 +18,7 @@ use HotLimitTable;
 use HLTest ();
 use HLRedis;
 
-plan tests => 42, need { 'redis-server (apt-get install redis-server)' => HLRedis::available() };
+plan tests => 44, need { 'redis-server (apt-get install redis-server)' => HLRedis::available() };
 
 my $redis = HLRedis->new('redis');
 my $rport = $redis->port;
@@ -201,18 +201,29 @@ ok t_cmp(scalar(grep { /HL02900: the Redis breaker's backoff is cut to 300 ms/ }
 sleep 0.5;   # the breaker's backoff (at most 300 ms + 20 %) ends; the next request probes
 
 # --- CLIENT KILL of every client: reconnects, bounded ---------------------------------
+# (as a Sentinel does to a master it demotes, and a restart to everyone): a
+# connection the server closed is made anew before a command goes out on
+# it, so the breaker stays closed and nothing falls back.
 {
+    my $up = wait_until(sub { $a->get('/pause'); $a->metrics =~ /^hotlimit_store_up 1$/m }, 10);
+    my ($fb_before) = ($a->metrics =~ /^hotlimit_store_fallbacks_total (\d+)$/m, 0);
+    my $log_before = -s $a->error_log;
     my ($before) = cli('INFO', 'stats') =~ /total_connections_received:(\d+)/;
     cli('CLIENT', 'KILL', 'TYPE', 'normal');
     my %codes;
     $codes{ ($_ % 2 ? $a : $b)->get('/burst')->code }++ for 1 .. 20;
     my ($after) = cli('INFO', 'stats') =~ /total_connections_received:(\d+)/;
+    my ($fb_after) = ($a->metrics =~ /^hotlimit_store_fallbacks_total (\d+)$/m, 0);
+    ok t_cmp($up && $fb_after == $fb_before ? 1 : 0, 1,
+             "CLIENT KILL: every request still counted in Redis (fallbacks $fb_before -> $fb_after)");
+    ok t_cmp(scalar(grep { /HL00701/ } $a->log_lines($log_before)), 0, 'CLIENT KILL: no outage logged (HL00701)');
     ok t_cmp(scalar(grep { $_ >= 500 } keys %codes), 0, 'CLIENT KILL: no 5xx');
     ok t_cmp(($after // 0) - ($before // 0) <= 40 ? 1 : 0, 1,
              'CLIENT KILL: ' . (($after // 0) - ($before // 0)) . ' reconnects for 20 requests (at most one per thread)');
 }
 
 # --- Redis stopped: bounded waits, no errors, local limits ------------------------
+my $down_log = -s $a->error_log;
 redis_stop();
 t_debug('redis after stop: ' . cli('ping'));
 my %down;
@@ -223,7 +234,7 @@ ok t_cmp(($slowest // 9) < 0.5 ? 1 : 0, 1, sprintf('Redis down: the slowest requ
 ok t_cmp(scalar(grep { $_ >= 500 } keys %down), 0, 'Redis down: no 5xx with HotLimitStoreFailure local');
 ok t_cmp(($down{200} // 0) == 10 && ($down{429} // 0) == 20 ? 1 : 0, 1,
          'Redis down: the local counters still limit (' . join(', ', map { "$_=$down{$_}" } sort keys %down) . ')');
-ok t_cmp(scalar(grep { /HL00701/ } $a->log_lines(0)), 1, 'the outage is logged once (HL00701)');
+ok t_cmp(scalar(grep { /HL00701/ } $a->log_lines($down_log)), 1, 'the outage is logged once (HL00701)');
 {
     my $m = $a->metrics;
     ok t_cmp($m, qr/^hotlimit_store_up 0$/m, 'metrics: hotlimit_store_up 0 while Redis is down');

@@ -31,6 +31,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sys/socket.h>
 
 #include "mod_hotlimit_redis_conn.h"
 
@@ -151,9 +152,24 @@ static int setup_ok(void *reply, const char *failure, const char **why)
     return ok;
 }
 
-/* Returns the connection, made (with AUTH and SELECT) if needed, at the
- * address the configuration locates anew for every new connection (so a
- * failed-over master is found again), or NULL with *why set. */
+/* Returns 1 if the server has closed connection cx (or sent what nobody
+ * asked for) since its last reply: a peek that never waits. Redis closes
+ * its clients' connections when a Sentinel demotes it (CLIENT KILL TYPE
+ * normal) or when it restarts; such a connection is made anew before a
+ * command is sent on it, instead of the command failing there and opening
+ * the breaker for the whole server. */
+static int closed_by_server(redisContext *cx)
+{
+    char byte;
+    ssize_t n = recv(cx->fd, &byte, 1, MSG_PEEK | MSG_DONTWAIT);
+
+    return n >= 0 || (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR);
+}
+
+/* Returns the connection, made (with AUTH and SELECT) if needed or if the
+ * server closed it, at the address the configuration locates anew for
+ * every new connection (so a failed-over master is found again), or NULL
+ * with *why set. */
 static redisContext *connection(const char **why)
 {
     struct timeval tv;
@@ -161,8 +177,9 @@ static redisContext *connection(const char **why)
     const char *host = cconf->host, *lost;
     int port = cconf->port;
 
-    if (conn)
+    if (conn && !closed_by_server(conn))
         return conn;
+    drop();
     if (cconf->locate) {
         lost = cconf->locate(cconf, ctimeout_ms, located, sizeof(located),
                              &port);
