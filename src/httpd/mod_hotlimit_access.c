@@ -800,22 +800,24 @@ static void settle(request_rec *r, const hl_store_t *store,
                   touched < 0 ? 0 : touched, m->item.quota->nwindows);
 }
 
-int hl_log_transaction(request_rec *r)
+/* Counts, gives back or settles the matches state kept for r's client
+ * request (remember_after_response) by the final status of its chain.
+ * Not inlined on purpose: its frame would cost every request, most of
+ * which keep none. Never fails (a store that cannot answer has logged
+ * why). */
+static __attribute__((noinline)) void count_after_response(
+    request_rec *r, const hl_request_state_t *state)
 {
-    hl_request_state_t *state = ap_get_module_config(r->request_config,
-                                                     &hotlimit_module);
     request_rec *last = r;
     const hl_store_t *store;
     int i;
 
-    if (!state || state->nmatches == 0)
-        return DECLINED;
     while (last->next)
         last = last->next;
     /* A 101 to h2c: the HTTP/2 replay of this request has the response,
      * and counts it. */
     if (hl_upgrade_switched(last))
-        return DECLINED;
+        return;
     store = hl_store_get();
     for (i = 0; i < state->nmatches; ++i) {
         hl_match_t *m = &state->matches[i];
@@ -832,5 +834,14 @@ int hl_log_transaction(request_rec *r)
             store->ops->count(store->ctx, &m->item,
                               response_cost(last, m), hl_mono_ms());
     }
+}
+
+int hl_log_transaction(request_rec *r)
+{
+    const hl_request_state_t *state = ap_get_module_config(r->request_config,
+                                                           &hotlimit_module);
+
+    if (state && state->nmatches > 0)
+        count_after_response(r, state);
     return DECLINED;
 }
