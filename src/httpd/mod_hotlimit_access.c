@@ -105,6 +105,22 @@ typedef struct {
 
 
 
+/* Returns a new state for the client request top, from its pool, and
+ * sets it as top's. Not inlined on purpose: its frame would cost the
+ * lookups of request_state, which mostly find one. Never fails. */
+static __attribute__((noinline)) hl_request_state_t *
+new_request_state(request_rec *top)
+{
+    hl_request_state_t *state = apr_palloc(top->pool, sizeof(*state));
+
+    state->ndecided = 0;
+    state->user_pending = 0;
+    state->nmatches = 0;
+    state->matches = NULL;
+    ap_set_module_config(top->request_config, &hotlimit_module, state);
+    return state;
+}
+
 /* Returns the state of the client request r belongs to, created on first
  * use (from that request's pool), or NULL when create is 0 and there is
  * none yet. */
@@ -113,15 +129,8 @@ static hl_request_state_t *request_state(request_rec *r, int create)
     request_rec *top = hl_client_request(r);
     hl_request_state_t *state = ap_get_module_config(top->request_config,
                                                      &hotlimit_module);
-    if (!state && create) {
-        state = apr_palloc(top->pool, sizeof(*state));
-        state->ndecided = 0;
-        state->user_pending = 0;
-        state->nmatches = 0;
-        state->matches = NULL;
-        ap_set_module_config(top->request_config, &hotlimit_module, state);
-    }
-    return state;
+
+    return state || !create ? state : new_request_state(top);
 }
 
 
