@@ -617,7 +617,7 @@ static int limit_request(request_rec *r, hl_stage_t stage)
     n = collect_matches(r, dc, sc, cl, table, stage, m);
     if ((i = hl_body_refusal(r)) != DECLINED)
         return i;            /* a body read for a param: route or key */
-    if (n > 0)
+    if (n > 0 && state->ndecided > 0)   /* none yet at the first decision */
         n = drop_decided(state, m, n);
     if (n < 0 || (n == 0 && !ban_m))
         return DECLINED;
