@@ -85,23 +85,18 @@ static void *create_dir_conf(apr_pool_t *p, char *dir)
 /* Returns 1 if c sets nothing (every field default or inherited). */
 static int dir_conf_empty(const hl_dir_conf_t *c)
 {
-    return c->set == 0 && c->nquotas == 0
-           && c->device_name == NULL
+    return c->set == 0 && c->nquotas == 0 && c->device_name == NULL
            && !c->conc;
 }
 
-/* Returns the merge of parent `basev` and child `addv`, owned by p. */
-static void *merge_dir_conf(apr_pool_t *p, void *basev, void *addv)
+/* merge_dir_conf when no merge is kept. Not inlined on purpose: its frame
+ * would cost every merge of every request, which mostly finds one kept. */
+static __attribute__((noinline)) void *merge_anew(apr_pool_t *p,
+                                                  void *basev, void *addv)
 {
-    const hl_dir_conf_t *base = basev, *add = addv, *kept;
+    const hl_dir_conf_t *base = basev, *add = addv, *quotas;
     hl_dir_conf_t *c;
 
-    /* Records are never changed once configured: two configured records
-     * are merged once per process (what most requests find), and a side
-     * that sets nothing leaves the other as the merge, with no copy per
-     * request. */
-    if ((kept = hl_merge_memo_find(base, add)) != NULL)
-        return (void *)kept;
     if (dir_conf_empty(base))
         return addv;
     if (dir_conf_empty(add))
@@ -119,13 +114,9 @@ static void *merge_dir_conf(apr_pool_t *p, void *basev, void *addv)
     c->error_format = MERGE_SET(error_format, HL_DIR_SET_ERROR_FORMAT);
     c->body_overflow = MERGE_SET(body_overflow, HL_DIR_SET_BODY_OVERFLOW);
     c->prompt_estimate = MERGE_SET(prompt_estimate, HL_DIR_SET_PROMPT_ESTIMATE);
-    if (add->nquotas > 0) {
-        c->nquotas = add->nquotas;
-        memcpy(c->quotas, add->quotas, sizeof(c->quotas));
-    } else {
-        c->nquotas = base->nquotas;
-        memcpy(c->quotas, base->quotas, sizeof(c->quotas));
-    }
+    quotas = add->nquotas > 0 ? add : base;   /* the nearest lines, whole */
+    c->nquotas = quotas->nquotas;
+    memcpy(c->quotas, quotas->quotas, sizeof(c->quotas));
     c->log_refusals = MERGE_SET(log_refusals, HL_DIR_SET_LOG_REFUSALS);
     c->status = MERGE_SET(status, HL_DIR_SET_STATUS);
     /* Device cookies: the nearest section that names one. */
@@ -134,6 +125,16 @@ static void *merge_dir_conf(apr_pool_t *p, void *basev, void *addv)
                                          : base->device_max_age;
     c->conc = add->conc ? add->conc : base->conc;   /* HotLimitConcurrency */
     return (void *)hl_merge_memo_keep(base, add, c);
+}
+
+/* Returns the merge of parent `basev` and child `addv`, owned by p. Records
+ * never change once configured: two are merged once per process (what most
+ * requests find); a side that sets nothing leaves the other as the merge. */
+static void *merge_dir_conf(apr_pool_t *p, void *basev, void *addv)
+{
+    const hl_dir_conf_t *kept = hl_merge_memo_find(basev, addv);
+
+    return kept ? (void *)kept : merge_anew(p, basev, addv);
 }
 
 /* Returns a fresh per-server record, all fields unset; owned by p. */

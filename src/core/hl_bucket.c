@@ -604,19 +604,3 @@ int64_t hl_bucket_expires_ms(const hl_bucket_t *b, const hl_policy_t *p)
         return t + window_of(p);
     }
 }
-
-/*
- * Fills *p from window i of q (algo, count, window, burst). An i outside
- * 0..nwindows-1 gives limit 0 and window 0, which buckets read as 1.
- */
-void hl_policy_from_quota(const hl_quota_t *q, int i, hl_policy_t *p)
-{
-    p->algo = q->algo;
-    p->burst = hl_quota_burst(q);
-    p->limit = 0;
-    p->window_ms = 0;
-    if (i >= 0 && i < q->nwindows && i < HL_MAX_WINDOWS) {
-        p->limit = q->windows[i].count;
-        p->window_ms = q->windows[i].window_ms;
-    }
-}

@@ -278,11 +278,6 @@ static int set_delay(hl_quota_t *q, const char *value, char *err, size_t errlen)
 }
 
 /* Returns q's GCRA burst (see hl_quota.h). Never fails. */
-uint32_t hl_quota_burst(const hl_quota_t *q)
-{
-    return q->has_delay ? q->burst + 1 : q->burst;
-}
-
 /*
  * Applies one token (a window or key=value). Returns 0, or -1 with a message
  * naming the bad token or value. A later by=/algo=/burst=/count= overrides

@@ -109,8 +109,12 @@ void hl_quota_init(hl_quota_t *q);
 
 /* Returns the GCRA burst the counters of q use (hl_policy_t.burst; 0 =
  * the window's count): burst=, plus the first request under delay=, where
- * burst counts the requests beyond it as nginx's does. */
-uint32_t hl_quota_burst(const hl_quota_t *q);
+ * burst counts the requests beyond it as nginx's does. Inline: every
+ * decision reads it. */
+static inline uint32_t hl_quota_burst(const hl_quota_t *q)
+{
+    return q->has_delay ? q->burst + 1 : q->burst;
+}
 
 /*
  * Applies one token of a HotLimitQuota line to *q: a window, or by=..., algo=...,

@@ -623,19 +623,14 @@ char *hl_render_ratelimit_value(apr_pool_t *p, const char *prefix,
     return out;
 }
 
-const char *hl_render_remaining(apr_pool_t *p, uint32_t remaining,
-                                const char *prefix, size_t prefix_len,
-                                int64_t reset_s, const char **value)
+const char *hl_render_remaining_and_value(apr_pool_t *p, uint32_t remaining,
+                                          const char *prefix,
+                                          size_t prefix_len, int64_t reset_s,
+                                          const char **value)
 {
     char r[HL_FMT_U64_MAX], t[HL_FMT_U64_MAX], *out, *v;
     size_t lr, lt = 0;
 
-    if (prefix == NULL) {       /* the variable only: written in place */
-        *value = NULL;
-        out = apr_palloc(p, sizeof("4294967295"));  /* a uint32_t */
-        hl_fmt_u64(out, remaining);
-        return out;
-    }
     lr = hl_fmt_u64(r, remaining);
     lt = hl_fmt_u64(t, reset_s > 0 ? (uint64_t)reset_s : 0);
     /* "REMAINING\0" then "PREFIX" "REMAINING" ";t=" "RESET\0" */

@@ -10,6 +10,7 @@
 
 #include <apr_pools.h>
 #include <stdint.h>
+#include "hl_fmt.h"
 #include "hl_quota.h"
 
 /* One window of the matched quota, as the headers and bodies describe it. */
@@ -133,16 +134,37 @@ char *hl_render_ratelimit_prefix(apr_pool_t *p, const char *name);
 char *hl_render_ratelimit_value(apr_pool_t *p, const char *prefix,
                                 const char *remaining, int64_t reset_s);
 
+/* hl_render_remaining with a prefix: both texts. Never NULL. */
+const char *hl_render_remaining_and_value(apr_pool_t *p, uint32_t remaining,
+                                          const char *prefix,
+                                          size_t prefix_len, int64_t reset_s,
+                                          const char **value);
+
 /*
  * Returns REMAINING in decimal and, when prefix (prefix_len bytes, from
  * hl_render_ratelimit_prefix) is not NULL, sets *value to the RateLimit
  * value prefix + REMAINING + ";t=" + reset_s (a negative reset_s as 0),
  * else to NULL: the two texts of a request's decision, each number
- * formatted once, in one allocation from p. Never NULL.
+ * formatted once, in one allocation from p. Never NULL. Inline: without
+ * RateLimit headers, every decision writes only the number, in place.
  */
-const char *hl_render_remaining(apr_pool_t *p, uint32_t remaining,
-                                const char *prefix, size_t prefix_len,
-                                int64_t reset_s, const char **value);
+static inline const char *hl_render_remaining(apr_pool_t *p,
+                                              uint32_t remaining,
+                                              const char *prefix,
+                                              size_t prefix_len,
+                                              int64_t reset_s,
+                                              const char **value)
+{
+    char *out;
+
+    if (prefix != NULL)
+        return hl_render_remaining_and_value(p, remaining, prefix,
+                                             prefix_len, reset_s, value);
+    *value = NULL;
+    out = apr_palloc(p, sizeof("4294967295"));  /* a uint32_t */
+    hl_fmt_u64(out, remaining);
+    return out;
+}
 
 /* Returns s with & < > " ' escaped for HTML. Allocated from p (s may be NULL: ""). */
 char *hl_html_escape(apr_pool_t *p, const char *s);

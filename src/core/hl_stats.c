@@ -82,22 +82,16 @@ static uint32_t tick_of(int64_t now_ms)
 #define HL_STATS_HINTS 64
 static uint32_t entry_hint[HL_STATS_HINTS];
 
-/* Returns the entry of route (len bytes, 0: measured; cut as in
- * hl_stats_add_named) whose caller-computed hash is hash. Never NULL. */
-static hl_route_stat_t *entry_of(hl_stats_t *st, uint64_t hash,
-                                 const char *route, size_t len)
+/* entry_of when the hint (*hint) did not name the entry of h, the
+ * entry's hash: looks it up (stats_entry) and hints it. Not inlined on
+ * purpose: its frame would cost the usual request, which the hint
+ * serves. Never NULL. */
+static __attribute__((noinline)) hl_route_stat_t *
+entry_of_unhinted(hl_stats_t *st, uint64_t h, uint32_t *hint,
+                  const char *route, size_t len)
 {
-    uint64_t h = hash | 1;
-    uint32_t *hint, i;
     hl_route_stat_t *e;
 
-    if (h == HL_STATS_CLAIMING)
-        h = 3;
-    hint = &entry_hint[(h >> 1) % HL_STATS_HINTS];
-    i = __atomic_load_n(hint, __ATOMIC_RELAXED);
-    if (i > 0 && i < HL_STATS_ROUTES
-        && __atomic_load_n(&st->routes[i].hash, __ATOMIC_ACQUIRE) == h)
-        return &st->routes[i];
     if (len == 0)
         len = strnlen(route, HL_STATS_ROUTE_MAX - 1);
     if (len > HL_STATS_ROUTE_MAX - 1)
@@ -106,6 +100,25 @@ static hl_route_stat_t *entry_of(hl_stats_t *st, uint64_t hash,
     if (e != &st->routes[0])
         __atomic_store_n(hint, (uint32_t)(e - st->routes), __ATOMIC_RELAXED);
     return e;
+}
+
+/* Returns the entry of route (len bytes, 0: measured; cut as in
+ * hl_stats_add_named) whose caller-computed hash is hash: where the hint
+ * says, else entry_of_unhinted. Never NULL. */
+static inline hl_route_stat_t *entry_of(hl_stats_t *st, uint64_t hash,
+                                        const char *route, size_t len)
+{
+    uint64_t h = hash | 1;
+    uint32_t *hint, i;
+
+    if (h == HL_STATS_CLAIMING)
+        h = 3;
+    hint = &entry_hint[(h >> 1) % HL_STATS_HINTS];
+    i = __atomic_load_n(hint, __ATOMIC_RELAXED);
+    if (i > 0 && i < HL_STATS_ROUTES
+        && __atomic_load_n(&st->routes[i].hash, __ATOMIC_ACQUIRE) == h)
+        return &st->routes[i];
+    return entry_of_unhinted(st, h, hint, route, len);
 }
 
 void hl_stats_add_hashed(hl_stats_t *st, uint64_t hash, const char *route,

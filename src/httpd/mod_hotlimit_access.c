@@ -105,6 +105,22 @@ typedef struct {
 
 
 
+/* Returns a new state for the client request top, from its pool, and
+ * sets it as top's. Not inlined on purpose: its frame would cost the
+ * lookups of request_state, which mostly find one. Never fails. */
+static __attribute__((noinline)) hl_request_state_t *
+new_request_state(request_rec *top)
+{
+    hl_request_state_t *state = apr_palloc(top->pool, sizeof(*state));
+
+    state->ndecided = 0;
+    state->user_pending = 0;
+    state->nmatches = 0;
+    state->matches = NULL;
+    ap_set_module_config(top->request_config, &hotlimit_module, state);
+    return state;
+}
+
 /* Returns the state of the client request r belongs to, created on first
  * use (from that request's pool), or NULL when create is 0 and there is
  * none yet. */
@@ -113,15 +129,8 @@ static hl_request_state_t *request_state(request_rec *r, int create)
     request_rec *top = hl_client_request(r);
     hl_request_state_t *state = ap_get_module_config(top->request_config,
                                                      &hotlimit_module);
-    if (!state && create) {
-        state = apr_palloc(top->pool, sizeof(*state));
-        state->ndecided = 0;
-        state->user_pending = 0;
-        state->nmatches = 0;
-        state->matches = NULL;
-        ap_set_module_config(top->request_config, &hotlimit_module, state);
-    }
-    return state;
+
+    return state || !create ? state : new_request_state(top);
 }
 
 
@@ -284,6 +293,7 @@ static void add_match(request_rec *r, const hl_server_conf_t *sc,
     m->item.stats_name_len = sc->tag_len + scope_len;
     m->item.peek = 0;
     m->item.exact = 0;
+    m->item.reserve = 0;  /* set_reservations sets reserve= quotas' */
     m->counted_by_upgrade = 0;
     m->banned = 0;        /* set only by ban_check */
 }
@@ -381,7 +391,7 @@ static apr_off_t announced_length(request_rec *r)
 }
 
 /* [reserve=] Sets the reservation of each cost= match whose quota has
- * reserve= (hl_reserve_units), reading a JSON body for max_tokens once,
+ * reserve= (hl_reserve_units; the others' stays 0, from add_match), reading a JSON body for max_tokens once,
  * all of it (mod_hotlimit_body.c: bounded memory, the spool read in
  * pieces), the prompt estimated by dc's HotLimitPromptEstimate (from the
  * announced length when the body was not read). A look (a replay counted
@@ -396,7 +406,6 @@ static void set_reservations(request_rec *r, const hl_dir_conf_t *dc,
     for (i = 0; i < n; ++i) {
         const hl_quota_t *q = m[i].item.quota;
 
-        m[i].item.reserve = 0;
         if (!hl_quota_reserves(q) || m[i].item.peek)
             continue;
         if (q->reserve_max_tokens && body < 0) {
@@ -466,6 +475,39 @@ static int drop_decided(const hl_request_state_t *state, hl_match_t *m, int n)
         ++kept;
     }
     return kept;
+}
+
+/* The steps of a decision only some quotas need (steps_needed): the
+ * usual request, under count-1 quotas keyed by the client address, takes
+ * none of them. */
+enum {
+    HL_STEP_RESERVE = 1,   /* reserve=: units taken at admission
+                              (set_reservations, hl_settle_after_decision) */
+    HL_STEP_DELAY   = 2,   /* delay=: held until it conforms (hl_delay_hold) */
+    HL_STEP_AFTER   = 4,   /* counted or given back after the response
+                              (remember_after_response) */
+    HL_STEP_NAMES   = 8    /* an account key's name (hl_names_note) */
+};
+
+/* Returns the HL_STEP_* bits the n matches of m need. Reads only. */
+static unsigned steps_needed(const hl_match_t *m, int n)
+{
+    unsigned steps = 0;
+    int i;
+
+    for (i = 0; i < n; ++i) {
+        const hl_quota_t *q = m[i].item.quota;
+
+        if (hl_quota_reserves(q))
+            steps |= HL_STEP_RESERVE;
+        if (q->has_delay)
+            steps |= HL_STEP_DELAY;
+        if (hl_quota_after_response(q) || hl_quota_refunds(q))
+            steps |= HL_STEP_AFTER;
+        if (m[i].name_id)
+            steps |= HL_STEP_NAMES;
+    }
+    return steps;
 }
 
 /* Keeps the counter of match m, just prepared, as cl's for the next
@@ -545,6 +587,7 @@ static int limit_request(request_rec *r, hl_stage_t stage)
     const hl_ban_t *ban;
     hl_request_state_t *state;
     int n, i, admit, primary, kept;
+    unsigned steps;
     int64_t now_ms;
 
     /* Subrequests are lookups, not served (a fast redirect is decided at
@@ -574,15 +617,18 @@ static int limit_request(request_rec *r, hl_stage_t stage)
     n = collect_matches(r, dc, sc, cl, table, stage, m);
     if ((i = hl_body_refusal(r)) != DECLINED)
         return i;            /* a body read for a param: route or key */
-    if (n > 0)
+    if (n > 0 && state->ndecided > 0)   /* none yet at the first decision */
         n = drop_decided(state, m, n);
     if (n < 0 || (n == 0 && !ban_m))
         return DECLINED;
     if (n > 0 && r->connection->master)
         claim_counted_by_upgrade(r, m, n);
-    set_reservations(r, dc, m, n);
-    if ((i = hl_body_refusal(r)) != DECLINED)
-        return i;            /* a body read for reserve=max_tokens */
+    steps = steps_needed(m, n);
+    if (steps & HL_STEP_RESERVE) {
+        set_reservations(r, dc, m, n);
+        if ((i = hl_body_refusal(r)) != DECLINED)
+            return i;        /* a body read for reserve=max_tokens */
+    }
 
     /* Everything is built; the store's critical section only counts. The
      * look at the client's ban, if any, goes first: a banned client's
@@ -632,8 +678,9 @@ static int limit_request(request_rec *r, hl_stage_t stage)
         remember_decided(state, &m[i]);
         hl_upgrade_settle(&m[i]);
     }
-    hl_settle_after_decision(r, m, n, now_ms);
-    primary = hl_decide_primary(items, n);
+    if (steps & HL_STEP_RESERVE)
+        hl_settle_after_decision(r, m, n, now_ms);
+    primary = n == 1 ? 0 : hl_decide_primary(items, n);  /* one is its own */
     hl_respond_annotate(r, m, n, primary,
                         (dc->headers & HL_HEADERS_DRAFT) != 0);
     if (dc->headers & HL_HEADERS_PROVIDERS)
@@ -641,15 +688,17 @@ static int limit_request(request_rec *r, hl_stage_t stage)
     for (i = 0; i < n; ++i)
         if (!m[i].item.decision.admit)
             hl_refusal_log(r, &m[i], dc->log_refusals, m[i].by_address);
-    hl_names_note(r, m, n);     /* the accounts refused or at their limit */
+    if (steps & HL_STEP_NAMES)  /* the accounts refused or at their limit */
+        hl_names_note(r, m, n);
     if (!admit) {
         if (ban)
             hl_ban_gate_note_refusal(r, sc, ban, cl, m, n);
         return hl_respond_reject(r, &m[primary]);
     }
-    if ((i = hl_delay_hold(r, m, n)) != DECLINED)
+    if ((steps & HL_STEP_DELAY) && (i = hl_delay_hold(r, m, n)) != DECLINED)
         return i;            /* delay=: held until it conforms (issue 26) */
-    remember_after_response(r, state, m, n);
+    if (steps & HL_STEP_AFTER)
+        remember_after_response(r, state, m, n);
     hl_upgrade_note(r, &cl->upgrade, m, n);
     return DECLINED;
 }
@@ -760,22 +809,24 @@ static void settle(request_rec *r, const hl_store_t *store,
                   touched < 0 ? 0 : touched, m->item.quota->nwindows);
 }
 
-int hl_log_transaction(request_rec *r)
+/* Counts, gives back or settles the matches state kept for r's client
+ * request (remember_after_response) by the final status of its chain.
+ * Not inlined on purpose: its frame would cost every request, most of
+ * which keep none. Never fails (a store that cannot answer has logged
+ * why). */
+static __attribute__((noinline)) void count_after_response(
+    request_rec *r, const hl_request_state_t *state)
 {
-    hl_request_state_t *state = ap_get_module_config(r->request_config,
-                                                     &hotlimit_module);
     request_rec *last = r;
     const hl_store_t *store;
     int i;
 
-    if (!state || state->nmatches == 0)
-        return DECLINED;
     while (last->next)
         last = last->next;
     /* A 101 to h2c: the HTTP/2 replay of this request has the response,
      * and counts it. */
     if (hl_upgrade_switched(last))
-        return DECLINED;
+        return;
     store = hl_store_get();
     for (i = 0; i < state->nmatches; ++i) {
         hl_match_t *m = &state->matches[i];
@@ -792,5 +843,14 @@ int hl_log_transaction(request_rec *r)
             store->ops->count(store->ctx, &m->item,
                               response_cost(last, m), hl_mono_ms());
     }
+}
+
+int hl_log_transaction(request_rec *r)
+{
+    const hl_request_state_t *state = ap_get_module_config(r->request_config,
+                                                           &hotlimit_module);
+
+    if (state && state->nmatches > 0)
+        count_after_response(r, state);
     return DECLINED;
 }

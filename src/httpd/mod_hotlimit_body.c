@@ -820,7 +820,9 @@ static void hl_body_insert_filter(request_rec *r)
     hl_body_t *b;
     ap_filter_t *f;
 
-    if (r->main)
+    /* No body record was ever made in this process (body_of would say so
+     * after a call): the usual request leaves at once. */
+    if (!hl_body_records || r->main)
         return;
     b = body_of(r);
     if (!b || !b->kept)

@@ -495,7 +495,9 @@ static void insert_device_filter(request_rec *r)
 {
     hl_device_note_t *note;
 
-    if (r->main)
+    /* No note was ever taken in this process (note_of would say so
+     * after a call): the usual request leaves at once. */
+    if (!notes_taken || r->main)
         return;
     note = note_of(r);
     if (note && !note->issued)

@@ -60,6 +60,11 @@ typedef struct {
 
 static hl_fleet_shared_t *fleet;
 
+/* 1 when this generation's store speaks Redis (hl_store_cmd_possible):
+ * only then may a refused request publish, and the usual server's
+ * log_transaction asks nothing more. */
+static int fleet_publishes;
+
 /* The views read for one page (the pool's userdata). */
 typedef struct {
     int              n;
@@ -87,6 +92,8 @@ static int fleet_post_config(apr_pool_t *pconf, apr_pool_t *plog,
 {
     static const char hex[] = "0123456789abcdef";
     apr_pool_t *pp = s->process->pool;
+    const hl_server_conf_t *sc = ap_get_module_config(s->module_config,
+                                                      &hotlimit_module);
     unsigned char raw[HL_FLEET_ID_LEN / 2];
     apr_shm_t *shm = NULL;
     void *found = NULL;
@@ -114,6 +121,7 @@ static int fleet_post_config(apr_pool_t *pconf, apr_pool_t *plog,
         apr_pool_userdata_set(found, HL_FLEET_LIFE_KEY, apr_pool_cleanup_null, pp);
     }
     fleet = found;
+    fleet_publishes = hl_store_cmd_possible(sc->store);
     return OK;
 }
 
@@ -212,7 +220,7 @@ static int fleet_log_transaction(request_rec *r)
 {
     int64_t now;
 
-    if (!fleet || !hl_store_cmd_up() || !was_refused(r))
+    if (!fleet_publishes || !fleet || !hl_store_cmd_up() || !was_refused(r))
         return DECLINED;
     now = hl_mono_ms();
     if (my_turn(now))

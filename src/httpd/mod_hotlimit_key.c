@@ -168,15 +168,10 @@ hl_client_t *hl_key_client_of(request_rec *r, const hl_server_conf_t *sc)
 }
 
 /* See mod_hotlimit_key.h. */
-int hl_key_client_exempt(request_rec *r, const hl_server_conf_t *sc,
-                         const hl_cidr_t *ip)
+int hl_key_in_exempt_list(const hl_server_conf_t *sc, const hl_cidr_t *ip)
 {
     int i;
 
-    if (apr_table_get(r->subprocess_env, "hotlimit-exempt"))
-        return 1;
-    if (!sc->exempt || !ip)
-        return 0;
     for (i = 0; i < sc->exempt->nelts; ++i)
         if (hl_cidr_match(&APR_ARRAY_IDX(sc->exempt, i, hl_cidr_t), ip))
             return 1;

@@ -80,10 +80,21 @@ hl_client_t *hl_key_client_of(request_rec *r, const hl_server_conf_t *sc);
  * is still its address. Never fails. */
 void hl_key_client_keep(const hl_client_t *cl, const hl_server_conf_t *sc);
 
+/* Returns 1 if address ip is in server sc's HotLimitExempt list (which
+ * it has), else 0. Reads only. */
+int hl_key_in_exempt_list(const hl_server_conf_t *sc, const hl_cidr_t *ip);
+
 /* Returns 1 if the client of r (address ip, NULL if unparsable) is exempt
- * from every limit: env hotlimit-exempt, or HotLimitExempt. Else 0. */
-int hl_key_client_exempt(request_rec *r, const hl_server_conf_t *sc,
-                         const hl_cidr_t *ip);
+ * from every limit: env hotlimit-exempt, or HotLimitExempt. Else 0.
+ * Inline: every request asks, and most servers list no address. */
+static APR_INLINE int hl_key_client_exempt(request_rec *r,
+                                           const hl_server_conf_t *sc,
+                                           const hl_cidr_t *ip)
+{
+    if (apr_table_get(r->subprocess_env, "hotlimit-exempt"))
+        return 1;
+    return sc->exempt && ip && hl_key_in_exempt_list(sc, ip);
+}
 
 /* hl_key_client_part for a quota not keyed by the address alone. */
 const char *hl_key_other_part(request_rec *r, const hl_quota_t *q,

@@ -136,18 +136,23 @@ static int holds_prefixed(const apr_table_t *t, const char *prefix, size_t len)
     return 0;
 }
 
-/* Returns how to store our variables in r->subprocess_env and our headers
- * in r->err_headers_out (*header_put): appended when the table cannot hold
- * them yet, which spares apr_table_setn's search of the usual request;
- * replaced when it may (SetEnvIf, an internal redirect, an earlier
- * decision of this request), so a later value never hides behind an
- * earlier one. */
-static table_put_t put_for(request_rec *r, table_put_t *header_put)
+/* Returns how to store our variables in r->subprocess_env: appended when
+ * the table cannot hold them yet, which spares apr_table_setn's search of
+ * the usual request; replaced when it may (SetEnvIf, an internal
+ * redirect, an earlier decision of this request), so a later value never
+ * hides behind an earlier one. */
+static table_put_t env_put_for(request_rec *r)
 {
-    *header_put = apr_is_empty_table(r->err_headers_out) ? apr_table_addn
-                                                         : apr_table_setn;
     return holds_prefixed(r->subprocess_env, "HOTLIMIT_", 9) ? apr_table_setn
                                                             : apr_table_addn;
+}
+
+/* Returns how to store our headers in r->err_headers_out, as env_put_for:
+ * appended when it is empty. */
+static table_put_t header_put_for(request_rec *r)
+{
+    return apr_is_empty_table(r->err_headers_out) ? apr_table_addn
+                                                  : apr_table_setn;
 }
 
 /*
@@ -214,7 +219,7 @@ void hl_respond_annotate(request_rec *r, const hl_match_t *all, int n,
                                     prefix ? hl_decide_reset_s(d, t) : 0,
                                     &value);
 
-    env_put = put_for(r, &header_put);
+    env_put = env_put_for(r);
     env_put(r->subprocess_env, "HOTLIMIT_ROUTE", m->route);
     env_put(r->subprocess_env, "HOTLIMIT_LIMIT",
         m->dq ? m->dq->limits[t]
@@ -223,6 +228,7 @@ void hl_respond_annotate(request_rec *r, const hl_match_t *all, int n,
     env_put(r->subprocess_env, "HOTLIMIT_REMAINING", remaining);
     if (!headers)
         return;
+    header_put = header_put_for(r);
     if (!one) {
         put_all_policies(r, all, n, header_put);
         return;

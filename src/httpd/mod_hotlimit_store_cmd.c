@@ -16,14 +16,23 @@
 
 enum { NOT_REDIS, ONE_SERVER, CLUSTER };
 
-/* Returns which kind of Redis this generation's store is. */
-static int kind(void)
+/* Returns which kind of Redis a store of provider p (NULL: shm) is. */
+static int kind_of(const hl_store_provider_t *p)
 {
-    const hl_store_provider_t *p = hl_stores_active();
-
     return p == &hl_cluster_provider ? CLUSTER
            : p == &hl_redis_provider || p == &hl_sentinel_provider ? ONE_SERVER
            : NOT_REDIS;
+}
+
+/* Returns which kind of Redis this generation's store is. */
+static int kind(void)
+{
+    return kind_of(hl_stores_active());
+}
+
+int hl_store_cmd_possible(const hl_store_provider_t *p)
+{
+    return kind_of(p) != NOT_REDIS;
 }
 
 int hl_store_cmd_up(void)

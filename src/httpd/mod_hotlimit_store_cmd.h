@@ -16,6 +16,12 @@
  * is set up, and each call checks its master's breaker), else 0. */
 int hl_store_cmd_up(void);
 
+/* Returns 1 if a store of provider p (HotLimitStore's; NULL: the shared
+ * memory) speaks Redis, so that hl_store_cmd_up may say 1 in the
+ * generation it is active; else 0. Reads only. */
+struct hl_store_provider;
+int hl_store_cmd_possible(const struct hl_store_provider *p);
+
 /* Writes the key PREFIX{hl}: + n bytes of tail (the active provider's
  * prefix) into out (HL_REDIS_KEY_MAX bytes). Returns its length, or 0
  * when the store is not Redis or tail is too long. */

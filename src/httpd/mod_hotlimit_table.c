@@ -80,6 +80,7 @@ typedef struct {
 #define HL_FIND_TRIES 4       /* lock-free reads before taking the lock */
 
 static hl_region_t *region;           /* NULL: no table configured */
+int hl_table_present;                 /* region != NULL (hl_table_configured) */
 
 /* Tells readers that a bank is about to change (see hl_region_t.seq). */
 static void seq_bump(void)
@@ -157,11 +158,6 @@ void hl_table_status(server_rec *s, hl_table_status_t *out)
     table_unlock();
     out->table_source[sizeof(out->table_source) - 1] = '\0';
     out->table_message[sizeof(out->table_message) - 1] = '\0';
-}
-
-int hl_table_configured(void)
-{
-    return region != NULL;
 }
 
 /* ---- reading the source ------------------------------------------------ */
@@ -612,6 +608,7 @@ static int create_region(apr_pool_t *pconf, server_rec *s, const char *source)
         return HTTP_INTERNAL_SERVER_ERROR;
     }
     region = base;
+    hl_table_present = 1;
     /* Keep a persisted table only if it is ours and from the same source. */
     if (region->magic != HL_REGION_MAGIC || region->version != HL_TABLE_VERSION
         || region->max_rules != HL_TABLE_MAX_ROUTES
@@ -675,6 +672,7 @@ int hl_table_post_config(apr_pool_t *pconf, apr_pool_t *ptemp, server_rec *s)
     apr_status_t rv;
 
     region = NULL;
+    hl_table_present = 0;
     reloader = NULL;
     table_mutex = NULL;
     if (!sc->table_source)

@@ -85,8 +85,16 @@ typedef struct {
  * hl_table_slotmem. */
 int hl_table_watchdog(hl_watchdog_fns_t *fns);
 
-/* Returns 1 if HotLimitQuotaTable is configured (after post_config). */
-int hl_table_configured(void);
+/* Nonzero while a HotLimitQuotaTable is configured (set with its shared
+ * memory at post_config): read through hl_table_configured. */
+extern int hl_table_present;
+
+/* Returns 1 if HotLimitQuotaTable is configured (after post_config).
+ * Inline: every request asks, most servers have no table. */
+static APR_INLINE int hl_table_configured(void)
+{
+    return hl_table_present != 0;
+}
 
 /* Registers the table's mutex type ("hotlimit-table", so a Mutex
  * directive may name it). Returns OK, or an HTTP error after logging. */
