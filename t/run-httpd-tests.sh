@@ -33,10 +33,13 @@ jobs=${HOTLIMIT_TEST_JOBS:-3}
 php_so=$(ls "$modules"/libphp*.so 2>/dev/null | sort -V | tail -n 1 || true)
 
 # The files that start a second httpd under the other MPM themselves
-# (HotLimitTable::hl_other_mpm): when both MPMs run, they run once, in the
-# event pass (with prefork and mod_php as the other MPM).
+# (HotLimitTable::hl_other_mpm), and t/94, which starts no httpd: when both
+# MPMs run, they run once, in the event pass (with prefork and mod_php as
+# the other MPM).
 once_files="t/36-redis.t t/39-redis-status.t t/43-redis-lease.t
-  t/57-redis-outage.t t/65-concurrency-redis.t"
+  t/57-redis-outage.t t/65-concurrency-redis.t t/94-cluster-client.t
+  t/96-cluster-store.t t/97-cluster-failures.t t/98-fleet-view.t
+  t/100-cluster-view.t"
 # The files that take longest (most of it waiting), started first.
 # The files that read the shared server's list of keys at their limit,
 # which shows 50, run first of the shared server's files, before the
