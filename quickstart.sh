@@ -92,7 +92,7 @@ case "${1:-}" in
         # check`, `make check-dist` and `make check-deb`.
         make -j2 check-unit
         make -j2 check-asan
-        make check-dist
+        make -j2 check-dist
         httpd_log=$(mktemp /tmp/hotlimit-check-httpd.XXXXXX)
         make check-httpd > "$httpd_log" 2>&1 &
         httpd_pid=$!
