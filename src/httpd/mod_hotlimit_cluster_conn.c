@@ -24,6 +24,7 @@
 
 #include "mod_hotlimit_cluster_conn.h"
 #include "mod_hotlimit_cluster_slots.h"
+#include "mod_hotlimit_kept_shm.h"
 #include "hl_breaker.h"
 #include "hl_clock.h"
 #include "hl_hash.h"
@@ -79,26 +80,21 @@ static void test_breaker_max(void)
 int hl_cluster_conn_setup(const hl_cluster_conf_t *c, int tmo, server_rec *s)
 {
     apr_pool_t *pp = s->process->pool;
-    apr_shm_t *shm = NULL;
-    void *found = NULL;
+    apr_status_t rv;
+    int created;
 
     conf = c;
     timeout_ms = tmo;
     cserver = s;
     test_breaker_max();
-    apr_pool_userdata_get(&found, HL_CLUSTER_LIFE_KEY, pp);
-    if (!found) {
-        if (apr_shm_create(&shm, sizeof(hl_cluster_shared_t), NULL, pp) != APR_SUCCESS) {
-            ap_log_error(APLOG_MARK, APLOG_CRIT, 0, s,
-                         "HL03203: cannot create the Redis Cluster store's "
-                         "shared memory");
-            return HTTP_INTERNAL_SERVER_ERROR;
-        }
-        found = apr_shm_baseaddr_get(shm);
-        memset(found, 0, sizeof(hl_cluster_shared_t));
-        apr_pool_userdata_set(found, HL_CLUSTER_LIFE_KEY, apr_pool_cleanup_null, pp);
+    shared = hl_kept_shm(pp, HL_CLUSTER_LIFE_KEY, sizeof(hl_cluster_shared_t),
+                         &created, &rv);
+    if (!shared) {
+        ap_log_error(APLOG_MARK, APLOG_CRIT, rv, s,
+                     "HL03203: cannot create the Redis Cluster store's "
+                     "shared memory");
+        return HTTP_INTERNAL_SERVER_ERROR;
     }
-    shared = found;
     return OK;
 }
 

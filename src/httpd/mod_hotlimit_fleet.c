@@ -39,6 +39,7 @@
 #include "mod_hotlimit_fleet.h"
 #include "mod_hotlimit_store_cmd.h"
 #include "mod_hotlimit_store_shm.h"
+#include "mod_hotlimit_kept_shm.h"
 #include "hl_redis_call.h"
 #include "hl_fmt.h"
 
@@ -95,32 +96,26 @@ static int fleet_post_config(apr_pool_t *pconf, apr_pool_t *plog,
     const hl_server_conf_t *sc = ap_get_module_config(s->module_config,
                                                       &hotlimit_module);
     unsigned char raw[HL_FLEET_ID_LEN / 2];
-    apr_shm_t *shm = NULL;
-    void *found = NULL;
-    int i;
+    hl_fleet_shared_t *f;
+    apr_status_t rv;
+    int i, created;
     (void)pconf;
     (void)plog;
     (void)ptemp;
 
-    apr_pool_userdata_get(&found, HL_FLEET_LIFE_KEY, pp);
-    if (!found) {
-        hl_fleet_shared_t *f;
-        if (apr_shm_create(&shm, sizeof(*f), NULL, pp) != APR_SUCCESS
-            || apr_generate_random_bytes(raw, sizeof(raw)) != APR_SUCCESS) {
-            ap_log_error(APLOG_MARK, APLOG_CRIT, 0, s, "HL03300: cannot set "
-                         "up the cluster-wide view's shared memory");
-            return HTTP_INTERNAL_SERVER_ERROR;
-        }
-        f = apr_shm_baseaddr_get(shm);
-        memset(f, 0, sizeof(*f));
+    f = hl_kept_shm(pp, HL_FLEET_LIFE_KEY, sizeof(*f), &created, &rv);
+    if (f && created && (rv = apr_generate_random_bytes(raw, sizeof(raw)))
+                        == APR_SUCCESS)
         for (i = 0; i < (int)sizeof(raw); ++i) {
             f->id[2 * i] = hex[raw[i] >> 4];
             f->id[2 * i + 1] = hex[raw[i] & 15];
         }
-        found = f;
-        apr_pool_userdata_set(found, HL_FLEET_LIFE_KEY, apr_pool_cleanup_null, pp);
+    if (!f || rv != APR_SUCCESS) {
+        ap_log_error(APLOG_MARK, APLOG_CRIT, rv, s, "HL03300: cannot set "
+                     "up the cluster-wide view's shared memory");
+        return HTTP_INTERNAL_SERVER_ERROR;
     }
-    fleet = found;
+    fleet = f;
     fleet_publishes = hl_store_cmd_possible(sc->store);
     return OK;
 }

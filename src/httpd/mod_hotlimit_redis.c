@@ -59,6 +59,7 @@
 #include "hl_fmt.h"
 #include "hl_breaker.h"
 #include "mod_hotlimit_redis_conn.h"
+#include "mod_hotlimit_kept_shm.h"
 #include "mod_hotlimit_conc_redis.h"
 #include "hl_lease.h"
 #include "hl_ban.h"
@@ -837,29 +838,23 @@ int hl_redis_post_config(apr_pool_t *pconf, server_rec *s, void *conf)
 {
     hl_server_conf_t *sc = ap_get_module_config(s->module_config, &hotlimit_module);
     apr_pool_t *pp = s->process->pool;
-    apr_shm_t *shm = NULL;
-    void *found = NULL;
+    apr_status_t rv;
     unsigned char digest[APR_SHA1_DIGESTSIZE];
     apr_sha1_ctx_t sha;
-    int i;
+    int i, created;
 
     rconf = conf;
     rsc = sc;
     rserver = s;
     rwhere = where(pconf);
     hl_redis_conn_setup(rconf, sc->store_timeout);
-    apr_pool_userdata_get(&found, HL_REDIS_LIFE_KEY, pp);
-    if (!found) {
-        if (apr_shm_create(&shm, sizeof(hl_redis_shared_t), NULL, pp) != APR_SUCCESS) {
-            ap_log_error(APLOG_MARK, APLOG_CRIT, 0, s,
-                         "HL00704: cannot create the Redis store's shared memory");
-            return HTTP_INTERNAL_SERVER_ERROR;
-        }
-        found = apr_shm_baseaddr_get(shm);
-        memset(found, 0, sizeof(hl_redis_shared_t));
-        apr_pool_userdata_set(found, HL_REDIS_LIFE_KEY, apr_pool_cleanup_null, pp);
+    rshared = hl_kept_shm(pp, HL_REDIS_LIFE_KEY, sizeof(hl_redis_shared_t),
+                          &created, &rv);
+    if (!rshared) {
+        ap_log_error(APLOG_MARK, APLOG_CRIT, rv, s,
+                     "HL00704: cannot create the Redis store's shared memory");
+        return HTTP_INTERNAL_SERVER_ERROR;
     }
-    rshared = found;
     test_breaker_max(s);
     apr_sha1_init(&sha);
     apr_sha1_update(&sha, hl_redis_script, (unsigned int)strlen(hl_redis_script));

@@ -29,6 +29,7 @@
 
 #include "mod_hotlimit_conf.h"
 #include "mod_hotlimit_spool.h"
+#include "mod_hotlimit_kept_shm.h"
 #include "hl_spool.h"
 
 APLOG_USE_MODULE(hotlimit);
@@ -149,30 +150,22 @@ static int spool_post_config(apr_pool_t *pconf, apr_pool_t *plog,
                              apr_pool_t *ptemp, server_rec *s)
 {
     apr_pool_t *keep = s->process->pool;
-    apr_shm_t *shm = NULL;
     apr_status_t rv;
-    void *base = NULL;
+    int created;
     (void)pconf;
     (void)plog;
     (void)ptemp;
 
     if (ap_state_query(AP_SQ_MAIN_STATE) == AP_SQ_MS_CREATE_PRE_CONFIG)
         return OK;
-    apr_pool_userdata_get(&base, HL_SPOOL_POOL_KEY, keep);
-    if (!base) {
-        rv = apr_shm_create(&shm, sizeof(hl_spool_t), NULL, keep);
-        if (rv != APR_SUCCESS) {
-            ap_log_error(APLOG_MARK, APLOG_EMERG, rv, s,
-                         "HL02202: HotLimitSpoolLimit: cannot make its "
-                         "shared memory");
-            return !OK;
-        }
-        base = apr_shm_baseaddr_get(shm);
-        memset(base, 0, sizeof(hl_spool_t));
-        apr_pool_userdata_set(base, HL_SPOOL_POOL_KEY, apr_pool_cleanup_null,
-                              keep);
+    account = hl_kept_shm(keep, HL_SPOOL_POOL_KEY, sizeof(hl_spool_t),
+                          &created, &rv);
+    if (!account) {
+        ap_log_error(APLOG_MARK, APLOG_EMERG, rv, s,
+                     "HL02202: HotLimitSpoolLimit: cannot make its "
+                     "shared memory");
+        return !OK;
     }
-    account = base;
     __atomic_store_n(&account->limit,
                      configured >= 0 ? configured : HL_DEFAULT_SPOOL_LIMIT,
                      __ATOMIC_RELEASE);
